@@ -1,0 +1,68 @@
+"""Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (SPEC section 3).
+
+Exit codes: 0 on success, 2 when the input is bad (the message names the key, the value and the
+accepted range), 1 when a file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional, Sequence
+
+from . import catalogue
+from .report import build
+from .scenario import ScenarioError, load, split_link
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m calc",
+        description="Self-host or API: print the report of a scenario link as JSON.")
+    p.add_argument("link", nargs="?", default="",
+                   help="a whole URL of the app or a bare query string, e.g. 'model=llama-3.1-8b&card=l40s'")
+    p.add_argument("--hf-config", metavar="FILE",
+                   help="a Hugging Face config.json whose shape becomes the custom model (link keys still override)")
+    p.add_argument("--list", choices=("models", "cards", "apis"), help="print the preset ids, one per line")
+    p.add_argument("--memo", action="store_true", help="print the decision memo (Markdown) instead of JSON")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.list:
+        table = {"models": catalogue.models, "cards": catalogue.cards, "apis": catalogue.apis}[args.list]()
+        print("\n".join(table))
+        return 0
+    raw, _ = split_link(args.link)
+    link: object = args.link
+    if args.hf_config:
+        from .hf_config import HFConfigError, from_hf_config_json
+        try:
+            with open(args.hf_config, "rb") as fh:
+                shape = from_hf_config_json(fh.read())
+        except OSError as exc:
+            print(f"error: cannot read {args.hf_config}: {exc.strerror}", file=sys.stderr)
+            return 1
+        except HFConfigError as exc:
+            print(f"error: {args.hf_config}: {exc}", file=sys.stderr)
+            return 2
+        # The config sets the model; keys written in the link still win.
+        link = {**shape, **raw}
+    try:
+        parsed = load(link)
+    except ScenarioError as exc:
+        for err in exc.errors:
+            print(f"error: {err.message}", file=sys.stderr)
+        return 2
+    if args.memo:
+        from .memo import memo
+        print(memo(parsed))
+        return 0
+    print(json.dumps(build(parsed), indent=2, allow_nan=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

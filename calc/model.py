@@ -1,0 +1,244 @@
+"""The roofline model of decode: memory, step time, break-even batch and cost (SPEC sections 2 and 5).
+
+Every function is pure and takes a resolved :class:`~calc.scenario.Scenario`. Batch ``B`` and
+context ``n`` arguments accept scalars or numpy arrays and broadcast against each other, so a sweep
+over batch sizes, or over batch x duty cycle, is one array expression. Units are SI: bytes, seconds,
+FLOP, USD; ``GiB = 2**30`` bytes, ``TB/s = 1e12`` bytes/s, ``TFLOP/s = 1e12`` FLOP/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .scenario import Scenario
+
+GiB = 2**30
+
+
+def weight_bytes(s: Scenario) -> float:
+    """Bytes of weights resident in memory, ``W = P * bpw / 8`` (SPEC section 2)."""
+    return s.params_b * 1e9 * s.weight_bits / 8
+
+
+def embed_params(s: Scenario) -> float:
+    """Input-embedding parameters a decode step does not read, ``Pe = embed_b * 1e9`` (SPEC section 5)."""
+    return s.embed_b * 1e9
+
+
+def kv_bytes_per_token(s: Scenario) -> float:
+    """KV-cache bytes per token with every layer full: ``2*L*Hkv*d*kvb/8``, or with MLA
+    ``L*kv_latent*kvb/8`` (SPEC section 5)."""
+    if s.kv_latent:
+        return s.layers * s.kv_latent * s.kv_bits / 8
+    return 2 * s.layers * s.kv_heads * s.head_dim * s.kv_bits / 8
+
+
+def token_layers(s: Scenario, n: ArrayLike) -> NDArray:
+    """Token-layers cached per sequence at context ``n``: ``(L - Lw)*n + Lw*min(n, window)``."""
+    n = np.asarray(n, dtype=float)
+    if not (s.window and s.window_layers):
+        return s.layers * n
+    return (s.layers - s.window_layers) * n + s.window_layers * np.minimum(n, s.window)
+
+
+def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
+    """KV-cache bytes of one sequence at context ``n``, ``C(n)`` (SPEC section 5)."""
+    per_token_layer = s.kv_latent * s.kv_bits / 8 if s.kv_latent else 2 * s.kv_heads * s.head_dim * s.kv_bits / 8
+    return per_token_layer * token_layers(s, n)
+
+
+def free_bytes(s: Scenario) -> float:
+    """Memory left for the KV cache over all cards: ``g*(mem - overhead)*GiB - W`` (negative: no fit)."""
+    return s.gpus * (s.mem_gib - s.overhead_gib) * GiB - weight_bytes(s)
+
+
+def max_batch(s: Scenario, n: ArrayLike) -> NDArray:
+    """Sequences whose caches fit at context ``n``: ``floor(max(0, free) / C(n))`` (int64 array)."""
+    return np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, n)).astype(np.int64)
+
+
+def attention_flops(s: Scenario, n: ArrayLike) -> NDArray:
+    """Attention FLOPs per generated token over the cache: ``4*H*d*Ltok(n)``; MLA uses kv_latent for d."""
+    width = s.kv_latent if s.kv_latent else s.head_dim
+    return 4 * s.heads * width * token_layers(s, n)
+
+
+def effective_peaks(s: Scenario) -> tuple[float, float]:
+    """(F in FLOP/s, BW in bytes/s) reached over all cards: ``g * peak * eff``."""
+    return s.gpus * s.tflops * 1e12 * s.eff, s.gpus * s.bw_tbs * 1e12 * s.eff
+
+
+def moe_split(s: Scenario) -> tuple[float, float]:
+    """(M, D): routed-expert parameters ``M = (P - Pa)/(1 - k/E)`` and the rest ``D = P - M``.
+
+    A dense model has ``M = 0``.
+    """
+    P, Pa = s.params_b * 1e9, s.active_b * 1e9
+    if not s.experts:
+        return 0.0, P
+    M = (P - Pa) / (1 - s.experts_active / s.experts)
+    return M, P - M
+
+
+def expert_coverage(s: Scenario, B: ArrayLike) -> NDArray:
+    """Fraction of each layer's experts a step of ``B`` tokens touches, ``1 - (1 - k/E)^B``
+    (independent uniform routing, SPEC section 5); 1 for a dense model."""
+    B = np.asarray(B, dtype=float)
+    if not s.experts:
+        return np.ones_like(B)
+    return 1 - np.power(1 - s.experts_active / s.experts, B)
+
+
+def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
+    """Weight bytes one decode step of ``B`` sequences reads: ``Wr(B) = (D - Pe + M*f(B)) * bpw/8``.
+
+    The input-embedding table is looked up, not read; a dense model reads ``(P - Pe) * bpw/8``.
+    """
+    M, D = moe_split(s)
+    return (D - embed_params(s) + M * expert_coverage(s, B)) * s.weight_bits / 8
+
+
+def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
+    return 2 * (s.active_b * 1e9 - embed_params(s)) + s.attn * attention_flops(s, n)
+
+
+def comm_seconds(s: Scenario, B: ArrayLike) -> NDArray:
+    """Tensor-parallel all-reduce time per step: two ring all-reduces of ``B*hidden*2`` bytes per layer,
+    ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9) + link_us*1e-6)``; 0 on one card (SPEC section 5)."""
+    B = np.asarray(B, dtype=float)
+    if s.gpus <= 1:
+        return np.zeros_like(B)
+    g = s.gpus
+    per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * 1e9) + s.link_us * 1e-6
+    return 2 * s.layers * per_reduce
+
+
+@dataclass(frozen=True)
+class StepParts:
+    """The parts of one decode step, each in seconds (arrays broadcast over batch and context)."""
+
+    weights_s: NDArray   # reading the weights a step touches
+    cache_s: NDArray     # reading the KV cache (0 with attn=0)
+    memory_s: NDArray    # weights_s + cache_s
+    compute_s: NDArray   # matrix arithmetic at the effective peak
+    comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
+    step_s: NDArray      # max(memory_s, compute_s) + comm_s
+
+    @property
+    def compute_bound(self) -> NDArray:
+        """True where arithmetic, not memory, sets the step."""
+        return self.compute_s > self.memory_s
+
+
+def step_parts(s: Scenario, B: ArrayLike, n: Optional[ArrayLike] = None) -> StepParts:
+    """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), SPEC sections 2 and 5.
+
+    ``t_mem = (Wr(B) + a*B*C(n))/BW``, ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/F``,
+    ``step = max(t_mem, t_cmp) + t_comm(B)``.
+    """
+    B = np.asarray(B, dtype=float)
+    n = s.ctx if n is None else n
+    F, BW = effective_peaks(s)
+    weights_s = weight_bytes_read(s, B) / BW
+    cache_s = s.attn * B * cache_bytes(s, n) / BW
+    memory_s = weights_s + cache_s
+    compute_s = B * _flops_per_token(s, n) / F
+    comm_s = comm_seconds(s, B)
+    return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s, np.maximum(memory_s, compute_s) + comm_s)
+
+
+def step_seconds(s: Scenario, B: ArrayLike, n: Optional[ArrayLike] = None) -> NDArray:
+    """Decode step time in seconds (see :func:`step_parts`)."""
+    return step_parts(s, B, n).step_s
+
+
+def break_even_batch(s: Scenario, n: Optional[ArrayLike] = None) -> NDArray:
+    """Batch at which compute time equals memory time, as float array over ``n`` (NaN: none exists).
+
+    Dense: ``be = (Wr/BW) / ((2*(Pa - Pe) + a*Af)/F - a*C(n)/BW)`` when the denominator is positive
+    (SPEC section 2). MoE: the root of ``t_cmp(B) = t_mem(B)`` for real ``B > 0``; ``t_cmp - t_mem`` is
+    convex in ``B`` and non-positive at 0, so the root is unique when the slope at infinity is positive,
+    and found by bisection to a relative 1e-13 (SPEC section 5).
+    """
+    n = np.asarray(s.ctx if n is None else n, dtype=float)
+    F, BW = effective_peaks(s)
+    slope = _flops_per_token(s, n) / F - s.attn * cache_bytes(s, n) / BW  # d(t_cmp - t_mem)/dB at B -> inf
+    positive = slope > 0
+    safe_slope = np.where(positive, slope, 1.0)
+    M, D = moe_split(s)
+    bytes_per_param = s.weight_bits / 8
+    if not s.experts:
+        be = (weight_bytes_read(s, 1.0) / BW) / safe_slope
+        return np.where(positive, be, np.nan)
+
+    def gap(B: NDArray) -> NDArray:
+        return B * _flops_per_token(s, n) / F - (weight_bytes_read(s, B) + s.attn * B * cache_bytes(s, n)) / BW
+
+    lo = np.zeros_like(n)
+    hi = 2 * (D - embed_params(s) + M) * bytes_per_param / BW / safe_slope + 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        up = gap(mid) > 0
+        hi = np.where(up, mid, hi)
+        lo = np.where(up, lo, mid)
+        if np.all(hi - lo <= 1e-13 * hi):
+            break
+    return np.where(positive, 0.5 * (lo + hi), np.nan)
+
+
+def _opt(x: NDArray) -> Optional[float]:
+    value = float(x)
+    return None if np.isnan(value) else value
+
+
+def break_even(s: Scenario, n: Optional[int] = None) -> Optional[float]:
+    """Scalar break-even batch at context ``n`` (default ``s.ctx``), or None when the step never
+    becomes compute-bound."""
+    return _opt(break_even_batch(s, s.ctx if n is None else n))
+
+
+def auto_batch(s: Scenario, n: Optional[int] = None) -> int:
+    """The largest useful batch: ``max(1, min(max_batch, floor(be + 0.5)))``, or ``max(1, max_batch)``
+    without a break-even (SPEC section 2)."""
+    n = s.ctx if n is None else n
+    mb = int(max_batch(s, n))
+    be = break_even(s, n)
+    if be is None:
+        return max(1, mb)
+    return max(1, min(mb, int(np.floor(be + 0.5))))
+
+
+def batch_used(s: Scenario, n: Optional[int] = None) -> int:
+    """The batch of the scenario at context ``n``: ``auto`` resolved, or the explicit integer."""
+    return auto_batch(s, n) if s.batch == "auto" else int(s.batch)
+
+
+def memory_caps_batch(s: Scenario, n: Optional[int] = None) -> bool:
+    """True when memory limits the batch before compute does: ``max_batch < be`` (always without ``be``)."""
+    n = s.ctx if n is None else n
+    be = break_even(s, n)
+    return be is None or int(max_batch(s, n)) < be
+
+
+def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArray, NDArray]:
+    """(rent, upkeep) in USD per million tokens at throughput ``tok_s`` (tokens/s) and busy fraction ``duty``.
+
+    ``rent = g*usd_hr/(3600*tok_s*duty)*1e6``; ``upkeep = upkeep/(tok_s*3600*hours*duty)*1e6`` (SPEC
+    section 2). Arrays broadcast. Rent is NaN when the card has no price (``usd_hr`` None).
+    """
+    tok_s = np.asarray(tok_s, dtype=float)
+    duty = np.asarray(duty, dtype=float)
+    usd_hr = np.nan if s.usd_hr is None else s.usd_hr
+    rent = s.gpus * usd_hr / (3600 * tok_s * duty) * 1e6
+    upkeep = s.upkeep / (tok_s * 3600 * s.hours * duty) * 1e6
+    return rent, upkeep
+
+
+def monthly_usd(s: Scenario, replicas: ArrayLike = 1) -> NDArray:
+    """Monthly cost of ``replicas`` replicas: ``replicas*g*usd_hr*hours + upkeep`` (NaN when unpriced)."""
+    usd_hr = np.nan if s.usd_hr is None else s.usd_hr
+    return np.asarray(replicas, dtype=float) * s.gpus * usd_hr * s.hours + s.upkeep

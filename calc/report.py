@@ -1,0 +1,134 @@
+"""The report: every figure of SPEC sections 3, 5 and 6 for one link, as a JSON-ready dict."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional, Union
+
+from . import catalogue, model, traffic
+from .scenario import Parsed, Scenario, load
+
+Link = Union[str, Mapping[str, Any], None]
+
+
+def _f(x: Any) -> Optional[float]:
+    value = float(x)
+    return None if math.isnan(value) else value
+
+
+def scenario_warnings(s: Scenario) -> list[str]:
+    """Plain-language notes on a scenario that is valid but deserves a second look."""
+    out = []
+    mb = int(model.max_batch(s, s.ctx))
+    if model.free_bytes(s) <= 0:
+        need = (model.weight_bytes(s) / model.GiB + s.overhead_gib * s.gpus)
+        out.append(f"the weights do not fit: {need:,.1f} GiB needed with overhead, "
+                   f"{s.gpus * s.mem_gib:,.1f} GiB on {s.gpus} card(s)")
+    elif mb == 0:
+        out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does")
+    if s.batch != "auto" and int(s.batch) > mb:
+        out.append(f"batch {s.batch} exceeds the {mb:,} sequences memory holds at {s.ctx:,} tokens")
+    preset = catalogue.models().get(s.model)
+    if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"]:
+        out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
+    card = catalogue.cards().get(s.card)
+    if s.usd_hr is None:
+        out.append(f"no reference rent for {card['name'] if card else 'this card'}: "
+                   "set usd_hr (USD per card-hour) to price it")
+    if card and card.get("link_gbs") is None and s.gpus > 1:
+        out.append(f"{card['name']}: interconnect bandwidth is not in the catalogue; "
+                   f"link_gbs {s.link_gbs:g} GB/s is an assumption")
+    if not s.experts and s.experts_active:
+        out.append("experts_active has no effect: the model is dense (experts = 0)")
+    if not s.experts and s.active_b != s.params_b:
+        out.append("active_b differs from params_b on a dense model (experts = 0): decode reads every weight")
+    if s.window and not s.window_layers:
+        out.append("window has no effect: window_layers is 0")
+    if s.window_layers and not s.window:
+        out.append("window_layers has no effect: window is 0")
+    if s.kv_latent:
+        out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
+                   "an engine that expands keys and values needs the plain formula")
+    return out
+
+
+def build(parsed: Parsed) -> dict[str, Any]:
+    """The report of a parsed link (see :func:`report`)."""
+    s = parsed.scenario
+    n = s.ctx
+    W = model.weight_bytes(s)
+    mb = int(model.max_batch(s, n))
+    be = model.break_even(s, n)
+    batch = model.batch_used(s, n)
+    parts = model.step_parts(s, batch, n)
+    step_s = float(parts.step_s)
+    tok_s = batch / step_s
+    rent, upkeep = model.cost_per_mtok(s, tok_s, s.duty)
+
+    cap = traffic.capacity(s)
+    costs = traffic.monthly_costs(s, s.req_day, cap)
+    fits_traffic = cap.max_batch > 0
+    priced = s.usd_hr is not None
+    self_host = _f(costs["self_host_usd_month"][()]) if fits_traffic and priced else None
+    api_month = float(costs["api_usd_month"][()])
+    if not fits_traffic:
+        verdict: Optional[str] = "does not fit"
+    elif self_host is None:
+        verdict = None
+    else:
+        verdict = "self-host" if self_host < api_month else "api"
+    R = s.req_day * s.hours / 24
+
+    return {
+        "weights_gib": W / model.GiB,
+        "kv_bytes_per_token": float(model.kv_bytes_per_token(s)),
+        "kv_gib_per_sequence": float(model.cache_bytes(s, n)) / model.GiB,
+        "free_gib": model.free_bytes(s) / model.GiB,
+        "fits": bool(model.free_bytes(s) > 0),
+        "max_batch": mb,
+        "break_even_batch": be,
+        "batch": batch,
+        "step_ms": step_s * 1e3,
+        "tok_s": tok_s,
+        "tok_s_per_seq": 1 / step_s,
+        "usd_per_mtok_rent": _f(rent),
+        "usd_per_mtok_upkeep": float(upkeep),
+        "usd_per_mtok": _f(rent + upkeep),
+        "monthly_usd": _f(model.monthly_usd(s)),
+        "memory_caps_batch": bool(be is None or mb < be),
+        "comm_ms": float(parts.comm_s) * 1e3,
+        "serving_batch": cap.serving_batch,
+        "meets_tpot": cap.meets_tpot,
+        "ttft_ms": cap.ttft_ms,
+        "requests_month": R,
+        "tokens_in_month": R * s.in_tok,
+        "tokens_out_month": R * s.out_tok,
+        "busy_fraction": float(costs["busy_fraction"][()]),
+        "replicas": int(costs["replicas"][()]) if fits_traffic else None,
+        "duty_traffic": float(costs["busy_fraction"][()] / costs["replicas"][()]) if fits_traffic else None,
+        "self_host_usd_month": self_host,
+        "api_usd_month": api_month,
+        "verdict": verdict,
+        "break_even_req_day": traffic.break_even_req_day(s, cap),
+        "warnings": list(parsed.warnings) + scenario_warnings(s),
+        "scenario": s.as_dict(),
+    }
+
+
+def report(link: Link = None) -> dict[str, Any]:
+    """The report of SPEC section 3 (with ``comm_ms`` of section 5 and the keys of section 6).
+
+    Args:
+        link: a whole URL, a query string, or a mapping of link keys to values (str or numbers);
+            None gives the defaults. A report's own ``scenario`` is a valid input.
+
+    Returns:
+        A JSON-ready dict; floats are not rounded; figures that cannot exist are None
+        (``break_even_batch`` without a knee, USD figures of an unpriced card, self-hosting figures
+        when nothing fits).
+
+    Raises:
+        ScenarioError: a value is malformed, out of range or breaks a consistency rule; its
+            ``errors`` name the key, the value given and the accepted range.
+    """
+    return build(load(link))

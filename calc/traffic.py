@@ -1,0 +1,146 @@
+"""Traffic, capacity and the API comparison (SPEC section 6).
+
+A paged KV cache holds only what each request uses, so everything here is evaluated at
+``n = in_tok + out_tok`` rather than the worst-case ``ctx``. Request volumes may be numpy arrays:
+:func:`monthly_costs` is vectorised over ``req_day`` for the cost-against-volume chart.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import model
+from .scenario import Scenario
+
+
+def request_context(s: Scenario) -> int:
+    """Tokens a request holds in cache at its end, ``in_tok + out_tok``."""
+    return s.in_tok + s.out_tok
+
+
+def serving_batch(s: Scenario) -> tuple[int, bool]:
+    """(Bs, meets_tpot): the batch at the request context, capped by memory, at least 1; with a
+    ``tpot_ms`` target, the largest batch up to that whose step meets it (SPEC section 6).
+
+    The step time never falls as the batch grows, so the search is a bisection over integers.
+    """
+    n = request_context(s)
+    cap = int(model.max_batch(s, n))
+    bs = max(1, min(model.batch_used(s, n), cap))
+    if s.tpot_ms is None:
+        return bs, True
+
+    def ok(b: int) -> bool:
+        return float(model.step_seconds(s, b, n)) * 1e3 <= s.tpot_ms
+
+    if not ok(1):
+        return 1, False
+    lo, hi = 1, bs  # ok(lo) holds; find the largest b <= bs with ok(b)
+    if ok(hi):
+        return hi, True
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo, True
+
+
+def prefill_flops(s: Scenario) -> float:
+    """Prefill FLOPs of one request: ``2*(Pa - Pe)*in_tok + a*2*L*H*d*in_tok**2`` (causal attention;
+    MLA uses kv_latent for d)."""
+    d = s.kv_latent if s.kv_latent else s.head_dim
+    return 2 * (s.active_b * 1e9 - model.embed_params(s)) * s.in_tok + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """How one replica (``gpus`` cards) serves the traffic."""
+
+    n: int                   # tokens per request held in cache
+    max_batch: int           # sequences that fit at n
+    serving_batch: int
+    meets_tpot: bool
+    step_ms: float           # decode step at the serving batch
+    tok_s: float             # decode tokens/s of one replica at the serving batch
+    ttft_ms: float           # time to first token on an idle replica
+    s_req: float             # busy replica-seconds per request
+    x_cap: float             # requests per day one replica serves at the peak factor
+
+
+def capacity(s: Scenario) -> Capacity:
+    """Serving batch, step time, TTFT and busy seconds per request (SPEC section 6)."""
+    n = request_context(s)
+    bs, meets = serving_batch(s)
+    step = float(model.step_seconds(s, bs, n))
+    tok_s = bs / step
+    F, BW = model.effective_peaks(s)
+    fp = prefill_flops(s)
+    ttft_ms = max(fp / F, model.weight_bytes(s) / BW) * 1e3 + float(model.comm_seconds(s, s.in_tok)) * 1e3
+    s_req = s.out_tok / tok_s + fp / F
+    return Capacity(n, int(model.max_batch(s, n)), bs, meets, step * 1e3, tok_s, ttft_ms, s_req,
+                    86400 / (s.peak * s_req))
+
+
+def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDArray, NDArray]:
+    """(busy fraction u, replicas) for ``req_day`` requests a day: ``u = R*s_req/(hours*3600)`` with
+    ``R = req_day*hours/24``; ``replicas = max(1, ceil(u*peak - 1e-9))``."""
+    req_day = np.asarray(req_day, dtype=float)
+    u = req_day * s.hours / 24 * s_req / (s.hours * 3600)
+    return u, np.maximum(1, np.ceil(u * s.peak - 1e-9))
+
+
+def api_usd_month(s: Scenario, req_day: ArrayLike) -> NDArray:
+    """API bill per month: ``(Tin*api_in + Tout*api_out)/1e6`` with ``R = req_day*hours/24`` requests."""
+    R = np.asarray(req_day, dtype=float) * s.hours / 24
+    return (R * s.in_tok * s.api_in + R * s.out_tok * s.api_out) / 1e6
+
+
+def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Optional[Capacity] = None) -> dict[str, NDArray]:
+    """Vectorised over ``req_day``: replicas, self-hosting and API cost per month (USD).
+
+    Self-hosting is NaN where nothing fits or the card has no price.
+    """
+    cap = cap or capacity(s)
+    u, reps = replicas_needed(s, cap.s_req, req_day)
+    self_host = model.monthly_usd(s, reps)
+    if cap.max_batch == 0:
+        self_host = np.full_like(self_host, np.nan)
+    return {"req_day": np.asarray(req_day, dtype=float), "busy_fraction": u, "replicas": reps,
+            "self_host_usd_month": self_host, "api_usd_month": api_usd_month(s, req_day)}
+
+
+def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
+    """Requests per day above which self-hosting costs less than the API, or None when it never does.
+
+    With ``k = c_api*hours/24`` per request-per-day, ``c_rep = g*usd_hr*hours`` and one replica's
+    capacity ``x_cap``: none when ``k*x_cap <= c_rep``; else ``r = max(1, ceil(upkeep/(k*x_cap - c_rep)))``
+    and the answer is ``max((r - 1)*x_cap, (r*c_rep + upkeep)/k)`` (SPEC section 6).
+    """
+    cap = cap or capacity(s)
+    if s.usd_hr is None or cap.max_batch == 0:
+        return None
+    c_api = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6
+    k = c_api * s.hours / 24
+    c_rep = s.gpus * s.usd_hr * s.hours
+    if k * cap.x_cap <= c_rep:
+        return None
+    r = max(1, math.ceil(s.upkeep / (k * cap.x_cap - c_rep)))
+    return max((r - 1) * cap.x_cap, (r * c_rep + s.upkeep) / k)
+
+
+def price_to_flip(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
+    """Rent per card-hour (USD) at which self-hosting costs exactly the API at the current volume,
+    or None when even free cards lose (upkeep alone exceeds the API bill) or nothing fits."""
+    cap = cap or capacity(s)
+    if cap.max_batch == 0:
+        return None
+    reps = float(replicas_needed(s, cap.s_req, s.req_day)[1])
+    api = float(api_usd_month(s, s.req_day))
+    rent_budget = api - s.upkeep
+    if rent_budget <= 0:
+        return None
+    return rent_budget / (reps * s.gpus * s.hours)

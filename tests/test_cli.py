@@ -1,0 +1,62 @@
+"""The command line: JSON on stdout, exit 2 with the key named on bad input (SPEC section 1)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+SEED = ("model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80&bw_tbs=3.35"
+        "&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&batch=17&duty=0.3&eff=0.7&overhead_gib=4&usd_hr=2.5&upkeep=0")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "calc", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_bare_query_string_prints_the_report():
+    out = run(SEED)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert round(r["step_ms"], 2) == 14.93 and round(r["usd_per_mtok_rent"], 2) == 2.03 and r["max_batch"] == 17
+
+
+def test_whole_url_with_fragment_is_the_same_as_its_query():
+    url = f"https://calc.example.internal/speed?{SEED}#top"
+    assert json.loads(run(url).stdout) == json.loads(run(SEED).stdout)
+
+
+def test_no_link_gives_the_defaults():
+    out = run()
+    assert out.returncode == 0
+    sc = json.loads(out.stdout)["scenario"]
+    assert sc["model"] == "llama-3.1-70b" and sc["card"] == "h100-sxm" and sc["weights"] == "int4-g128"
+    assert sc["ctx"] == 8192 and sc["batch"] == "auto" and sc["duty"] == 0.3
+
+
+def test_unknown_key_is_a_warning_not_an_error():
+    out = run(SEED + "&colour=blue")
+    assert out.returncode == 0
+    assert any("colour" in w for w in json.loads(out.stdout)["warnings"])
+
+
+@pytest.mark.parametrize("bad, key", [("ctx=abc", "ctx"), ("duty=0", "duty"), ("duty=1.5", "duty"),
+                                      ("eff=nan", "eff"), ("weights=int3", "weights"), ("kv=64", "kv"),
+                                      ("batch=0", "batch"), ("attn=2", "attn"), ("model=gpt-9", "model"),
+                                      ("card=tpu", "card"), ("kv_heads=128", "kv_heads"), ("usd_hr=-1", "usd_hr"),
+                                      ("card=a100-80gb&compute=fp8", "compute")])
+def test_bad_value_exits_2_naming_the_key(bad, key):
+    out = run(bad)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert f"{key}=" in out.stderr and "takes" in out.stderr
+
+
+def test_list_prints_preset_ids_one_per_line():
+    for what, must in (("models", "llama-3.1-70b"), ("cards", "h100-sxm"), ("apis", None)):
+        out = run("--list", what)
+        assert out.returncode == 0
+        ids = out.stdout.split()
+        assert ids and all(i == i.lower() for i in ids)
+        if must:
+            assert must in ids

@@ -1,0 +1,91 @@
+"""Properties of the model that must hold for any scenario (hypothesis)."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from calc import parse, report
+from calc import model
+
+settings.register_profile("calc", deadline=None, max_examples=150)
+settings.load_profile("calc")
+
+dense_shapes = st.fixed_dictionaries({
+    "model": st.just("custom"),
+    "params_b": st.floats(0.5, 500),
+    "layers": st.integers(1, 128),
+    "kv_heads": st.sampled_from([1, 2, 4, 8, 16]),
+    "head_dim": st.sampled_from([64, 96, 128, 256]),
+    "card": st.sampled_from(["h100-sxm", "a100-80gb", "l40s", "custom"]),
+    "weights": st.sampled_from(["fp16", "fp8", "int4-g128", "q4_0", "3", "5.5"]),
+    "kv": st.sampled_from(["fp16", "fp8", "int4", "6"]),
+    "ctx": st.integers(1, 200_000),
+    "attn": st.sampled_from([0, 1]),
+    "gpus": st.integers(1, 8),
+    "eff": st.floats(0.05, 1),
+})
+
+
+@given(dense_shapes, st.integers(1, 4096), st.integers(1, 4096))
+def test_step_time_and_throughput_never_fall_as_batch_grows(link, b1, b2):
+    s = parse(link).scenario
+    lo, hi = sorted((b1, b2))
+    t = model.step_seconds(s, np.array([lo, hi]))
+    assert t[0] <= t[1]
+    assert lo / t[0] <= hi / t[1] * (1 + 1e-12)
+
+
+@given(dense_shapes, st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from([2, 4, 8, 16, 32]),
+       st.sampled_from([2, 4, 8, 16, 32]))
+def test_max_batch_never_rises_with_context_or_kv_bits(link, n1, n2, k1, k2):
+    lo, hi = sorted((n1, n2))
+    s = parse(link).scenario
+    assert model.max_batch(s, hi) <= model.max_batch(s, lo)
+    klo, khi = sorted((k1, k2))
+    assert report({**link, "kv": khi})["max_batch"] <= report({**link, "kv": klo})["max_batch"]
+
+
+@given(dense_shapes, st.floats(0.01, 1), st.floats(0.01, 1))
+def test_cost_never_rises_with_duty(link, d1, d2):
+    lo, hi = sorted((d1, d2))
+    r_lo, r_hi = report({**link, "duty": lo}), report({**link, "duty": hi})
+    assert r_hi["usd_per_mtok"] <= r_lo["usd_per_mtok"]
+    assert r_hi["usd_per_mtok_rent"] <= r_lo["usd_per_mtok_rent"]
+
+
+@given(dense_shapes, st.floats(0.5, 2000))
+def test_break_even_is_independent_of_model_size_without_attention(link, other_params_b):
+    a = report({**link, "attn": 0})["break_even_batch"]
+    b = report({**link, "attn": 0, "params_b": other_params_b})["break_even_batch"]
+    assert np.isclose(a, b, rtol=1e-9)
+
+
+moe_shapes = st.fixed_dictionaries({
+    "model": st.sampled_from(["mixtral-8x7b", "deepseek-v3", "gpt-oss-120b", "gpt-oss-20b"]),
+    "ctx": st.integers(1, 100_000),
+    "attn": st.sampled_from([0, 1]),
+    "gpus": st.integers(1, 8),
+    "weights": st.sampled_from(["fp8", "int4", "4.25"]),
+})
+
+
+@given(moe_shapes)
+def test_moe_break_even_is_a_root_of_compute_equals_memory(link):
+    s = parse(link).scenario
+    be = model.break_even(s)
+    parts = model.step_parts(s, np.array([1.0]))
+    if be is None:
+        assert parts.compute_s[0] <= parts.memory_s[0]
+        return
+    at = model.step_parts(s, be)
+    assert np.isclose(at.compute_s, at.memory_s, rtol=1e-9)
+
+
+@given(st.one_of(dense_shapes, moe_shapes), st.sampled_from(["auto", "1", "7", "300"]),
+       st.one_of(st.none(), st.floats(1, 500)))
+def test_report_of_its_own_scenario_is_the_same_report(link, batch, tpot):
+    link = {**link, "batch": batch}
+    if tpot is not None:
+        link["tpot_ms"] = tpot
+    first = report(link)
+    assert report(first["scenario"]) == first
+    assert report(parse(link).scenario.to_query()) == first
