@@ -549,6 +549,9 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
     so that choosing another model, card, compute precision or API row brings in its own figures."""
     if key not in KEYS:
         raise KeyError(key)
+    if value == CUSTOM and key in ("model", "card"):
+        # Going custom starts from the figures in use, not from the default preset's.
+        return {**params, key: value}
     out = {k: v for k, v in params.items() if k not in _closure(key)}
     out[key] = value
     if key == "card" and value in catalogue.cards():

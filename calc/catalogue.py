@@ -1,0 +1,496 @@
+"""Preset catalogue: model shapes, accelerator cards, API prices and cloud GPU quotes.
+
+The figures live in CSV files next to this module (``calc/data/``); every row names its
+public source and the date it was read (``source``, ``read_on``), and ``notes`` records each
+choice made where sources disagree. Units:
+
+- models: parameters in billions (``params_b``, ``active_b``, ``embed_b``); shapes as integer
+  counts; ``window`` and ``max_ctx`` in tokens. Shapes come from Hugging Face ``config.json``
+  copies (see each row's ``source``).
+- cards: memory in GiB (2**30 bytes; the vendor's "GB" label is recorded as GiB), memory
+  bandwidth in TB/s (1e12 B/s), dense peaks in TFLOP/s (TOPS for int8; never the "with
+  sparsity" figures), interconnect in GB/s (1e9 B/s) one direction per card, rent in USD per
+  card-hour. Peaks come from vendor datasheets or tables quoting them; rents from the
+  cheapest on-demand quote in ``cloud_prices.csv`` (h100-sxm: the SPEC preset, 2.50).
+- apis: USD per 1M input / output tokens, from the public litellm price list dated 2026-07-24.
+  Rows flagged in the source, zero prices and prices outside 0.01..200 USD per 1M are rejected
+  at load (and logged); see :func:`load_api_prices`.
+
+Everything is read once and cached; the returned mappings are read-only, so a caller cannot
+alter what the next caller sees (copy with ``dict(row)`` to get a mutable row).
+This module uses only the standard library and pandas.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import functools
+import logging
+import math
+import re
+import types
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = [
+    "API_PRICE_MAX",
+    "API_PRICE_MIN",
+    "DATA_DIR",
+    "PRECISIONS",
+    "CatalogueError",
+    "apis",
+    "cards",
+    "cloud_prices",
+    "load_api_prices",
+    "load_cards",
+    "load_models",
+    "models",
+    "rejected_apis",
+]
+
+log = logging.getLogger(__name__)
+
+#: Folder holding the catalogue CSV files.
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+#: Accepted band for an API price, USD per 1M tokens (both ends included).
+API_PRICE_MIN = 0.01
+API_PRICE_MAX = 200.0
+
+#: Precisions a card may have a dense peak for (keys of ``cards()[id]["peaks"]``).
+PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
+
+_PRESET_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")  # model and card ids
+_API_ID_RE = re.compile(r"[a-z0-9][^\sA-Z,]*")  # litellm keys, lowercased
+
+MODEL_COLUMNS = (
+    "id", "name", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden",
+    "experts", "experts_active", "kv_latent", "window", "window_layers", "embed_b", "max_ctx",
+    "api_ref", "source", "read_on", "notes",
+)
+CARD_COLUMNS = (
+    "id", "name", "vendor", "mem_gib", "bw_tbs", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+    "int8_tops", "fp4_tflops", "link_gbs", "link_kind", "usd_hr", "usd_hr_source",
+    "usd_hr_date", "source", "read_on", "notes",
+)
+API_COLUMNS = (
+    "id", "provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on", "flag",
+)
+API_KINDS = ("open-weight", "closed")
+CLOUD_NUMERIC = ("gpus_per_instance", "usd_per_instance_hour", "usd_per_gpu_hour")
+
+
+class CatalogueError(ValueError):
+    """A catalogue data file is malformed or inconsistent (names the file, line and column)."""
+
+
+class _ReadOnlyDict(dict):
+    """A ``dict`` that refuses changes, so cached rows cannot be altered by a caller.
+
+    It still is a ``dict`` (``isinstance``, ``json.dumps``, ``dict(row)`` and ``{**row}`` work);
+    ``dict(row)`` gives a mutable copy.
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("catalogue rows are read-only; copy with dict(row) to change one")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self):
+        return (type(self), (dict(self),))
+
+    def __reduce_ex__(self, protocol):
+        return self.__reduce__()
+
+
+# --------------------------------------------------------------------------- parsing helpers
+
+
+class _Row:
+    """One CSV row with typed accessors whose errors name the file, line and column."""
+
+    def __init__(self, path: Path, line: int, data: dict):
+        self.path, self.line, self.data = path, line, data
+
+    def fail(self, column: str, message: str) -> CatalogueError:
+        value = self.data.get(column, "")
+        return CatalogueError(
+            f"{self.path.name} line {self.line}, column {column!r} (value {value!r}): {message}"
+        )
+
+    def text(self, column: str, required: bool = True) -> str:
+        value = (self.data.get(column) or "").strip()
+        if required and not value:
+            raise self.fail(column, "must not be empty")
+        return value
+
+    def number(self, column: str, *, optional: bool = False) -> float | None:
+        raw = self.text(column, required=not optional)
+        if raw == "":
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            raise self.fail(column, "is not a number") from None
+        if not math.isfinite(value):
+            raise self.fail(column, "must be finite")
+        return value
+
+    def positive(self, column: str, *, optional: bool = False) -> float | None:
+        value = self.number(column, optional=optional)
+        if value is not None and value <= 0:
+            raise self.fail(column, "must be > 0 (leave the cell empty when unknown or absent)")
+        return value
+
+    def integer(self, column: str, minimum: int = 0) -> int:
+        raw = self.text(column)
+        if not re.fullmatch(r"[0-9]+", raw):
+            raise self.fail(column, "is not a whole number")
+        value = int(raw)
+        if value < minimum:
+            raise self.fail(column, f"must be >= {minimum}")
+        return value
+
+    def date(self, column: str) -> str:
+        raw = self.text(column)
+        try:
+            _dt.date.fromisoformat(raw)
+        except ValueError:
+            raise self.fail(column, "is not a date YYYY-MM-DD") from None
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):
+            raise self.fail(column, "is not a date YYYY-MM-DD")
+        return raw
+
+    def ident(self, pattern: re.Pattern = _PRESET_ID_RE, column: str = "id") -> str:
+        raw = self.text(column)
+        if not pattern.fullmatch(raw):
+            raise self.fail(column, "ids are lowercase, without spaces or commas")
+        return raw
+
+
+def _read_rows(path: Path, columns: tuple[str, ...]) -> list[_Row]:
+    """Read a CSV file, checking its header holds every expected column."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in columns if c not in header]
+            if missing:
+                raise CatalogueError(f"{path.name}: missing column(s) {', '.join(missing)}")
+            rows = []
+            for data in reader:
+                if None in data:
+                    raise CatalogueError(
+                        f"{path.name} line {reader.line_num}: more cells than header columns"
+                    )
+                if not any((v or "").strip() for v in data.values()):
+                    continue
+                rows.append(_Row(path, reader.line_num, data))
+    except OSError as exc:
+        raise CatalogueError(f"cannot read catalogue file {path}: {exc}") from exc
+    if not rows:
+        raise CatalogueError(f"{path.name}: no rows")
+    return rows
+
+
+def _check_unique(row: _Row, key: str, seen: set[str]) -> None:
+    if key in seen:
+        raise row.fail("id", "duplicate id")
+    seen.add(key)
+
+
+# --------------------------------------------------------------------------- API prices
+
+
+def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
+    """Read an API price file and split it into accepted and rejected rows.
+
+    ``path``: a CSV with columns ``id, provider, model, family, kind, api_in, api_out, source,
+    read_on, flag``; prices in USD per 1M tokens (input, output).
+
+    A row is rejected, with its reason, when its ``flag`` cell is not empty (the source marked it
+    wrong), when a price is zero (a placeholder, not a quote) or when a price lies outside
+    ``API_PRICE_MIN``..``API_PRICE_MAX`` (0.01..200 USD per 1M, which catches prices off by
+    orders of magnitude). Each rejection is logged: at INFO when the source had flagged the
+    row, at WARNING otherwise.
+
+    Returns ``(accepted, rejected)``: ``accepted`` maps id -> dict with keys provider, model,
+    family, kind, api_in, api_out, source, read_on; ``rejected`` is a list of (id, reason).
+    Raises :class:`CatalogueError` when the file itself is broken (missing column, duplicate or
+    malformed id, a price that is not a number, an unknown kind, a bad date).
+    """
+    accepted: dict[str, dict] = {}
+    rejected: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for row in _read_rows(Path(path), API_COLUMNS):
+        key = row.ident(_API_ID_RE)
+        _check_unique(row, key, seen)
+        kind = row.text("kind")
+        if kind not in API_KINDS:
+            raise row.fail("kind", f"must be one of {', '.join(API_KINDS)}")
+        rec = {
+            "provider": row.text("provider"),
+            "model": row.text("model"),
+            "family": row.text("family"),
+            "kind": kind,
+            "api_in": row.number("api_in"),
+            "api_out": row.number("api_out"),
+            "source": row.text("source"),
+            "read_on": row.date("read_on"),
+        }
+        flag = row.text("flag", required=False)
+        reasons = []
+        if flag:
+            reasons.append(f"flagged in the source data: {flag}")
+        for col in ("api_in", "api_out"):
+            price = rec[col]
+            if price == 0:
+                reasons.append(f"{col} is 0 USD per 1M tokens (a placeholder, not a quote)")
+            elif not API_PRICE_MIN <= price <= API_PRICE_MAX:
+                reasons.append(
+                    f"{col} = {price:g} USD per 1M tokens is outside the accepted band "
+                    f"{API_PRICE_MIN:g}..{API_PRICE_MAX:g}"
+                )
+        if reasons:
+            reason = "; ".join(reasons)
+            rejected.append((key, reason))
+            level = logging.INFO if flag else logging.WARNING
+            log.log(level, "API price row %r rejected: %s", key, reason)
+        else:
+            accepted[key] = rec
+    return accepted, rejected
+
+
+@functools.lru_cache(maxsize=None)
+def _api_table() -> tuple[Mapping[str, dict], tuple[tuple[str, str], ...]]:
+    accepted, rejected = load_api_prices(DATA_DIR / "api_prices.csv")
+    if not accepted:
+        raise CatalogueError("api_prices.csv: every row was rejected")
+    frozen = {k: _ReadOnlyDict(v) for k, v in accepted.items()}
+    return types.MappingProxyType(frozen), tuple(rejected)
+
+
+@functools.lru_cache(maxsize=None)
+def apis() -> Mapping[str, dict]:
+    """API price presets that passed the checks: id -> row (read-only).
+
+    id is the litellm key lowercased (e.g. ``"together_ai/openai/gpt-oss-120b"``). Each row has
+    ``provider``, ``model``, ``family``, ``kind`` ("open-weight" or "closed"), ``api_in`` and
+    ``api_out`` (USD per 1M input / output tokens), ``source`` and ``read_on`` (YYYY-MM-DD).
+    Source: the public litellm price list dated 2026-07-24 (``calc/data/api_prices.csv``).
+    """
+    return _api_table()[0]
+
+
+@functools.lru_cache(maxsize=None)
+def rejected_apis() -> tuple[tuple[str, str], ...]:
+    """Rows of ``api_prices.csv`` refused at load, as (id, reason) pairs (see load_api_prices)."""
+    return _api_table()[1]
+
+
+# --------------------------------------------------------------------------- models
+
+
+def load_models(path, api_ids=None) -> dict[str, dict]:
+    """Read and check a model-shape file; returns id -> plain dict (not cached).
+
+    Columns as in ``calc/data/models.csv``. Checks: positive sizes and counts,
+    ``kv_heads <= heads``, ``active_b <= params_b``, ``embed_b < active_b``, MoE fields
+    (``experts`` 0 or >= 2, ``1 <= experts_active < experts``, and the dense part less the
+    embedding table not negative), ``window_layers <= layers`` with a window, and, when
+    ``api_ids`` is given, that ``api_ref`` is one of them. Raises :class:`CatalogueError`
+    naming the file, line and column of the first problem.
+    """
+    out: dict[str, dict] = {}
+    seen: set[str] = set()
+    for row in _read_rows(Path(path), MODEL_COLUMNS):
+        key = row.ident()
+        _check_unique(row, key, seen)
+        m = {
+            "name": row.text("name"),
+            "params_b": row.positive("params_b"),
+            "active_b": row.positive("active_b"),
+            "layers": row.integer("layers", 1),
+            "heads": row.integer("heads", 1),
+            "kv_heads": row.integer("kv_heads", 1),
+            "head_dim": row.integer("head_dim", 1),
+            "hidden": row.integer("hidden", 1),
+            "experts": row.integer("experts", 0),
+            "experts_active": row.integer("experts_active", 0),
+            "kv_latent": row.integer("kv_latent", 0),
+            "window": row.integer("window", 0),
+            "window_layers": row.integer("window_layers", 0),
+            "embed_b": row.number("embed_b"),
+            "max_ctx": row.integer("max_ctx", 1),
+            "api_ref": row.text("api_ref"),
+            "source": row.text("source"),
+            "read_on": row.date("read_on"),
+            "notes": row.text("notes", required=False),
+        }
+        if m["kv_heads"] > m["heads"]:
+            raise row.fail("kv_heads", f"must be <= heads ({m['heads']})")
+        if m["active_b"] > m["params_b"]:
+            raise row.fail("active_b", f"must be <= params_b ({m['params_b']})")
+        if m["embed_b"] < 0 or m["embed_b"] >= m["active_b"]:
+            raise row.fail("embed_b", "must be >= 0 and < active_b")
+        if m["experts"] == 0:
+            if m["experts_active"] != 0:
+                raise row.fail("experts_active", "must be 0 for a dense model (experts = 0)")
+            if m["active_b"] != m["params_b"]:
+                raise row.fail("active_b", "must equal params_b for a dense model")
+        else:
+            if m["experts"] < 2:
+                raise row.fail("experts", "must be 0 (dense) or >= 2")
+            if not 1 <= m["experts_active"] < m["experts"]:
+                raise row.fail("experts_active", "must be >= 1 and < experts")
+            share = m["experts_active"] / m["experts"]
+            routed = (m["params_b"] - m["active_b"]) / (1 - share)
+            if m["params_b"] - routed - m["embed_b"] < -1e-9:
+                raise row.fail("active_b", "dense part less the embedding table is negative")
+        if m["window_layers"] > m["layers"]:
+            raise row.fail("window_layers", f"must be <= layers ({m['layers']})")
+        if (m["window"] == 0) != (m["window_layers"] == 0):
+            raise row.fail("window_layers", "window and window_layers must both be 0 or both set")
+        if api_ids is not None and m["api_ref"] not in api_ids:
+            raise row.fail("api_ref", "is not an accepted id of api_prices.csv")
+        out[key] = m
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def models() -> Mapping[str, dict]:
+    """Model presets: id -> shape (read-only).
+
+    Keys: name, params_b, active_b, embed_b (billions of parameters; ``active_b`` is the
+    parameters used per token, including the embedding tables; ``embed_b`` the untied input
+    embedding a decode step does not read, 0 when tied), layers, heads, kv_heads, head_dim,
+    hidden, experts and experts_active (routed experts per MoE layer and per token; 0 = dense),
+    kv_latent (MLA cached latent width, 0 = none), window and window_layers (sliding-window
+    tokens and how many layers use it, 0 = none), max_ctx (tokens), api_ref (an id of
+    :func:`apis`), source, read_on (YYYY-MM-DD), notes. Integers are ``int``.
+    Source: Hugging Face config.json copies, see each row (``calc/data/models.csv``).
+    """
+    table = load_models(DATA_DIR / "models.csv", api_ids=apis())
+    return types.MappingProxyType({k: _ReadOnlyDict(v) for k, v in table.items()})
+
+
+# --------------------------------------------------------------------------- cards
+
+_PEAK_COLUMNS = {
+    "bf16": "bf16_tflops",
+    "fp16": "fp16_tflops",
+    "fp8": "fp8_tflops",
+    "int8": "int8_tops",
+    "fp4": "fp4_tflops",
+}
+
+
+def load_cards(path) -> dict[str, dict]:
+    """Read and check an accelerator-card file; returns id -> plain dict (not cached).
+
+    Columns as in ``calc/data/cards.csv``. Memory, bandwidth and the bf16 peak must be > 0;
+    other peaks, ``link_gbs`` and ``usd_hr`` may be empty (None) but otherwise must be > 0
+    (``usd_hr`` >= 0); a rent needs its ``usd_hr_source`` and ``usd_hr_date``. Raises
+    :class:`CatalogueError` naming the file, line and column of the first problem.
+    """
+    out: dict[str, dict] = {}
+    seen: set[str] = set()
+    for row in _read_rows(Path(path), CARD_COLUMNS):
+        key = row.ident()
+        _check_unique(row, key, seen)
+        peaks = {p: row.positive(col, optional=True) for p, col in _PEAK_COLUMNS.items()}
+        if peaks["bf16"] is None:
+            raise row.fail("bf16_tflops", "every card needs a dense bf16 peak")
+        usd = row.number("usd_hr", optional=True)
+        if usd is not None:
+            if usd < 0:
+                raise row.fail("usd_hr", "must be >= 0")
+            usd_source = row.text("usd_hr_source")
+            usd_date = row.date("usd_hr_date")
+        else:
+            usd_source = row.text("usd_hr_source", required=False)
+            usd_date = row.text("usd_hr_date", required=False)
+        link = row.positive("link_gbs", optional=True)
+        link_kind = row.text("link_kind", required=link is not None)
+        out[key] = {
+            "name": row.text("name"),
+            "vendor": row.text("vendor"),
+            "mem_gib": row.positive("mem_gib"),
+            "bw_tbs": row.positive("bw_tbs"),
+            "peaks": peaks,
+            "link_gbs": link,
+            "link_kind": link_kind,
+            "usd_hr": usd,
+            "usd_hr_source": usd_source,
+            "usd_hr_date": usd_date,
+            "source": row.text("source"),
+            "read_on": row.date("read_on"),
+            "notes": row.text("notes", required=False),
+        }
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def cards() -> Mapping[str, dict]:
+    """Accelerator presets: id -> card (read-only).
+
+    Keys: name, vendor, mem_gib (GiB per card; the vendor's "GB" label read as GiB), bw_tbs
+    (memory bandwidth, TB/s = 1e12 B/s), peaks (dict bf16/fp16/fp8/int8/fp4 -> dense peak in
+    TFLOP/s, TOPS for int8, None where the card has no such units or the figure is unknown;
+    never a "with sparsity" figure), link_gbs (interconnect per card, one direction, GB/s;
+    None if unknown), link_kind, usd_hr (USD per card-hour, None when no quote),
+    usd_hr_source, usd_hr_date, source, read_on (YYYY-MM-DD), notes.
+    Sources: vendor datasheets and tables quoting them, see each row (``calc/data/cards.csv``).
+    """
+    frozen = {}
+    for key, card in load_cards(DATA_DIR / "cards.csv").items():
+        frozen[key] = _ReadOnlyDict(card, peaks=_ReadOnlyDict(card["peaks"]))
+    return types.MappingProxyType(frozen)
+
+
+# --------------------------------------------------------------------------- cloud quotes
+
+
+@functools.lru_cache(maxsize=None)
+def _cloud_frame() -> pd.DataFrame:
+    path = DATA_DIR / "cloud_prices.csv"
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError) as exc:
+        raise CatalogueError(f"cannot read {path.name}: {exc}") from exc
+    missing = [c for c in (*CLOUD_NUMERIC, "provider", "gpu", "pricing_type", "card_id")
+               if c not in frame.columns]
+    if missing:
+        raise CatalogueError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    for col in CLOUD_NUMERIC:
+        text = frame[col].str.strip()
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        bad = values.isna() & (text != "")
+        if bad.any():
+            line = int(bad.idxmax()) + 2
+            raise CatalogueError(f"{path.name} line {line}, column {col!r}: not a number")
+        frame[col] = values
+    known = set(cards())
+    unknown = sorted(set(frame["card_id"]) - known - {""})
+    if unknown:
+        raise CatalogueError(f"{path.name}: card_id not in cards.csv: {', '.join(unknown)}")
+    return frame
+
+
+def cloud_prices() -> pd.DataFrame:
+    """Cloud GPU quotes for display: one row per offer seen (a fresh copy on each call).
+
+    Columns as in the shared quote table (provider, product_or_instance, gpu,
+    gpus_per_instance, usd_per_instance_hour, usd_per_gpu_hour in USD per hour, pricing_type,
+    region, date_seen, source, notes) plus ``card_id``, the id in :func:`cards` ("" when the
+    GPU is not in the catalogue). Prices are NaN where the source gave none. Includes spot,
+    marketplace and capacity-block rows; the card presets use only on-demand quotes.
+    """
+    return _cloud_frame().copy()

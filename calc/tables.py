@@ -1,0 +1,121 @@
+"""Tables and sweeps the pages show, as pandas DataFrames built from single array expressions.
+
+Column names carry their units. Nothing here rounds: the pages format for display.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import model
+from .scenario import WEIGHT_FORMATS, Scenario
+
+#: Batch sizes of the speed and cost sweeps (1..1024).
+BATCHES = np.arange(1, 1025)
+#: Duty cycles of the cost surface: 1 % to 100 % in 100 steps.
+DUTIES = np.linspace(0.01, 1.0, 100)
+
+
+def memory_stack(s: Scenario, batch: Optional[int] = None) -> pd.DataFrame:
+    """Memory per card at the scenario's batch: weights, KV cache, reserved overhead, and what is left.
+
+    Returns columns ``part``, ``gib_per_card``, ``gib_total``. When the weights and cache exceed the
+    memory, ``free`` is negative (the shortfall).
+    """
+    batch = model.batch_used(s) if batch is None else batch
+    g = s.gpus
+    weights = model.weight_bytes(s) / model.GiB
+    cache = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB
+    overhead = s.overhead_gib * g
+    free = s.mem_gib * g - weights - cache - overhead
+    total = np.array([weights, cache, overhead, free])
+    return pd.DataFrame({"part": ["weights", "KV cache", "overhead", "free"],
+                         "gib_per_card": total / g, "gib_total": total})
+
+
+def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
+              formats: Optional[Iterable[str]] = None) -> pd.DataFrame:
+    """Sequences that fit at each context for each weight format (rows) on the scenario's cards.
+
+    ``formats`` defaults to 16-, 8- and 4-bit weights plus the scenario's own format. Columns:
+    ``weights`` (format), ``bits_per_weight``, ``weights_gib``, ``free_gib`` (for the cache, all cards),
+    then one ``seqs_at_<n>`` column per context.
+    """
+    if formats is None:
+        formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
+    formats = list(dict.fromkeys(formats))
+    bits = np.array([WEIGHT_FORMATS.get(f) or float(f) for f in formats])
+    weights_b = s.params_b * 1e9 * bits / 8
+    free_b = s.gpus * (s.mem_gib - s.overhead_gib) * model.GiB - weights_b
+    per_seq = model.cache_bytes(s, np.asarray(contexts))
+    seqs = np.floor(np.maximum(free_b, 0)[:, None] / per_seq[None, :]).astype(np.int64)
+    label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits)]
+    df = pd.DataFrame({"weights": label, "bits_per_weight": bits, "weights_gib": weights_b / model.GiB,
+                       "free_gib": free_b / model.GiB})
+    for j, n in enumerate(contexts):
+        df[f"seqs_at_{n}"] = seqs[:, j]
+    return df
+
+
+def speed_sweep(s: Scenario, batches: Optional[np.ndarray] = None, n: Optional[int] = None) -> pd.DataFrame:
+    """Decode step by batch at context ``n`` (default ``s.ctx``): every part of the step in ms,
+    tokens/s overall and per sequence, which term binds, and whether memory holds that batch."""
+    batches = BATCHES if batches is None else np.asarray(batches)
+    n = s.ctx if n is None else n
+    p = model.step_parts(s, batches, n)
+    mb = int(model.max_batch(s, n))
+    return pd.DataFrame({
+        "batch": batches,
+        "step_ms": p.step_s * 1e3,
+        "memory_ms": p.memory_s * 1e3,
+        "weights_ms": p.weights_s * 1e3,
+        "cache_ms": np.broadcast_to(p.cache_s * 1e3, batches.shape),
+        "compute_ms": p.compute_s * 1e3,
+        "comm_ms": np.broadcast_to(p.comm_s * 1e3, batches.shape),
+        "tok_s": batches / p.step_s,
+        "tok_s_per_seq": 1 / p.step_s,
+        "bound": np.where(p.compute_bound, "compute", "memory"),
+        "fits_in_memory": batches <= mb,
+    })
+
+
+def cost_surface(s: Scenario, batches: Optional[np.ndarray] = None,
+                 duties: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """USD per million tokens (rent + upkeep) over duty x batch: one broadcast expression.
+
+    Returns ``(usd_per_mtok, rent, reachable)``, each shaped ``(len(duties), len(batches))``;
+    ``reachable`` is False where memory cannot hold the batch at ``s.ctx``. Rent is NaN for an unpriced card.
+    """
+    batches = BATCHES if batches is None else np.asarray(batches)
+    duties = DUTIES if duties is None else np.asarray(duties)
+    tok_s = batches / model.step_seconds(s, batches)
+    rent, upkeep = model.cost_per_mtok(s, tok_s[None, :], duties[:, None])
+    reachable = np.broadcast_to(batches <= int(model.max_batch(s, s.ctx)), rent.shape)
+    return rent + upkeep, rent, reachable
+
+
+def cost_surface_frame(s: Scenario, batches: np.ndarray, duties: np.ndarray) -> pd.DataFrame:
+    """:func:`cost_surface` in long form for a heatmap: one row per (batch, duty) cell."""
+    total, rent, reachable = cost_surface(s, batches, duties)
+    bb, dd = np.meshgrid(batches, duties)
+    return pd.DataFrame({"batch": bb.ravel(), "duty": dd.ravel(), "usd_per_mtok": total.ravel(),
+                         "rent_usd_per_mtok": rent.ravel(), "reachable": reachable.ravel()})
+
+
+def cost_by_duty(s: Scenario, batches: Sequence[int], duties: Sequence[float] = (0.1, 0.3, 0.6, 1.0)) -> pd.DataFrame:
+    """Rent, upkeep and total USD per million tokens for a few batches (rows) by duty cycle."""
+    batches = np.asarray(list(dict.fromkeys(int(b) for b in batches)))
+    duties = np.asarray(duties, dtype=float)
+    tok_s = batches / model.step_seconds(s, batches)
+    rent, upkeep = model.cost_per_mtok(s, tok_s[:, None], duties[None, :])
+    rows = []
+    mb = int(model.max_batch(s, s.ctx))
+    for i, b in enumerate(batches):
+        for j, d in enumerate(duties):
+            rows.append({"batch": int(b), "fits_in_memory": bool(b <= mb), "tok_s": float(tok_s[i]), "duty": float(d),
+                         "rent_usd_per_mtok": float(rent[i, j]), "upkeep_usd_per_mtok": float(upkeep[i, j]),
+                         "usd_per_mtok": float(rent[i, j] + upkeep[i, j])})
+    return pd.DataFrame(rows)

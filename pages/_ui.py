@@ -1,0 +1,313 @@
+"""Streamlit glue shared by every page: the scenario's single source of truth and the sidebar.
+
+Data flows one way: URL query -> scenario (validated by ``calc``) -> widgets -> scenario -> ``calc``
+-> tables and charts. Every widget's key is its link key; after each run the query string is
+rewritten from the scenario, so the address bar is always a complete, shareable link.
+No arithmetic happens here: pages call ``calc``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pandas as pd
+import streamlit as st
+
+from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, with_change
+from calc.scenario import COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, WEIGHT_FORMATS
+
+MODEL_KEYS = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
+              "experts_active", "kv_latent", "window", "window_layers", "embed_b")
+CARD_KEYS = ("mem_gib", "bw_tbs", "tflops")
+
+
+@dataclass(frozen=True)
+class Num:
+    """How a numeric link key is shown as a number input."""
+
+    lo: float
+    hi: float
+    step: float
+    fmt: Optional[str] = None
+    integer: bool = False
+    none_text: Optional[str] = None  # placeholder when empty (None) is allowed
+
+
+NUMBERS: dict[str, Num] = {
+    "params_b": Num(0.001, 100_000.0, 1.0, "%g"),
+    "active_b": Num(0.001, 100_000.0, 1.0, "%g"),
+    "layers": Num(1, 10_000, 1, integer=True),
+    "heads": Num(1, 100_000, 1, integer=True),
+    "kv_heads": Num(1, 100_000, 1, integer=True),
+    "head_dim": Num(1, 100_000, 1, integer=True),
+    "hidden": Num(1, 1_000_000, 1, integer=True),
+    "experts": Num(0, 100_000, 1, integer=True),
+    "experts_active": Num(0, 100_000, 1, integer=True),
+    "kv_latent": Num(0, 1_000_000, 1, integer=True),
+    "window": Num(0, 100_000_000, 1, integer=True),
+    "window_layers": Num(0, 10_000, 1, integer=True),
+    "embed_b": Num(0.0, 100_000.0, 0.1, "%g"),
+    "mem_gib": Num(0.1, 100_000.0, 1.0, "%g"),
+    "bw_tbs": Num(0.001, 10_000.0, 0.1, "%g"),
+    "tflops": Num(0.001, 1_000_000.0, 10.0, "%g"),
+    "gpus": Num(1, 64, 1, integer=True),
+    "link_gbs": Num(0.001, 100_000.0, 10.0, "%g"),
+    "link_us": Num(0.0, 1_000_000.0, 1.0, "%g"),
+    "ctx": Num(1, 100_000_000, 1024, integer=True),
+    "batch": Num(1, 1_000_000, 1, integer=True, none_text="auto"),
+    "eff": Num(0.01, 1.0, 0.05, "%.2f"),
+    "overhead_gib": Num(0.0, 100_000.0, 1.0, "%g"),
+    "usd_hr": Num(0.0, 10_000.0, 0.1, "%.2f", none_text="no price: enter one"),
+    "duty": Num(0.01, 1.0, 0.05, "%.2f"),
+    "upkeep": Num(0.0, 1e9, 500.0, "%g"),
+    "hours": Num(1.0, 744.0, 24.0, "%g"),
+    "req_day": Num(1.0, 1e12, 1000.0, "%g"),
+    "in_tok": Num(0, 10_000_000, 100, integer=True),
+    "out_tok": Num(1, 10_000_000, 50, integer=True),
+    "peak": Num(1.0, 1000.0, 0.5, "%g"),
+    "tpot_ms": Num(0.001, 1_000_000.0, 5.0, "%g", none_text="no target"),
+    "api_in": Num(0.0, 1000.0, 0.05, "%g"),
+    "api_out": Num(0.0, 1000.0, 0.05, "%g"),
+}
+
+GROUPS = [
+    ("Model", ["model", *MODEL_KEYS]),
+    ("Hardware", ["card", "gpus", *CARD_KEYS, "compute", "link_gbs", "link_us"]),
+    ("Precision and context", ["weights", "kv", "ctx", "batch"]),
+    ("Money", ["usd_hr", "duty", "upkeep", "hours"]),
+    ("Traffic and API", ["req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out"]),
+    ("Advanced", ["eff", "overhead_gib", "attn"]),
+]
+OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
+
+
+# ---------------------------------------------------------------- scenario <-> widget state
+
+def _widget_value(key: str, value: Any) -> Any:
+    """The widget form of a scenario value."""
+    if key == "attn":
+        return bool(value)
+    if key == "batch":
+        return None if value == "auto" else int(value)
+    if key in NUMBERS and value is not None:
+        return int(value) if NUMBERS[key].integer else float(value)
+    return value
+
+
+def _store(scenario: Scenario) -> None:
+    """Put every scenario value into its widget's state."""
+    for key, value in scenario.as_dict().items():
+        st.session_state[key] = _widget_value(key, value)
+
+
+def widget_params() -> dict[str, Any]:
+    """The link mapping the widgets hold now (absent optional values left out)."""
+    out: dict[str, Any] = {}
+    for key in KEYS:
+        value = st.session_state.get(key)
+        if key == "batch" and value is None:
+            value = "auto"
+        if key == "attn" and value is not None:
+            value = int(bool(value))
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _errors() -> dict[str, FieldError]:
+    return st.session_state.setdefault("_errors", {})
+
+
+def _on_parent(key: str) -> None:
+    """A preset changed: bring in its figures (and drop what depended on the old one)."""
+    parsed = parse(with_change(widget_params(), key, st.session_state[key]))
+    _store(parsed.scenario)
+    _errors().pop(key, None)
+
+
+def _on_override(key: str, parent: Optional[str]) -> None:
+    """A figure was typed over a preset's: the model or card becomes custom, so the label never lies."""
+    _errors().pop(key, None)
+    if parent and st.session_state.get(parent) != CUSTOM:
+        st.session_state[parent] = CUSTOM
+
+
+def _label(key: str) -> str:
+    return KEYS[key].label
+
+
+def _options_with(options: list[str], current: Any) -> list[str]:
+    return options + ([str(current)] if current is not None and str(current) not in options else [])
+
+
+def _widget(key: str) -> None:
+    spec = KEYS[key]
+    parent = "model" if key in MODEL_KEYS else "card" if key in CARD_KEYS else None
+    common = dict(key=key, help=f"{spec.help} Link key `{key}`; accepts {spec.accepted}.")
+    if key in ("model", "card", "api", "compute"):
+        names = {"model": catalogue.models(), "card": catalogue.cards(), "api": catalogue.apis()}.get(key)
+        if key == "compute":
+            card = catalogue.cards().get(st.session_state.get("card", ""))
+            opts = list(COMPUTE_PRECISIONS)
+
+            def fmt(v: str, card=card) -> str:
+                return v if card is None or card["peaks"].get(v) is not None else f"{v} (not on this card)"
+        elif key == "api":
+            opts = list(names)
+
+            def fmt(v: str, names=names) -> str:
+                row = names.get(v)
+                return v if row is None else f"{row['provider']} · {row['model']} ({row['api_in']:g}/{row['api_out']:g} USD)"
+        else:
+            opts = list(names) + [CUSTOM]
+
+            def fmt(v: str, names=names) -> str:
+                return "Custom" if v == CUSTOM else names[v]["name"] if v in names else v
+        st.selectbox(_label(key), _options_with(opts, st.session_state.get(key)), format_func=fmt,
+                     on_change=_on_parent, args=(key,), **common)
+    elif key in ("weights", "kv"):
+        formats = WEIGHT_FORMATS if key == "weights" else KV_FORMATS
+        st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
+                     format_func=lambda v, f=formats: f"{v} ({f[v]:g} bits)" if v in f else f"{v} bits",
+                     accept_new_options=True, on_change=_on_override, args=(key, None), **common)
+    elif key == "attn":
+        st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
+    else:
+        num = NUMBERS[key]
+        cast = int if num.integer else float
+        st.number_input(_label(key), min_value=cast(num.lo), max_value=cast(num.hi), step=cast(num.step),
+                        format=num.fmt, placeholder=num.none_text, on_change=_on_override, args=(key, parent),
+                        **common)
+    err = _errors().get(key)
+    if err is not None:
+        st.error(err.message, icon="⚠️")
+
+
+def _clamp_to_widgets() -> None:
+    """Keep stored values inside each number input's range, so a widget never rejects its own state."""
+    for key, num in NUMBERS.items():
+        value = st.session_state.get(key)
+        if value is not None and not (num.lo <= value <= num.hi):
+            st.session_state[key] = min(max(value, num.lo), num.hi)
+
+
+def sidebar() -> None:
+    """All inputs, grouped; each widget's key is its link key."""
+    with st.sidebar:
+        st.caption("Every input is part of the link: copy the address bar to share this exact scenario.")
+        for title, keys in GROUPS:
+            has_error = any(k in _errors() for k in keys)
+            with st.expander(title, expanded=title in OPEN_GROUPS or has_error):
+                for key in keys:
+                    _widget(key)
+
+
+def sync() -> Parsed:
+    """Run once per script run, before the pages: link -> widgets -> scenario -> link.
+
+    On a session's first run the query string is parsed; bad values become named errors shown beside
+    their inputs and the defaults are used. Returns the scenario the pages must use.
+    """
+    if "_loaded" not in st.session_state:
+        first = parse(st.query_params.to_dict())
+        st.session_state["_errors"] = {e.key: e for e in first.errors}
+        st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
+        _store(first.scenario)
+        st.session_state["_loaded"] = True
+    _clamp_to_widgets()
+    sidebar()
+    parsed = parse(widget_params())
+    for err in parsed.errors:  # a combination of widget values that breaks a rule
+        _errors()[err.key] = err
+    params = parsed.scenario.to_params()
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+    st.session_state["_parsed"] = parsed
+    return parsed
+
+
+# ---------------------------------------------------------------- what pages read
+
+def _enter_through_app() -> None:
+    """Re-enter through app.py when Streamlit ran a page file on its own.
+
+    Streamlit treats a folder named ``pages`` beside the entry script as a list of pages until the first
+    ``st.navigation`` call of the server process; a first visit that lands on a page's URL would run that
+    page without the frame. Declaring a navigation turns that mode off, and the rerun goes through app.py.
+    """
+    navigation()
+    st.rerun()
+
+
+PAGES = [  # (script, title, icon, url_path): url paths are part of shared links and never change
+    ("pages/fit.py", "Fit", ":material/memory:", "fit"),
+    ("pages/speed.py", "Speed", ":material/speed:", "speed"),
+    ("pages/cost.py", "Cost", ":material/payments:", "cost"),
+]
+
+
+def navigation():
+    """Declare the app's pages and return the one this run shows.
+
+    Streamlit serves its default page at ``/`` only, so the default is a hidden entry that forwards to
+    the first page: every visible page then keeps its own stable ``url_path``.
+    """
+    visible = [st.Page(path, title=title, icon=icon, url_path=url) for path, title, icon, url in PAGES]
+
+    def home() -> None:
+        st.switch_page(visible[0])
+
+    entry = st.Page(home, title="Self-host or API", url_path="start", default=True, visibility="hidden")
+    return st.navigation([entry, *visible], position="top")
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def _report(query: str) -> dict:
+    return build(parse(query))
+
+
+def current() -> tuple[Scenario, dict]:
+    """The scenario of this run and its report (cached by link)."""
+    if "_parsed" not in st.session_state:
+        _enter_through_app()
+    parsed: Parsed = st.session_state["_parsed"]
+    report = _report(parsed.scenario.to_query())
+    # Input-level warnings of this run (unknown keys) belong with the report shown.
+    return parsed.scenario, {**report, "warnings": list(st.session_state.get("_link_warnings", [])) + report["warnings"]}
+
+
+def header(scenario: Scenario, report: dict) -> None:
+    """What every page shows on top: rejected link values and the memory-before-compute flag."""
+    errors = list(_errors().values())
+    if errors:
+        st.error("Some values could not be used; each fell back to its default:\n\n"
+                 + "\n".join(f"- {e.message}" for e in errors), icon="🚫")
+    if not report["fits"]:
+        st.error(f"**The weights do not fit.** {report['weights_gib']:,.1f} GiB of weights plus "
+                 f"{scenario.overhead_gib:g} GiB reserved per card exceed {scenario.gpus} × {scenario.mem_gib:g} GiB. "
+                 "Use fewer bits per weight, more cards, or a larger card.", icon="🧱")
+    elif report["max_batch"] == 0:
+        st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights. Shorten the context, "
+                 "quantise the KV cache, or add memory.", icon="🧱")
+    elif report["memory_caps_batch"]:
+        be = report["break_even_batch"]
+        knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
+                "compute never binds at this context (the cache read grows as fast as the arithmetic)")
+        st.warning(f"**Memory caps the batch before compute does:** memory holds {report['max_batch']:,} "
+                   f"sequences at {scenario.ctx:,} tokens; {knee}. Each step reads the weights for only "
+                   f"{report['max_batch']:,} sequences, so a million tokens costs more than the roofline "
+                   "figure.", icon="⚠️")
+    for w in report["warnings"]:
+        st.caption(f"Note: {w}")
+
+
+def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
+    """A CSV download of a table, named after the page and table."""
+    st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv", mime="text/csv",
+                       key=f"dl-{name}")
+
+
+def money(x: Optional[float], digits: int = 0) -> str:
+    """USD for display; an em dash when unknown."""
+    return "—" if x is None else f"{x:,.{digits}f} USD"

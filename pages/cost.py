@@ -1,0 +1,56 @@
+"""Cost: USD per million tokens over batch × duty cycle, and the upkeep that does not fall with volume."""
+
+import altair as alt
+import numpy as np
+import streamlit as st
+
+from calc import tables
+from pages import _ui as ui
+
+s, r = ui.current()
+
+st.title("What does a million tokens cost?")
+if s.usd_hr is None:
+    st.warning("This card has no reference rent in the catalogue: enter your quote as **Rent per card-hour** "
+               "in the sidebar (Money) to price it.")
+c1, c2, c3, c4 = st.columns(4)
+c1.metric(f"At batch {r['batch']:,}, duty {s.duty:.0%}", ui.money(r["usd_per_mtok"], 3) + " / 1M",
+          help="Rent plus upkeep, per million output tokens.")
+c2.metric("of which rent", ui.money(r["usd_per_mtok_rent"], 3) + " / 1M")
+c3.metric("Monthly rent", ui.money(None if s.usd_hr is None else s.gpus * s.usd_hr * s.hours),
+          help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not.")
+c4.metric("Monthly upkeep", ui.money(s.upkeep), help="Engineering time; does not fall with volume.")
+
+st.subheader("Cost surface: USD per 1M tokens by batch and duty cycle")
+batches = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
+duties = np.round(np.linspace(0.05, 1.0, 20), 2)
+grid = tables.cost_surface_frame(s, batches, duties)
+grid["cell"] = np.where(grid["reachable"], "", "×")
+base = alt.Chart(grid).encode(
+    x=alt.X("batch:O", title="batch (sequences per step)", axis=alt.Axis(labelAngle=0, labelOverlap=True)),
+    y=alt.Y("duty:O", sort="descending", title="duty cycle", axis=alt.Axis(format=".0%")),
+)
+heat = base.mark_rect().encode(
+    color=alt.Color("usd_per_mtok:Q", scale=alt.Scale(type="log", scheme="viridis", reverse=True),
+                    title="USD / 1M"),
+    opacity=alt.condition("datum.reachable", alt.value(1.0), alt.value(0.35)),
+    tooltip=["batch", alt.Tooltip("duty:Q", format=".0%"), alt.Tooltip("usd_per_mtok:Q", format=",.3f", title="USD / 1M"),
+             alt.Tooltip("rent_usd_per_mtok:Q", format=",.3f", title="rent only"), "reachable"],
+)
+cross = base.mark_text(color="white", fontSize=9).encode(text="cell:N")
+st.altair_chart((heat + cross).properties(height=420), width="stretch")
+st.caption(f"Faded cells marked × need more than the {r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens: "
+           "the roofline prices them, the card cannot reach them.")
+
+st.subheader("By duty cycle, for a few batches")
+picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
+by_duty = tables.cost_by_duty(s, [b for b in picks if b >= 1])
+wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
+wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
+st.dataframe(wide, hide_index=True, width="stretch",
+             column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%.0f"),
+                            "fits_in_memory": st.column_config.CheckboxColumn("fits in memory"),
+                            **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
+st.caption("USD per 1M tokens, rent plus upkeep. Rows: a single stream, the batch memory holds, the batch in use, "
+           "and the break-even batch (the textbook figure).")
+ui.download_csv(by_duty, "cost-by-duty")

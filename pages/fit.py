@@ -1,0 +1,64 @@
+"""Fit: does the model load, and how many sequences fit beside it?"""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from calc import tables
+from pages import _ui as ui
+
+s, r = ui.current()
+
+st.title("Does it fit?")
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Weights", f"{r['weights_gib']:,.1f} GiB", help="Parameters × bits per weight / 8, all cards together.")
+c2.metric("KV cache per sequence", f"{r['kv_gib_per_sequence']:,.2f} GiB",
+          help=f"{r['kv_bytes_per_token']:,.0f} bytes per token with every layer full, at {s.ctx:,} tokens.")
+c3.metric("Sequences that fit", f"{r['max_batch']:,}", help=f"At {s.ctx:,} tokens each.")
+c4.metric("Batch used", f"{r['batch']:,}", help="auto = the largest useful batch" if s.batch == "auto" else None)
+
+stack = tables.memory_stack(s)
+per = "per card" if s.gpus > 1 else ""
+st.subheader(f"Memory {per} at batch {r['batch']:,}".strip())
+order = ["weights", "KV cache", "overhead", "free"]
+shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(4), row=f"{s.mem_gib:g} GiB card")
+x_max = max(s.mem_gib, float(stack["gib_per_card"][:3].sum())) * 1.02
+chart = (
+    alt.Chart(shown)
+    .mark_bar(height=36)
+    .encode(
+        x=alt.X("gib:Q", stack="zero", title=f"GiB {per or 'on the card'}", scale=alt.Scale(domain=[0, x_max], nice=False)),
+        y=alt.Y("row:N", title=None),
+        color=alt.Color("part:N", sort=order, scale=alt.Scale(domain=order, range=["#4c78a8", "#f58518", "#9d9d9d", "#c7e0bd"]),
+                        legend=alt.Legend(orient="bottom", title=None)),
+        order=alt.Order("order:Q"),
+        tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
+                 alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],
+    )
+    .properties(height=90)
+)
+rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib], "row": [shown["row"][0]]})).mark_rule(
+    color="black", strokeDash=[4, 3], size=2).encode(x="gib:Q")
+st.altair_chart(chart + rule, width="stretch")
+short = -float(stack["gib_per_card"].iloc[3])
+if short > 0:
+    st.error(f"Short by {short:,.1f} GiB per card at batch {r['batch']:,}: weights, cache and overhead exceed "
+             f"the {s.mem_gib:g} GiB card (dashed line).")
+ui.download_csv(stack, "fit-memory")
+
+st.subheader("Sequences that fit, by weight precision and context")
+fit = tables.fit_table(s)
+st.dataframe(
+    fit, hide_index=True, width="stretch",
+    column_config={
+        "weights": "Weights",
+        "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f"),
+        "weights_gib": st.column_config.NumberColumn("Weights (GiB)", format="%.1f"),
+        "free_gib": st.column_config.NumberColumn("Left for cache (GiB)", format="%.1f"),
+        **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d")
+           for c in fit.columns if c.startswith("seqs_at_")},
+    },
+)
+st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, {s.overhead_gib:g} GiB reserved per card, KV cache at {s.kv_bits:g} bits. "
+           "Zero everywhere in a row means the weights alone do not load.")
+ui.download_csv(fit, "fit-sequences")

@@ -1,0 +1,82 @@
+"""Speed: decode step time and throughput by batch, against the roofline."""
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from calc import tables
+from pages import _ui as ui
+
+s, r = ui.current()
+sweep = tables.speed_sweep(s)
+be, mb = r["break_even_batch"], r["max_batch"]
+
+st.title("How fast does it decode?")
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
+c2.metric("Throughput", f"{r['tok_s']:,.0f} tok/s", help="All sequences together.")
+c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
+c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
+          help="Where compute time equals memory time: below it adding a sequence is almost free.")
+
+marks = [{"what": f"memory holds {mb:,}", "batch": mb, "ypix": 2}] if 1 <= mb <= 1024 else []
+if be is not None and 1 <= be <= 1024:
+    marks.append({"what": f"break-even {be:,.0f}", "batch": be, "ypix": 18})
+x = alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
+          title="batch (sequences per step, log scale)")
+rules = alt.Chart(pd.DataFrame(marks, columns=["what", "batch", "ypix"])).mark_rule(strokeDash=[5, 3], color="#d62728").encode(x=x)
+labels = rules.mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728").encode(text="what:N", y=alt.Y("ypix:Q", scale=None))
+
+st.subheader("Step time by batch")
+names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory-bound: weights + cache read",
+         "compute_ms": "compute-bound: arithmetic"}
+lines = sweep.melt("batch", list(names), var_name="line", value_name="ms").replace({"line": names})
+step_chart = alt.Chart(lines).mark_line().encode(
+    x=x, y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="ms per step (log scale)"),
+    color=alt.Color("line:N", scale=alt.Scale(domain=list(names.values()), range=["#222222", "#4c78a8", "#54a24b"]),
+                    legend=alt.Legend(title=None, orient="bottom", labelLimit=0)),
+    strokeWidth=alt.condition(alt.datum.line == names["step_ms"], alt.value(3.5), alt.value(1.5)),
+    strokeDash=alt.condition(alt.datum.line == names["step_ms"], alt.value([1, 0]), alt.value([6, 3])),
+    tooltip=["batch", "line", alt.Tooltip("ms:Q", format=",.3f")])
+st.altair_chart(alt.layer(step_chart, rules, labels), width="stretch")
+if be is None:
+    st.caption("No break-even batch at this context: reading each sequence's KV cache costs more time than its "
+               "arithmetic, so the step stays memory-bound at every batch (set Advanced → attention off to see the "
+               "weights-only textbook roofline).")
+
+st.subheader("Throughput by batch")
+tp = sweep.assign(reachable=np.where(sweep["fits_in_memory"], "fits in memory", "beyond memory"))
+tp_chart = alt.Chart(tp).mark_line(point=False).encode(
+    x=x, y=alt.Y("tok_s:Q", title="tokens/s, all sequences"),
+    color=alt.Color("reachable:N", scale=alt.Scale(domain=["fits in memory", "beyond memory"], range=["#4c78a8", "#bbbbbb"]),
+                    legend=alt.Legend(title=None, orient="bottom")),
+    tooltip=["batch", alt.Tooltip("tok_s:Q", format=",.0f"), alt.Tooltip("tok_s_per_seq:Q", format=",.1f", title="per sequence")])
+per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
+    x=x, y=alt.Y("tok_s_per_seq:Q", title="tokens/s per sequence"))
+st.altair_chart(alt.layer(tp_chart, per_seq).resolve_scale(y="independent"), width="stretch")
+st.caption("Solid: total tokens/s (grey where memory cannot hold that many sequences). Dotted, right axis: "
+           "tokens/s each sequence sees. Up to the break-even batch a sequence costs almost nothing extra; "
+           "past it the step lengthens and each user waits longer.")
+
+st.subheader("The step's parts")
+pick = sweep[sweep["batch"].isin([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])]
+parts = pick.melt("batch", ["weights_ms", "cache_ms", "compute_ms", "comm_ms"], var_name="part", value_name="ms")
+parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute", "comm_ms": "both"})
+parts = parts.replace({"part": {"weights_ms": "weights read", "cache_ms": "KV cache read", "compute_ms": "compute",
+                                "comm_ms": "all-reduce"}})
+both = parts[parts["path"] == "both"]
+parts = pd.concat([parts[parts["path"] != "both"], both.assign(path="memory"), both.assign(path="compute")])
+bars = alt.Chart(parts).mark_bar().encode(
+    x=alt.X("path:N", title=None, axis=alt.Axis(labels=True)),
+    y=alt.Y("sum(ms):Q", title="ms"),
+    color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce"],
+                                              range=["#4c78a8", "#f58518", "#54a24b", "#b279a2"]),
+                    legend=alt.Legend(title=None, orient="bottom")),
+    column=alt.Column("batch:O", title="batch", header=alt.Header(labelOrient="bottom", titleOrient="bottom")),
+    tooltip=["batch", "path", "part", alt.Tooltip("ms:Q", format=",.3f")],
+).properties(width=38, height=220)
+st.altair_chart(bars)
+st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
+           "the step, and the tensor-parallel all-reduce adds to either.")
+ui.download_csv(sweep, "speed-by-batch")

@@ -1,0 +1,460 @@
+"""Independent reference implementation of SPEC.md sections 2, 3, 5 and 6.
+
+Used only by the tests to cross-check ``calc.report``. It is written from the SPEC text and the
+team's resolution rules alone, shares no code with the ``calc`` package except the raw preset
+figures of ``calc.catalogue``, and uses plain Python floats. Each function is one SPEC formula;
+the comment after it names the SPEC section it comes from.
+"""
+
+from __future__ import annotations
+
+import math
+
+from calc import catalogue
+
+GIB = 2**30  # SPEC intro: GiB = 2**30 bytes
+
+# SPEC s1: weight formats, bits per weight with scales included.
+WEIGHT_BITS = {
+    "fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0,
+    "int4-g128": 4.25, "int4-g64": 4.5, "q8_0": 8.5, "q4_0": 4.5,
+}
+# SPEC s1: KV-cache element formats.
+KV_BITS = {"fp16": 16.0, "bf16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
+COMPUTES = ("bf16", "fp16", "fp8", "int8", "fp4")  # SPEC s5 `compute`
+DEFAULT_MODEL = "llama-3.1-70b"  # SPEC s1 `model` default
+DEFAULT_CARD = "h100-sxm"  # SPEC s1 `card` default
+CUSTOM_LINK_GBS = 64.0  # SPEC s5 `link_gbs` custom default (PCIe 5.0 x16)
+# Contract: a card without a rent quote makes "every USD figure in the report" null. Read
+# literally that includes the figures that do not use the rent (usd_per_mtok_upkeep,
+# api_usd_month); set False to null only the figures that need usd_hr.
+NULL_EVERY_USD_FIGURE = False
+
+LINK_KEYS = (
+    # SPEC s1
+    "model", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "card", "mem_gib",
+    "bw_tbs", "tflops", "gpus", "weights", "kv", "ctx", "batch", "eff", "overhead_gib", "usd_hr",
+    "duty", "upkeep", "hours", "attn",
+    # SPEC s5
+    "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
+    "link_gbs", "link_us", "embed_b",
+    # SPEC s6
+    "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing: every accepted range of the SPEC s1, s5 and s6 tables. Errors name the key.
+# --------------------------------------------------------------------------------------------
+
+def _bad(key, value, accepted):
+    raise ValueError(f"{key}: {value!r} is not accepted ({accepted})")
+
+
+def _float(key, value):
+    if isinstance(value, bool):
+        _bad(key, value, "a number")
+    try:
+        x = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        _bad(key, value, "a number")
+    if not math.isfinite(x):
+        _bad(key, value, "a finite number")
+    return x
+
+
+def _int(key, value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    x = _float(key, value)
+    if not x.is_integer():
+        _bad(key, value, "an integer")
+    return int(x)
+
+
+def _real(p, key, default, lo=None, lo_open=False, hi=None):
+    """A real key with `lo <(=) x <= hi`; `default` when absent."""
+    if key not in p:
+        return default
+    x = _float(key, p[key])
+    if lo is not None and (x < lo or (lo_open and x == lo)):
+        _bad(key, p[key], f"{'>' if lo_open else '>='} {lo}")
+    if hi is not None and x > hi:
+        _bad(key, p[key], f"<= {hi}")
+    return x
+
+
+def _integer(p, key, default, lo, hi=None):
+    if key not in p:
+        return default
+    x = _int(key, p[key])
+    if x < lo or (hi is not None and x > hi):
+        _bad(key, p[key], f"integer {lo}..{hi if hi is not None else ''}")
+    return x
+
+
+def _choice(p, key, default, choices):
+    v = p.get(key, default)
+    if not isinstance(v, str) or v.strip() not in choices:
+        _bad(key, v, "one of " + ", ".join(sorted(choices)))
+    return v.strip()
+
+
+def _bits(p, key, default, table):
+    """SPEC s1 `weights`/`kv`: a format name, or bits per element 1..32."""
+    v = p.get(key, default)
+    if isinstance(v, str) and v.strip().lower() in table:
+        return v.strip().lower(), table[v.strip().lower()]
+    x = _float(key, v)
+    if not 1 <= x <= 32:
+        _bad(key, v, "a format name or bits 1..32")
+    return v, x
+
+
+# --------------------------------------------------------------------------------------------
+# Resolution: presets, defaults (team contract "Scenario resolution rules"), consistency (SPEC s5).
+# --------------------------------------------------------------------------------------------
+
+def resolve(params) -> dict:
+    """Every link key with the value used (user units); raises ValueError naming the key."""
+    p = dict(params)
+    models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
+    s = {}
+
+    # Model shape (SPEC s1, s5; contract: custom takes llama-3.1-70b's shape keys).
+    s["model"] = _choice(p, "model", DEFAULT_MODEL, set(models) | {"custom"})
+    custom = s["model"] == "custom"
+    base = models[DEFAULT_MODEL if custom else s["model"]]
+    s["params_b"] = _real(p, "params_b", float(base["params_b"]), 0, lo_open=True)
+    s["layers"] = _integer(p, "layers", int(base["layers"]), 1)
+    s["kv_heads"] = _integer(p, "kv_heads", int(base["kv_heads"]), 1)
+    s["head_dim"] = _integer(p, "head_dim", int(base["head_dim"]), 1)
+    heads_default = s["kv_heads"] if (custom and "kv_heads" in p) else int(base["heads"])
+    s["heads"] = _integer(p, "heads", heads_default, 1)
+    hidden_default = s["heads"] * s["head_dim"] if custom else int(base["hidden"])
+    s["hidden"] = _integer(p, "hidden", hidden_default, 1)
+
+    def shape(key):  # custom: 0 ("absent"); preset: preset's
+        return 0 if custom else base[key]
+
+    s["experts"] = _integer(p, "experts", int(shape("experts")), 0)
+    if s["experts"] == 1:
+        _bad("experts", p["experts"], "integer >= 2, or 0 for dense")
+    s["experts_active"] = _integer(p, "experts_active", int(shape("experts_active")), 0)
+    s["kv_latent"] = _integer(p, "kv_latent", int(shape("kv_latent")), 0)
+    s["window"] = _integer(p, "window", int(shape("window")), 0)
+    s["window_layers"] = _integer(p, "window_layers", int(shape("window_layers")), 0)
+    s["embed_b"] = _real(p, "embed_b", float(shape("embed_b")), 0)
+    # contract: active_b default = the preset's active_b for an MoE preset, else params_b
+    # (SPEC s1 "= params_b"; a custom MoE has no preset figure to take).
+    moe_preset = not custom and s["experts"] > 0
+    active_default = float(base["active_b"]) if moe_preset else s["params_b"]
+    s["active_b"] = _real(p, "active_b", active_default, 0, lo_open=True)
+
+    # Card (SPEC s1, s5; contract: custom takes h100-sxm's figures, link 64 GB/s).
+    s["card"] = _choice(p, "card", DEFAULT_CARD, set(cards) | {"custom"})
+    card = cards[DEFAULT_CARD if s["card"] == "custom" else s["card"]]
+    s["compute"] = _choice(p, "compute", "bf16", set(COMPUTES))
+    s["mem_gib"] = _real(p, "mem_gib", float(card["mem_gib"]), 0, lo_open=True)
+    s["bw_tbs"] = _real(p, "bw_tbs", float(card["bw_tbs"]), 0, lo_open=True)
+    # SPEC s5: tflops defaults to the card's dense peak at `compute`; a (preset) card without
+    # that precision is an error naming `compute`. A custom card given `tflops` has it.
+    peak = card["peaks"].get(s["compute"])
+    if peak is None and (s["card"] != "custom" or "tflops" not in p):
+        _bad("compute", s["compute"], "a precision this card has units for")
+    s["tflops"] = _real(p, "tflops", None if peak is None else float(peak), 0, lo_open=True)
+    usd = card["usd_hr"]
+    s["usd_hr"] = _real(p, "usd_hr", None if usd is None else float(usd), 0)
+    link = CUSTOM_LINK_GBS if s["card"] == "custom" else card["link_gbs"]
+    s["link_gbs"] = _real(p, "link_gbs", None if link is None else float(link), 0, lo_open=True)
+    s["link_us"] = _real(p, "link_us", 10.0, 0)
+
+    # Run settings (SPEC s1).
+    s["gpus"] = _integer(p, "gpus", 1, 1)
+    s["weights"], s["_bpw"] = _bits(p, "weights", "int4-g128", WEIGHT_BITS)
+    s["kv"], s["_kvb"] = _bits(p, "kv", "fp16", KV_BITS)
+    s["ctx"] = _integer(p, "ctx", 8192, 1)
+    if str(p.get("batch", "auto")).strip() == "auto":
+        s["batch"] = "auto"
+    else:
+        s["batch"] = _integer(p, "batch", None, 1)
+    s["eff"] = _real(p, "eff", 0.7, 0, lo_open=True, hi=1)
+    s["overhead_gib"] = _real(p, "overhead_gib", 4.0, 0)
+    s["duty"] = _real(p, "duty", 0.3, 0, lo_open=True, hi=1)
+    s["upkeep"] = _real(p, "upkeep", 4000.0, 0)
+    s["hours"] = _real(p, "hours", 720.0, 0, lo_open=True)
+    s["attn"] = _integer(p, "attn", 1, 0, 1)
+
+    # Traffic and API (SPEC s6; contract: api default = the model preset's api_ref).
+    s["req_day"] = _real(p, "req_day", 10000.0, 0, lo_open=True)
+    s["in_tok"] = _integer(p, "in_tok", 1000, 0)
+    s["out_tok"] = _integer(p, "out_tok", 300, 1)
+    s["peak"] = _real(p, "peak", 3.0, 1)
+    s["tpot_ms"] = _real(p, "tpot_ms", None, 0, lo_open=True)
+    s["api"] = _choice(p, "api", base["api_ref"], set(apis))
+    s["api_in"] = _real(p, "api_in", float(apis[s["api"]]["api_in"]), 0)
+    s["api_out"] = _real(p, "api_out", float(apis[s["api"]]["api_out"]), 0)
+
+    # SPEC s5 consistency rules, each naming its key.
+    if s["kv_heads"] > s["heads"]:
+        _bad("kv_heads", s["kv_heads"], "<= heads")
+    if s["window_layers"] > s["layers"]:
+        _bad("window_layers", s["window_layers"], "0..layers")
+    if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
+        _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
+    if s["active_b"] > s["params_b"]:
+        _bad("active_b", s["active_b"], "<= params_b")
+    if not s["embed_b"] < s["active_b"]:
+        _bad("embed_b", s["embed_b"], "< active_b")
+    if s["experts"]:
+        M, D = moe_split(s["params_b"] * 1e9, s["active_b"] * 1e9, s["experts"], s["experts_active"])
+        if D - s["embed_b"] * 1e9 < 0:
+            _bad("active_b", s["active_b"], "dense part less embeddings must be >= 0")
+    if s["gpus"] > 1 and s["link_gbs"] is None:
+        _bad("link_gbs", None, "> 0 (the card has no link figure)")
+    return s
+
+
+# --------------------------------------------------------------------------------------------
+# Formulas (SPEC s2 and s5). `m` holds the scenario in SI units, see `_si`.
+# --------------------------------------------------------------------------------------------
+
+def _si(s) -> dict:
+    """SPEC s2 symbols: P, Pa, Pe, g, bpw, kvb, L, H, Hkv, d, a, plus F and BW."""
+    g = s["gpus"]
+    return dict(
+        P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g,
+        bpw=s["_bpw"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
+        d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
+        win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
+        F=g * s["tflops"] * 1e12 * s["eff"],  # SPEC s2 effective peaks
+        BW=g * s["bw_tbs"] * 1e12 * s["eff"],  # SPEC s2
+        link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
+        mem=s["mem_gib"], over=s["overhead_gib"],
+    )
+
+
+def weight_bytes(m):
+    return m["P"] * m["bpw"] / 8  # SPEC s2: W = P*bpw/8 (resident)
+
+
+def ltok(m, n):
+    return (m["L"] - m["Lw"]) * n + m["Lw"] * min(n, m["win"])  # SPEC s5: Ltok(n)
+
+
+def kv_bytes_per_token(m):
+    if m["lat"]:
+        return m["L"] * m["lat"] * m["kvb"] / 8  # SPEC s5: MLA L*kv_latent*kvb/8
+    return 2 * m["L"] * m["Hkv"] * m["d"] * m["kvb"] / 8  # SPEC s2/s5: 2*L*Hkv*d*kvb/8
+
+
+def cache_bytes(m, n):
+    if m["lat"]:
+        return m["lat"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: MLA C(n)
+    return 2 * m["Hkv"] * m["d"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: C(n)
+
+
+def free_bytes(m):
+    return m["g"] * (m["mem"] - m["over"]) * GIB - weight_bytes(m)  # SPEC s2: free
+
+
+def max_batch(m, n):
+    return math.floor(max(0.0, free_bytes(m)) / cache_bytes(m, n))  # SPEC s2/s5: max_batch
+
+
+def attn_flops(m, n):
+    width = m["lat"] if m["lat"] else m["d"]
+    return 4 * m["H"] * width * ltok(m, n)  # SPEC s5: Af = 4*H*d*Ltok (MLA: kv_latent)
+
+
+def moe_split(P, Pa, E, k):
+    M = (P - Pa) / (1 - k / E)  # SPEC s5: routed-expert parameters
+    return M, P - M  # D = P - M
+
+
+def read_bytes(m, B):
+    if not m["E"]:
+        return (m["P"] - m["Pe"]) * m["bpw"] / 8  # SPEC s5: dense Wr = (P - Pe)*bpw/8
+    M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
+    f = 1 - (1 - m["k"] / m["E"]) ** B  # SPEC s5: f(B) = 1 - (1 - k/E)^B
+    return (D - m["Pe"] + M * f) * m["bpw"] / 8  # SPEC s5: Wr(B)
+
+
+def t_mem(m, B, n):
+    return (read_bytes(m, B) + m["a"] * B * cache_bytes(m, n)) / m["BW"]  # SPEC s2/s5
+
+
+def t_cmp(m, B, n):
+    return B * (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"]  # SPEC s5
+
+
+def t_comm(m, B):
+    """SPEC s5: two ring all-reduces of B*hidden*2 bytes per layer; only when g > 1."""
+    g = m["g"]
+    if g == 1:
+        return 0.0
+    return 2 * m["L"] * (2 * (g - 1) / g * B * m["hidden"] * 2 / m["link"] + m["link_s"])
+
+
+def step(m, B, n):
+    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B)  # SPEC s2 + s5 (comm added)
+
+
+def break_even(m, n):
+    """SPEC s2 closed form (dense, W read as Wr) or the s5 MoE root; None when there is none."""
+    slope = (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"] \
+        - m["a"] * cache_bytes(m, n) / m["BW"]
+    if slope <= 0:
+        return None  # SPEC s2: denominator not positive -> null
+    if not m["E"]:
+        return (read_bytes(m, 1) / m["BW"]) / slope  # SPEC s2: be = (Wr/BW) / (...)
+    gap = lambda B: t_cmp(m, B, n) - t_mem(m, B, n)  # noqa: E731  SPEC s5: root of t_cmp = t_mem
+    lo, hi = 0.0, 1.0
+    while gap(hi) <= 0:
+        hi *= 2
+    for _ in range(400):  # bisection to a relative 1e-12
+        if hi - lo <= 1e-12 * hi:
+            break
+        mid = (lo + hi) / 2
+        if gap(mid) > 0:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+
+
+def auto_batch(m, n):
+    be = break_even(m, n)
+    mb = max_batch(m, n)
+    if be is None:
+        return max(1, mb)  # SPEC s2: batch=auto without a break-even
+    return max(1, min(mb, math.floor(be + 0.5)))  # SPEC s2: batch=auto
+
+
+# --------------------------------------------------------------------------------------------
+# SPEC s6: traffic.
+# --------------------------------------------------------------------------------------------
+
+def serving_batch(m, s, n):
+    """SPEC s6: Bs, and whether the tpot_ms target is met."""
+    mb = max_batch(m, n)
+    used = auto_batch(m, n) if s["batch"] == "auto" else s["batch"]
+    cap = max(1, min(used, mb))
+    tpot = s["tpot_ms"]
+    if tpot is None:
+        return cap, True
+    ok = lambda B: step(m, B, n) * 1e3 <= tpot  # noqa: E731
+    if not ok(1):
+        return 1, False
+    lo, hi = 1, cap  # step grows with B, so search the largest integer batch that meets it
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo, True
+
+
+def prefill_flops(m, in_tok):
+    width = m["lat"] if m["lat"] else m["d"]  # SPEC s6: MLA uses kv_latent for d
+    return 2 * (m["Pa"] - m["Pe"]) * in_tok + m["a"] * 2 * m["L"] * m["H"] * width * in_tok**2
+
+
+def ttft_ms(m, in_tok):
+    # SPEC s6 (contract: W resident, comm = t_comm at B = in_tok)
+    return max(prefill_flops(m, in_tok) / m["F"], weight_bytes(m) / m["BW"]) * 1e3 \
+        + t_comm(m, in_tok) * 1e3
+
+
+def break_even_req_day(s, s_req):
+    """SPEC s6 break-even load, or None."""
+    c_api = (s["in_tok"] * s["api_in"] + s["out_tok"] * s["api_out"]) / 1e6
+    k = c_api * s["hours"] / 24
+    c_rep = s["gpus"] * s["usd_hr"] * s["hours"]
+    x_cap = 86400 / (s["peak"] * s_req)
+    if k * x_cap <= c_rep:
+        return None
+    r = max(1, math.ceil(s["upkeep"] / (k * x_cap - c_rep)))
+    return max((r - 1) * x_cap, (r * c_rep + s["upkeep"]) / k)
+
+
+def traffic(m, s) -> dict:
+    n = s["in_tok"] + s["out_tok"]  # SPEC s6: n = in_tok + out_tok
+    hours = s["hours"]
+    R = s["req_day"] * hours / 24  # SPEC s6: requests per month
+    Bs, meets = serving_batch(m, s, n)
+    tok_s = Bs / step(m, Bs, n)
+    s_req = s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # SPEC s6: s_req
+    u = R * s_req / (hours * 3600)  # SPEC s6: busy fraction
+    out = dict(
+        serving_batch=Bs, meets_tpot=meets, ttft_ms=ttft_ms(m, s["in_tok"]),
+        requests_month=R, tokens_in_month=R * s["in_tok"], tokens_out_month=R * s["out_tok"],
+        busy_fraction=u, replicas=None, duty_traffic=None, self_host_usd_month=None,
+        api_usd_month=None, verdict=None, break_even_req_day=None,
+    )
+    priced = s["usd_hr"] is not None
+    if priced or not NULL_EVERY_USD_FIGURE:  # contract: without a rent price USD figures are null
+        out["api_usd_month"] = (R * s["in_tok"] * s["api_in"] + R * s["out_tok"] * s["api_out"]) / 1e6
+    if max_batch(m, n) == 0:
+        out["verdict"] = "does not fit"  # SPEC s6: self-hosting figures stay null
+        return out
+    replicas = max(1, math.ceil(u * s["peak"] - 1e-9))  # SPEC s6
+    out["replicas"] = replicas
+    out["duty_traffic"] = u / replicas
+    if priced:
+        out["self_host_usd_month"] = replicas * s["gpus"] * s["usd_hr"] * hours + s["upkeep"]
+        out["verdict"] = "self-host" if out["self_host_usd_month"] < out["api_usd_month"] else "api"
+        out["break_even_req_day"] = break_even_req_day(s, s_req)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The report: SPEC s3 keys, comm_ms (s5) and the s6 keys.
+# --------------------------------------------------------------------------------------------
+
+def reference_report(params) -> dict:
+    s = resolve(params)
+    m = _si(s)
+    n = s["ctx"]
+    be = break_even(m, n)
+    mb = max_batch(m, n)
+    B = auto_batch(m, n) if s["batch"] == "auto" else s["batch"]
+    st = step(m, B, n)
+    tok_s = B / st
+    free = free_bytes(m)
+    r = dict(
+        weights_gib=weight_bytes(m) / GIB,
+        kv_bytes_per_token=kv_bytes_per_token(m),
+        kv_gib_per_sequence=cache_bytes(m, n) / GIB,
+        free_gib=free / GIB,
+        fits=free > 0,  # SPEC s2
+        max_batch=mb,
+        break_even_batch=be,
+        batch=B,
+        step_ms=st * 1e3,
+        tok_s=tok_s,
+        tok_s_per_seq=1 / st,
+        usd_per_mtok_rent=None, usd_per_mtok_upkeep=None, usd_per_mtok=None, monthly_usd=None,
+        memory_caps_batch=be is None or mb < be,  # SPEC s2
+        comm_ms=t_comm(m, B) * 1e3,  # SPEC s5
+    )
+    g, usd, duty, hours, upkeep = s["gpus"], s["usd_hr"], s["duty"], s["hours"], s["upkeep"]
+    if usd is not None or not NULL_EVERY_USD_FIGURE:
+        r["usd_per_mtok_upkeep"] = upkeep / (tok_s * 3600 * hours * duty) * 1e6  # SPEC s2
+    if usd is not None:
+        r["usd_per_mtok_rent"] = g * usd / (3600 * tok_s * duty) * 1e6  # SPEC s2
+        r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # SPEC s2: the sum
+        r["monthly_usd"] = g * usd * hours + upkeep  # SPEC s2
+    r.update(traffic(m, s))
+    unknown = sorted(k for k in params if k not in LINK_KEYS)
+    r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]
+    if s["usd_hr"] is None:
+        r["warnings"].append("no rent price for this card: USD figures are null")
+    r["scenario"] = {k: s[k] for k in LINK_KEYS}
+    return r

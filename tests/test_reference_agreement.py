@@ -1,0 +1,391 @@
+"""Cross-check of ``calc.report`` against the independent reference in ``reference_model``.
+
+The reference is itself checked against the tables of SPEC section 4 first; then random valid
+scenarios (every key of SPEC sections 1, 5 and 6) must give the same report from both.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from calc import catalogue
+
+try:
+    from tests.reference_model import KV_BITS, WEIGHT_BITS, reference_report
+except ImportError:  # tests/ on sys.path instead of the repository root
+    from reference_model import KV_BITS, WEIGHT_BITS, reference_report
+
+
+def _production_report():
+    """``calc.report`` or None (with the reason) when it cannot be imported yet."""
+    try:
+        import calc
+    except Exception as exc:  # noqa: BLE001 - any import failure means "not there yet"
+        return None, f"import calc failed: {exc!r}"
+    fn = getattr(calc, "report", None)
+    if not callable(fn):
+        return None, "calc.report is not defined (or is not callable) yet"
+    return fn, ""
+
+
+CALC_REPORT, MISSING = _production_report()
+needs_calc = pytest.mark.skipif(CALC_REPORT is None, reason=f"no calc.report to compare: {MISSING}")
+
+SEED = (
+    "model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80"
+    "&bw_tbs=3.35&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&batch=17&duty=0.3&eff=0.7"
+    "&overhead_gib=4&usd_hr=2.5&upkeep=0"
+)
+
+
+def q(query: str, **over) -> dict:
+    """A query string as a mapping, with overrides."""
+    p = dict(kv.split("=", 1) for kv in query.split("&"))
+    p.update({k: str(v) for k, v in over.items()})
+    return p
+
+
+# ------------------------------------------------------------------------------------------
+# The reference against SPEC section 4.
+# ------------------------------------------------------------------------------------------
+
+def test_seed_case():
+    r = reference_report(q(SEED))
+    assert round(r["step_ms"], 2) == 14.93
+    assert round(r["usd_per_mtok_rent"], 2) == 2.03
+    assert r["max_batch"] == 17
+    assert r["batch"] == 17 and r["fits"] is True
+    assert r["monthly_usd"] == pytest.approx(1800)
+    assert r["comm_ms"] == 0
+
+
+@pytest.mark.parametrize(
+    "mem_bw_tf, be16, be4",
+    [((80, 3.35, 989), 295, 74), ((80, 2.04, 312), 153, 38), ((48, 0.864, 362), 419, 105)],
+)
+def test_break_even_table(mem_bw_tf, be16, be4):
+    mem, bw, tf = mem_bw_tf
+    for bits, want in ((16, be16), (4, be4)):
+        r = reference_report(q(SEED, mem_gib=mem, bw_tbs=bw, tflops=tf, weights=bits))
+        assert round(r["break_even_batch"]) == want
+
+
+def test_kv_table():
+    r = reference_report(q(SEED))
+    assert r["kv_bytes_per_token"] == 320 * 1024
+    assert round(r["kv_gib_per_sequence"], 2) == 2.50
+    fits = {16: (0, 0, 0), 8: (17, 4, 1), 4: (69, 17, 4)}
+    for bits, want in fits.items():
+        got = tuple(reference_report(q(SEED, weights=bits, ctx=c))["max_batch"] for c in (2048, 8192, 32768))
+        assert got == want, bits
+    assert reference_report(q(SEED, weights=16))["fits"] is False
+
+
+def test_batch_table():
+    batches = (1, 4, 16, 17, 64, 74, 256)
+    step = (14.93, 14.93, 14.93, 14.93, 14.93, 14.96, 51.77)
+    tok = (67, 268, 1072, 1139, 4288, 4945, 4945)
+    usd = (10.365, 2.591, 0.648, 0.610, 0.162, 0.140, 0.140)
+    for b, s, t, u in zip(batches, step, tok, usd):
+        r = reference_report(q(SEED, batch=b, duty=1))
+        assert round(r["step_ms"], 2) == s, b
+        assert round(r["tok_s"]) == t, b
+        assert round(r["usd_per_mtok_rent"], 3) == u, b
+
+
+def test_duty_table():
+    table = {1: (103.65, 34.55, 17.27, 10.36), 17: (6.10, 2.03, 1.02, 0.61), 74: (1.40, 0.47, 0.23, 0.14)}
+    for b, row in table.items():
+        for duty, want in zip((0.1, 0.3, 0.6, 1.0), row):
+            r = reference_report(q(SEED, batch=b, duty=duty))
+            assert abs(r["usd_per_mtok_rent"] - want) <= 0.005 + 1e-9, (b, duty)
+    assert reference_report(q(SEED))["monthly_usd"] == pytest.approx(1800)
+
+
+@pytest.mark.parametrize(
+    "wbits, kvbits, batch, total, fits",
+    [(16, 16, 16, 30.9, False), (8, 16, 16, 23.5, True), (4, 16, 16, 19.7, True),
+     (4, 8, 16, 11.7, True), (4, 8, 32, 19.7, True)],
+)
+def test_8b_on_24gib_table(wbits, kvbits, batch, total, fits):
+    r = reference_report(q(
+        SEED, params_b=8, layers=32, kv_heads=8, heads=32, mem_gib=24, overhead_gib=0, ctx=8192,
+        weights=wbits, kv=kvbits, batch=batch,
+    ))
+    assert round(r["weights_gib"] + batch * r["kv_gib_per_sequence"], 1) == total
+    assert (r["max_batch"] >= batch) is fits
+
+
+def test_single_stream_floor():
+    for bits, ms in ((16, 8.0), (4, 2.0)):
+        r = reference_report(q(SEED, params_b=8, layers=32, bw_tbs=2, eff=1, batch=1, weights=bits))
+        assert r["step_ms"] == pytest.approx(ms)
+
+
+@pytest.mark.parametrize(
+    "over, key",
+    [({"kv_heads": 99}, "kv_heads"), ({"window": 10, "window_layers": 81}, "window_layers"),
+     ({"experts": 8, "experts_active": 8, "active_b": 20}, "experts_active"),
+     ({"embed_b": 70}, "embed_b"), ({"active_b": 71}, "active_b"),
+     ({"experts": 8, "experts_active": 2, "active_b": 10, "embed_b": 5}, "active_b"),
+     ({"batch": 0}, "batch"), ({"eff": 1.5}, "eff"), ({"weights": 33}, "weights"),
+     ({"kv": "int3"}, "kv"), ({"attn": 2}, "attn"), ({"gpus": "two"}, "gpus"),
+     ({"duty": 0}, "duty"), ({"peak": 0.5}, "peak"), ({"out_tok": 0}, "out_tok"),
+     ({"tpot_ms": 0}, "tpot_ms"), ({"experts": 1}, "experts"), ({"compute": "fp2"}, "compute")],
+)
+def test_reference_rejects(over, key):
+    with pytest.raises(ValueError, match=key):
+        reference_report(q(SEED, **over))
+
+
+def test_reference_rejects_missing_precision():
+    peaks = catalogue.cards()["a100-80gb"]["peaks"]
+    assert peaks["fp8"] is None
+    with pytest.raises(ValueError, match="compute"):
+        reference_report({"card": "a100-80gb", "compute": "fp8"})
+
+
+def test_reference_section_6_basics():
+    r = reference_report(q(SEED, req_day=10000, in_tok=1000, out_tok=300, tpot_ms=0.01))
+    assert r["serving_batch"] == 1 and r["meets_tpot"] is False
+    big = reference_report({"model": "llama-3.1-405b", "weights": "bf16", "gpus": 1})
+    assert big["verdict"] == "does not fit" and big["replicas"] is None
+    assert big["break_even_req_day"] is None and big["self_host_usd_month"] is None
+
+
+# ------------------------------------------------------------------------------------------
+# Random scenarios.
+# ------------------------------------------------------------------------------------------
+
+def _floats(lo, hi):
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+BITS = st.one_of(st.integers(1, 32), _floats(1, 32))
+SIZES = st.one_of(st.integers(1, 4096), st.integers(4096, 262144))
+
+
+@st.composite
+def scenarios(draw):
+    models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
+    p: dict = {}
+    maybe = lambda: draw(st.booleans())  # noqa: E731  include an optional key?
+
+    # --- model ---------------------------------------------------------------------------
+    kind = draw(st.sampled_from(["default", "preset", "preset", "preset", "dense", "moe", "mla", "window", "all"]))
+    if kind in ("default", "preset"):
+        mid = "llama-3.1-70b"
+        if kind == "preset":
+            mid = p["model"] = draw(st.sampled_from(sorted(models)))
+        b = models[mid]
+        L, H, Hkv = b["layers"], b["heads"], b["kv_heads"]
+        P, Pa, Pe, E, k = b["params_b"], b["active_b"], b["embed_b"], b["experts"], b["experts_active"]
+        if not E:
+            Pa = P
+            if maybe():
+                P = Pa = p["params_b"] = draw(_floats(Pe + 0.05, 1000))
+        if maybe():
+            L = p["layers"] = draw(st.integers(max(1, b["window_layers"]), 160))
+        if maybe():
+            H = p["heads"] = draw(st.integers(Hkv, 256))
+        if maybe():
+            Hkv = p["kv_heads"] = draw(st.integers(1, H))
+        if maybe():
+            p["head_dim"] = draw(st.sampled_from([32, 64, 96, 128, 192, 256]))
+        if maybe():
+            p["hidden"] = draw(st.integers(64, 20000))
+        if maybe():
+            dense_part = P if not E else P - (P - Pa) / (1 - k / E)
+            p["embed_b"] = draw(_floats(0, 0.98)) * min(0.9 * Pa, dense_part)  # D - Pe > 0
+        if maybe() and b["window"]:
+            p["window"] = draw(SIZES)
+        if maybe():
+            p["window_layers"] = draw(st.integers(0, L))
+            if not b["window"] and maybe():
+                p["window"] = draw(SIZES)
+        if maybe() and b["kv_latent"]:
+            p["kv_latent"] = draw(st.integers(16, 2048))
+    else:
+        p["model"] = "custom"
+        P = p["params_b"] = draw(_floats(0.05, 1000))
+        L = draw(st.integers(1, 128))
+        if maybe() or kind in ("window", "all"):
+            p["layers"] = L
+        else:
+            L = models["llama-3.1-70b"]["layers"]
+        Hkv = p["kv_heads"] = draw(st.integers(1, 32))
+        if maybe():
+            p["heads"] = Hkv * draw(st.integers(1, 8))
+        if maybe():
+            p["head_dim"] = draw(st.sampled_from([32, 64, 80, 96, 128, 256]))
+        if maybe():
+            p["hidden"] = draw(st.integers(64, 20000))
+        pe = draw(_floats(0, 0.3)) * P if maybe() else 0.0
+        if pe:
+            p["embed_b"] = pe
+        if kind in ("moe", "all"):
+            E = p["experts"] = draw(st.integers(2, 256))
+            k = p["experts_active"] = draw(st.integers(1, E - 1))
+            M = draw(_floats(0, 0.98)) * (P - pe)  # keeps D - Pe >= 0
+            p["active_b"] = P - M * (1 - k / E)
+        elif maybe():
+            p["active_b"] = pe + draw(_floats(0.02, 1)) * (P - pe)
+        if kind in ("mla", "all"):
+            p["kv_latent"] = draw(st.integers(16, 2048))
+        if kind in ("window", "all"):
+            p["window"] = draw(SIZES)
+            p["window_layers"] = draw(st.integers(0, L))
+
+    # --- card ----------------------------------------------------------------------------
+    ckind = draw(st.sampled_from(["default", "preset", "preset", "custom"]))
+    cid = "h100-sxm"
+    if ckind == "preset":
+        cid = p["card"] = draw(st.sampled_from(sorted(cards)))
+    elif ckind == "custom":
+        p["card"] = "custom"
+    peaks = cards[cid]["peaks"]
+    have = [c for c in ("bf16", "fp16", "fp8", "int8", "fp4") if peaks.get(c) is not None]
+    if maybe() or peaks.get("bf16") is None:
+        p["compute"] = draw(st.sampled_from(have))
+    for key, strat in (
+        ("mem_gib", _floats(4, 300)), ("bw_tbs", _floats(0.05, 10)), ("tflops", _floats(5, 5000)),
+        ("usd_hr", _floats(0, 20)), ("link_gbs", _floats(1, 1800)), ("link_us", _floats(0, 50)),
+    ):
+        if maybe():
+            p[key] = draw(strat)
+    if maybe():
+        p["gpus"] = draw(st.integers(1, 8))
+
+    # --- run settings --------------------------------------------------------------------
+    if maybe():
+        p["weights"] = draw(st.sampled_from(sorted(WEIGHT_BITS)) if maybe() else BITS)
+    if maybe():
+        p["kv"] = draw(st.sampled_from(sorted(KV_BITS)) if maybe() else BITS)
+    if maybe():
+        p["ctx"] = draw(SIZES)
+    if maybe():
+        p["batch"] = "auto" if maybe() else draw(st.integers(1, 1024))
+    if maybe():
+        p["attn"] = draw(st.sampled_from([0, 1]))
+    for key, strat in (
+        ("eff", _floats(0.05, 1)), ("overhead_gib", _floats(0, 16)), ("duty", _floats(0.01, 1)),
+        ("upkeep", _floats(0, 20000)), ("hours", _floats(1, 744)),
+    ):
+        if maybe():
+            p[key] = draw(strat)
+
+    # --- traffic -------------------------------------------------------------------------
+    if maybe():
+        p["req_day"] = draw(st.one_of(_floats(10, 1e4), _floats(1e4, 1e7)))
+    if maybe():
+        p["in_tok"] = draw(st.integers(0, 32768))
+    if maybe():
+        p["out_tok"] = draw(st.integers(1, 8192))
+    if maybe():
+        p["peak"] = draw(_floats(1, 10))
+    if maybe():
+        p["tpot_ms"] = 0.01 if maybe() else draw(_floats(0.5, 500))
+    if maybe():
+        p["api"] = draw(st.sampled_from(sorted(apis)))
+    for key in ("api_in", "api_out"):
+        if maybe():
+            p[key] = draw(_floats(0, 100))
+
+    if draw(st.booleans()):  # the same scenario as link text
+        p = {k: v if isinstance(v, str) else repr(v) for k, v in p.items()}
+    return p
+
+
+# ------------------------------------------------------------------------------------------
+# Comparison.
+# ------------------------------------------------------------------------------------------
+
+def _same(want, got) -> bool:
+    if want is None or got is None or isinstance(want, (bool, str)) or isinstance(got, (bool, str)):
+        return type(want) is type(got) and want == got
+    if isinstance(want, int) and isinstance(got, int):
+        return want == got
+    return math.isclose(want, got, rel_tol=1e-6, abs_tol=1e-12)
+
+
+def _as_number(key, value):
+    table = WEIGHT_BITS if key == "weights" else KV_BITS if key == "kv" else {}
+    if isinstance(value, str) and value.strip().lower() in table:
+        return table[value.strip().lower()]
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def _scenario_same(key, given, got, scenario) -> bool:
+    if key == "window_layers" and float(scenario.get("window") or 0) == 0:
+        return True  # without a window the layer count has no effect; calc may print 0 for it
+    if key == "batch" and str(given).strip() == "auto":
+        return got == "auto"
+    a, b = _as_number(key, given), _as_number(key, got)
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return str(a).strip() == str(b).strip()
+
+
+def assert_agrees(params):
+    ref = reference_report(params)
+    got = CALC_REPORT(params)
+    diffs = [
+        f"{key}: reference {want!r} != calc {got.get(key, '<missing>')!r}"
+        for key, want in ref.items()
+        if key not in ("scenario", "warnings") and (key not in got or not _same(want, got[key]))
+    ]
+    scen = got.get("scenario", {})
+    diffs += [
+        f"scenario[{key}]: given {value!r} != calc {scen.get(key, '<missing>')!r}"
+        for key, value in params.items()
+        if key not in scen or not _scenario_same(key, value, scen[key], scen)
+    ]
+    assert isinstance(got.get("warnings"), list)
+    assert not diffs, "\n".join(diffs)
+
+
+@needs_calc
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+@example(q(SEED))
+@example({"model": "llama-3.1-405b", "weights": "bf16", "gpus": "1", "req_day": "10"})
+@example({"model": "deepseek-v3", "gpus": "8", "card": "h200-sxm", "tpot_ms": "0.01", "req_day": "1e7"})
+@example({"model": "gpt-oss-120b", "kv": "fp8", "weights": "4.25", "batch": "auto", "in_tok": "0"})
+@example({"model": "mixtral-8x7b", "gpus": "2", "link_gbs": "32", "link_us": "0", "tpot_ms": "30"})
+def test_reference_agreement(params):
+    assert_agrees(params)
+
+
+@needs_calc
+@pytest.mark.parametrize(
+    "over, key",
+    [({"kv_heads": 99}, "kv_heads"), ({"window": 10, "window_layers": 81}, "window_layers"),
+     ({"experts": 8, "experts_active": 8, "active_b": 20}, "experts_active"),
+     ({"embed_b": 70}, "embed_b"), ({"active_b": 71}, "active_b"),
+     ({"experts": 8, "experts_active": 2, "active_b": 10, "embed_b": 5}, "active_b"),
+     ({"batch": 0}, "batch"), ({"weights": 33}, "weights"), ({"tpot_ms": 0}, "tpot_ms"),
+     ({"card": "a100-80gb", "compute": "fp8"}, "compute")],
+)
+def test_both_reject(over, key):
+    params = q(SEED, **over)
+    with pytest.raises(ValueError, match=key):
+        reference_report(params)
+    with pytest.raises(ValueError) as info:
+        CALC_REPORT(params)
+    keys = [e.key for e in getattr(info.value, "errors", [])]
+    assert key in keys, keys
+
+
+@needs_calc
+def test_unknown_key_is_a_warning():
+    params = q(SEED, colour="blue")
+    assert_agrees({k: v for k, v in params.items() if k != "colour"})
+    got = CALC_REPORT(params)
+    assert any("colour" in w for w in got["warnings"])
