@@ -11,7 +11,5 @@ from pages import _ui as ui
 st.set_page_config(page_title="Self-host or API", page_icon=":material/calculate:", layout="wide")
 
 page = ui.navigation()
-ui.sync()
-scenario, report = ui.current()
-ui.header(scenario, report)
+ui.frame()
 page.run()

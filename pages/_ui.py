@@ -256,6 +256,7 @@ def navigation():
     visible = [st.Page(path, title=title, icon=icon, url_path=url) for path, title, icon, url in PAGES]
 
     def home() -> None:
+        st.session_state.pop("_frame", None)
         st.switch_page(visible[0])
 
     entry = st.Page(home, title="Self-host or API", url_path="start", default=True, visibility="hidden")
@@ -267,10 +268,25 @@ def _report(query: str) -> dict:
     return build(parse(query))
 
 
+def frame() -> None:
+    """app.py's part of every run: link and widgets in step, then the header every page shares."""
+    sync()
+    header(*current())
+    st.session_state["_frame"] = True
+
+
+def page() -> tuple[Scenario, dict]:
+    """A page's first call: the scenario and report of this run.
+
+    When Streamlit ran the page file without app.py (its ``pages``-folder mode), re-enter through app.py.
+    """
+    if not st.session_state.pop("_frame", False):
+        _enter_through_app()
+    return current()
+
+
 def current() -> tuple[Scenario, dict]:
     """The scenario of this run and its report (cached by link)."""
-    if "_parsed" not in st.session_state:
-        _enter_through_app()
     parsed: Parsed = st.session_state["_parsed"]
     report = _report(parsed.scenario.to_query())
     # Input-level warnings of this run (unknown keys) belong with the report shown.

@@ -7,7 +7,7 @@ import streamlit as st
 from calc import tables
 from pages import _ui as ui
 
-s, r = ui.current()
+s, r = ui.page()
 
 st.title("What does a million tokens cost?")
 if s.usd_hr is None:

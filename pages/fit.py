@@ -7,7 +7,7 @@ import streamlit as st
 from calc import tables
 from pages import _ui as ui
 
-s, r = ui.current()
+s, r = ui.page()
 
 st.title("Does it fit?")
 c1, c2, c3, c4 = st.columns(4)

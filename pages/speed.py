@@ -8,7 +8,7 @@ import streamlit as st
 from calc import tables
 from pages import _ui as ui
 
-s, r = ui.current()
+s, r = ui.page()
 sweep = tables.speed_sweep(s)
 be, mb = r["break_even_batch"], r["max_batch"]
 

@@ -1,0 +1,107 @@
+"""The Streamlit app under AppTest: every page runs clean, links restore widgets, widgets rewrite links."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGES = ["pages/fit.py", "pages/speed.py", "pages/cost.py"]
+SEED = {"model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
+        "card": "h100-sxm", "weights": "4", "kv": "fp16", "ctx": "8192", "attn": "0", "overhead_gib": "4",
+        "eff": "0.7", "usd_hr": "2.5"}
+
+
+def open_app(params=None, page=None):
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def texts(elements):
+    return " ".join(str(e.value) for e in elements)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_clean_on_defaults(page):
+    at = open_app(page=page)
+    assert not at.exception
+    assert not at.error  # the defaults fit and carry no bad value
+    assert at.query_params["model"] == "llama-3.1-70b"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_clean_on_a_link(page):
+    at = open_app({"model": "llama-3.1-8b", "card": "l40s", "ctx": "32768", "batch": "12", "gpus": "2"}, page)
+    assert not at.exception
+    assert at.query_params["card"] == "l40s" and at.query_params["batch"] == "12"
+
+
+def test_link_restores_every_widget():
+    at = open_app({"model": "llama-3.1-8b", "card": "a100-80gb", "weights": "fp8", "kv": "int8", "ctx": "4096",
+                   "batch": "33", "duty": "0.55", "usd_hr": "1.75", "attn": "0", "upkeep": "1234"})
+    assert at.selectbox(key="model").value == "llama-3.1-8b"
+    assert at.selectbox(key="card").value == "a100-80gb"
+    assert at.selectbox(key="weights").value == "fp8" and at.selectbox(key="kv").value == "int8"
+    assert at.number_input(key="ctx").value == 4096 and at.number_input(key="batch").value == 33
+    assert at.number_input(key="duty").value == 0.55 and at.number_input(key="usd_hr").value == 1.75
+    assert at.checkbox(key="attn").value is False and at.number_input(key="upkeep").value == 1234
+    assert at.number_input(key="layers").value == 32  # the preset's shape came with the model
+
+
+def test_memory_cap_flag_for_the_seed_case():
+    at = open_app(SEED)
+    flag = texts(at.warning)
+    assert "Memory caps the batch" in flag
+    assert "17 sequences at 8,192 tokens" in flag and "batch 74" in flag
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_memory_cap_flag_on_every_page(page):
+    assert "Memory caps the batch" in texts(open_app(SEED, page).warning)
+
+
+def test_changing_ctx_rewrites_the_link():
+    at = open_app(SEED)
+    at.number_input(key="ctx").set_value(2048).run()
+    assert not at.exception
+    assert at.query_params["ctx"] == "2048"
+    assert "69 sequences at 2,048 tokens" in texts(at.warning)
+
+
+def test_choosing_a_model_brings_its_shape_and_custom_figures_make_it_custom():
+    at = open_app()
+    at.selectbox(key="model").set_value("llama-3.1-8b").run()
+    assert at.query_params["layers"] == "32" and at.query_params["params_b"] == "8.03"
+    at.number_input(key="layers").set_value(40).run()
+    assert at.query_params["model"] == "custom" and at.query_params["layers"] == "40"
+
+
+def test_bad_link_shows_the_named_error_and_keeps_working():
+    at = open_app({"ctx": "lots", "duty": "7", "colour": "blue"})
+    assert not at.exception
+    shown = texts(at.error)
+    assert "ctx='lots'" in shown and "integer from 1 to 100000000" in shown
+    assert "duty='7'" in shown and "> 0 and <= 1" in shown
+    assert at.query_params["ctx"] == "8192" and at.query_params["duty"] == "0.3"  # defaults in use
+    assert "colour" in texts(at.caption)
+    for page in PAGES[1:]:
+        at.switch_page(page).run()
+        assert not at.exception
+
+
+def test_rule_breaking_link_names_the_key():
+    at = open_app({"kv_heads": "999"})
+    assert not at.exception
+    assert "kv_heads='999'" in texts(at.error)
+    assert at.query_params["kv_heads"] == "8"
+
+
+def test_weights_that_do_not_fit_are_said_plainly():
+    at = open_app({"model": "llama-3.1-405b", "weights": "bf16"})
+    assert not at.exception
+    assert "weights do not fit" in texts(at.error)
