@@ -241,9 +241,11 @@ def _enter_through_app() -> None:
 
 
 PAGES = [  # (script, title, icon, url_path): url paths are part of shared links and never change
+    ("pages/decision.py", "Decision", ":material/gavel:", "decision"),
     ("pages/fit.py", "Fit", ":material/memory:", "fit"),
     ("pages/speed.py", "Speed", ":material/speed:", "speed"),
     ("pages/cost.py", "Cost", ":material/payments:", "cost"),
+    ("pages/catalogue.py", "Models & cards", ":material/table_view:", "catalogue"),
 ]
 
 

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = ["pages/fit.py", "pages/speed.py", "pages/cost.py"]
+PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/catalogue.py"]
 SEED = {"model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
         "card": "h100-sxm", "weights": "4", "kv": "fp16", "ctx": "8192", "attn": "0", "overhead_gib": "4",
         "eff": "0.7", "usd_hr": "2.5"}
