@@ -119,3 +119,74 @@ def cost_by_duty(s: Scenario, batches: Sequence[int], duties: Sequence[float] = 
                          "rent_usd_per_mtok": float(rent[i, j]), "upkeep_usd_per_mtok": float(upkeep[i, j]),
                          "usd_per_mtok": float(rent[i, j] + upkeep[i, j])})
     return pd.DataFrame(rows)
+
+
+def models_table() -> pd.DataFrame:
+    """The model catalogue with derived sizes: one row per preset (units in column names)."""
+    from . import catalogue
+    from .scenario import parse
+
+    rows = []
+    for mid, m in catalogue.models().items():
+        s = parse({"model": mid, "kv": "16"}).scenario
+        rows.append({
+            "id": mid, "name": m["name"], "params_b": m["params_b"], "active_b": m["active_b"],
+            "layers": m["layers"], "heads": m["heads"], "kv_heads": m["kv_heads"], "head_dim": m["head_dim"],
+            "hidden": m["hidden"], "experts": m["experts"] or None, "experts_active": m["experts_active"] or None,
+            "kv_latent": m["kv_latent"] or None, "window": m["window"] or None,
+            "window_layers": m["window_layers"] or None, "embed_b": m["embed_b"],
+            "kv_bytes_per_token_16bit": model.kv_bytes_per_token(s),
+            "weights_gib_16bit": model.weight_bytes(parse({"model": mid, "weights": "16"}).scenario) / model.GiB,
+            "max_ctx": m["max_ctx"], "api_ref": m["api_ref"], "source": m["source"], "read_on": m["read_on"],
+            "notes": m["notes"],
+        })
+    return pd.DataFrame(rows)
+
+
+def cards_table() -> pd.DataFrame:
+    """The card catalogue: dense peaks per precision, memory, bandwidth, interconnect and rent."""
+    from . import catalogue
+
+    rows = []
+    for cid, c in catalogue.cards().items():
+        rows.append({
+            "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "bw_tbs": c["bw_tbs"],
+            **{f"{p}_tflops": c["peaks"].get(p) for p in ("bf16", "fp8", "int8", "fp4")},
+            "flop_per_byte_bf16": c["peaks"]["bf16"] / c["bw_tbs"] if c["peaks"].get("bf16") else None,
+            "link_gbs": c["link_gbs"], "link_kind": c["link_kind"], "usd_hr": c["usd_hr"],
+            "usd_hr_source": c["usd_hr_source"], "usd_hr_date": c["usd_hr_date"], "source": c["source"],
+            "read_on": c["read_on"], "notes": c["notes"],
+        })
+    return pd.DataFrame(rows)
+
+
+def apis_table() -> pd.DataFrame:
+    """API price rows accepted at load (USD per 1M input / output tokens) with their sources."""
+    from . import catalogue
+
+    return pd.DataFrame([{"id": aid, **{k: a[k] for k in ("provider", "model", "family", "kind", "api_in", "api_out",
+                                                          "source", "read_on")}}
+                         for aid, a in catalogue.apis().items()])
+
+
+def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
+    """The scenario's model, precisions, context and money on other cards, side by side.
+
+    Each card keeps the scenario's number of cards, compute precision (where the card has it, else bf16)
+    and duty cycle, and takes its own datasheet figures and reference rent. Columns: fits, max batch, batch
+    used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced).
+    """
+    from .report import build
+    from .scenario import parse, with_change
+
+    rows = []
+    for cid in dict.fromkeys(card_ids):
+        params = with_change(s.to_params(), "card", cid)
+        r = build(parse(params))
+        sc = r["scenario"]
+        rows.append({"card": cid, "gpus": sc["gpus"], "compute": sc["compute"], "mem_gib": sc["mem_gib"],
+                     "bw_tbs": sc["bw_tbs"], "tflops": sc["tflops"], "usd_hr": sc["usd_hr"], "fits": r["fits"],
+                     "max_batch": r["max_batch"], "break_even_batch": r["break_even_batch"], "batch": r["batch"],
+                     "step_ms": r["step_ms"], "tok_s": r["tok_s"], "usd_per_mtok": r["usd_per_mtok"],
+                     "memory_caps_batch": r["memory_caps_batch"], "monthly_usd": r["monthly_usd"]})
+    return pd.DataFrame(rows)

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, with_change
+from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, WEIGHT_FORMATS
 
 MODEL_KEYS = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
@@ -192,6 +193,40 @@ def _clamp_to_widgets() -> None:
             st.session_state[key] = min(max(value, num.lo), num.hi)
 
 
+def _on_import() -> None:
+    """Read the uploaded or pasted config.json (JSON only, size- and depth-limited, never executed)."""
+    upload = st.session_state.get("_hf_file")
+    raw = upload.getvalue() if upload is not None else (st.session_state.get("_hf_text") or "").encode()
+    st.session_state.pop("_hf_error", None)
+    if not raw.strip():
+        st.session_state["_hf_error"] = "Upload a config.json or paste its text first."
+        return
+    try:
+        shape = from_hf_config_json(raw)
+    except HFConfigError as exc:
+        st.session_state["_hf_error"] = f"This config.json cannot be used: {exc}"
+        return
+    parsed = parse({**widget_params(), **shape})
+    _store(parsed.scenario)
+    for key in shape:
+        _errors().pop(key, None)
+    st.session_state["_hf_done"] = (f"Imported: {shape['params_b']:.3f} B parameters ({shape['active_b']:.3f} B active), "
+                                    f"{shape['layers']} layers, {shape['kv_heads']} KV heads.")
+
+
+def _import_config() -> None:
+    with st.popover("Import a config.json", icon=":material/upload_file:", width="stretch"):
+        st.caption("A Hugging Face model config becomes the custom model (parameters counted from its shapes). "
+                   "The file is read as JSON only, at most 1 MB.")
+        st.file_uploader("config.json", type=["json"], key="_hf_file", max_upload_size=1)
+        st.text_area("…or paste it", key="_hf_text", height=120, max_chars=1_000_000)
+        st.button("Use this config", on_click=_on_import, type="primary")
+    if "_hf_error" in st.session_state:
+        st.error(st.session_state["_hf_error"])
+    elif "_hf_done" in st.session_state:
+        st.success(st.session_state.pop("_hf_done"))
+
+
 def sidebar() -> None:
     """All inputs, grouped; each widget's key is its link key."""
     with st.sidebar:
@@ -199,6 +234,8 @@ def sidebar() -> None:
         for title, keys in GROUPS:
             has_error = any(k in _errors() for k in keys)
             with st.expander(title, expanded=title in OPEN_GROUPS or has_error):
+                if title == "Model":
+                    _import_config()
                 for key in keys:
                     _widget(key)
 

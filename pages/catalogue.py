@@ -1,8 +1,72 @@
-"""Models & cards: the catalogue behind the presets, with sources."""
+"""Models & cards: the catalogue behind the presets, with units and sources, and a card comparison."""
 
 import streamlit as st
 
+from calc import catalogue, tables
 from pages import _ui as ui
 
 s, r = ui.page()
+NUM = st.column_config.NumberColumn
+
 st.title("Models & cards")
+st.caption("Every figure carries its source and the date it was read. Compute peaks are dense (a datasheet figure "
+           "'with sparsity' is twice the dense one and is never used). Memory is recorded in GiB. Click a column "
+           "header to sort.")
+
+st.subheader("Your model on other cards")
+default_cards = list(dict.fromkeys([s.card if s.card in catalogue.cards() else "h100-sxm", "a100-80gb", "l40s"]))
+picked = st.multiselect("Cards to compare (up to 3)", list(catalogue.cards()), default=default_cards,
+                        max_selections=3, key="_compare_cards",
+                        format_func=lambda c: catalogue.cards()[c]["name"])
+if picked:
+    cmp = tables.compare_cards(s, picked)
+    st.dataframe(cmp, hide_index=True, width="stretch", column_config={
+        "card": st.column_config.TextColumn("Card"), "gpus": NUM("Cards"), "compute": "Compute",
+        "mem_gib": NUM("Memory/card (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
+        "tflops": NUM("Dense peak (TFLOP/s)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
+        "fits": st.column_config.CheckboxColumn("Weights fit"), "max_batch": NUM("Max batch", format="%d"),
+        "break_even_batch": NUM("Break-even batch", format="%.0f"), "batch": NUM("Batch used", format="%d"),
+        "step_ms": NUM("Step (ms)", format="%.2f"), "tok_s": NUM("tok/s", format="%.0f"),
+        "usd_per_mtok": NUM(f"USD / 1M at duty {s.duty:.0%}", format="%.3f"),
+        "memory_caps_batch": st.column_config.CheckboxColumn("Memory caps batch"),
+        "monthly_usd": NUM("Monthly (USD)", format="%.0f")})
+    st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s) "
+               "and duty cycle; each card with its own datasheet figures and reference rent (blank: no quote).")
+    ui.download_csv(cmp, "catalogue-compare")
+
+st.subheader("Models")
+models = tables.models_table()
+st.dataframe(models, hide_index=True, width="stretch", column_config={
+    "params_b": NUM("Params (B)", format="%.3f"), "active_b": NUM("Active (B)", format="%.3f"),
+    "embed_b": NUM("Input embedding (B)", format="%.3f"),
+    "kv_bytes_per_token_16bit": NUM("KV bytes/token (16-bit)", format="%d"),
+    "weights_gib_16bit": NUM("Weights at 16-bit (GiB)", format="%.1f"),
+    "window": NUM("Window (tokens)", format="%d"), "max_ctx": NUM("Trained context (tokens)", format="%d"),
+    "kv_latent": NUM("MLA latent", format="%d"), "experts": NUM("Experts", format="%d"),
+    "experts_active": NUM("Experts/token", format="%d"), "window_layers": NUM("Windowed layers", format="%d"),
+})
+ui.download_csv(models, "catalogue-models")
+
+st.subheader("Cards")
+cards = tables.cards_table()
+st.dataframe(cards, hide_index=True, width="stretch", column_config={
+    "mem_gib": NUM("Memory (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
+    "bf16_tflops": NUM("BF16 dense (TFLOP/s)", format="%.1f"), "fp8_tflops": NUM("FP8 dense (TFLOP/s)", format="%.1f"),
+    "int8_tflops": NUM("INT8 dense (TOPS)", format="%.1f"), "fp4_tflops": NUM("FP4 dense (TFLOP/s)", format="%.0f"),
+    "flop_per_byte_bf16": NUM("FLOP per byte (BF16)", format="%.0f"),
+    "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
+})
+st.caption("FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
+           "when attention is not counted. Blank cells: the card has no such units, or no public figure was found.")
+ui.download_csv(cards, "catalogue-cards")
+
+st.subheader("API prices")
+apis = tables.apis_table()
+st.dataframe(apis, hide_index=True, width="stretch", column_config={
+    "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f")})
+with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
+    st.dataframe([{"id": i, "reason": why} for i, why in catalogue.rejected_apis()], hide_index=True, width="stretch")
+ui.download_csv(apis, "catalogue-apis")
+
+st.subheader("Cloud GPU quotes")
+st.dataframe(catalogue.cloud_prices(), hide_index=True, width="stretch")
