@@ -97,6 +97,8 @@ def build(parsed: Parsed) -> dict[str, Any]:
         "monthly_usd": _f(model.monthly_usd(s)),
         "memory_caps_batch": bool(be is None or mb < be),
         "comm_ms": float(parts.comm_s) * 1e3,
+        "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
+        "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes(s, n)) / model.GiB,
         "serving_batch": cap.serving_batch,
         "meets_tpot": cap.meets_tpot,
         "ttft_ms": cap.ttft_ms,

@@ -409,8 +409,11 @@ def _check_inputs(raw: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]
 
 
 class _Conflict(Exception):
-    def __init__(self, keys: tuple[str, ...], reason: str):
-        self.keys, self.reason = keys, reason
+    """A broken consistency rule: ``keys`` are the inputs that may be dropped to repair it, in order;
+    ``name`` is the key the error names (SPEC section 5), with the value in use ``shown``."""
+
+    def __init__(self, keys: tuple[str, ...], reason: str, name: Optional[str] = None, shown: Any = None):
+        self.keys, self.reason, self.name, self.shown = keys, reason, name, shown
 
 
 def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
@@ -474,7 +477,8 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         raise _Conflict(("experts",), "an MoE layer needs at least 2 experts (0 = dense)")
     if experts:
         if not 1 <= experts_active < experts:
-            raise _Conflict(("experts_active", "experts"), f"experts_active ({experts_active}) must be from 1 to experts - 1 ({experts - 1})")
+            raise _Conflict(("experts_active", "experts"), f"experts_active ({experts_active}) must be from 1 to experts - 1 ({experts - 1})",
+                            "experts_active", experts_active)
     if active_b > params_b:
         raise _Conflict(("active_b", "params_b"), f"active_b ({_fmt(active_b)}) must not exceed params_b ({_fmt(params_b)})")
     if embed_b >= active_b:
@@ -484,7 +488,8 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         if params_b - routed - embed_b < -1e-9 * params_b:
             raise _Conflict(("active_b", "params_b", "embed_b"),
                             "the dense part less the embedding table would be negative "
-                            f"(params_b - routed experts - embed_b = {params_b - routed - embed_b:.6g} billion)")
+                            f"(params_b - routed experts - embed_b = {params_b - routed - embed_b:.6g} billion)",
+                            "active_b", active_b)
 
     return Scenario(
         model=model_id, params_b=params_b, active_b=active_b, layers=layers, heads=heads, kv_heads=kv_heads,
@@ -523,8 +528,13 @@ def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
             culprit = next((k for k in conflict.keys if k in values), None)
             if culprit is None:  # the catalogue itself broke a rule
                 raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}") from None
-            errors.append(FieldError(culprit, _shown(raw.get(culprit, values[culprit])), KEYS[culprit].accepted,
-                                     conflict.reason))
+            if conflict.name and conflict.name != culprit:
+                named = conflict.name
+                shown = _shown(raw[named]) if named in raw else _shown(conflict.shown)
+                reason = f"{conflict.reason}; {culprit} falls back to its default"
+            else:
+                named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
+            errors.append(FieldError(named, shown, KEYS[named].accepted, reason))
             values.pop(culprit)
             continue
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings), given)

@@ -140,7 +140,10 @@ def models_table() -> pd.DataFrame:
             "max_ctx": m["max_ctx"], "api_ref": m["api_ref"], "source": m["source"], "read_on": m["read_on"],
             "notes": m["notes"],
         })
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    for col in ("experts", "experts_active", "kv_latent", "window", "window_layers"):
+        df[col] = df[col].astype("Int64")  # blank, not 0, where the model has no such feature
+    return df
 
 
 def cards_table() -> pd.DataFrame:

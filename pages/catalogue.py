@@ -44,6 +44,8 @@ st.dataframe(models, hide_index=True, width="stretch", column_config={
     "window": NUM("Window (tokens)", format="%d"), "max_ctx": NUM("Trained context (tokens)", format="%d"),
     "kv_latent": NUM("MLA latent", format="%d"), "experts": NUM("Experts", format="%d"),
     "experts_active": NUM("Experts/token", format="%d"), "window_layers": NUM("Windowed layers", format="%d"),
+    "layers": NUM("Layers"), "heads": NUM("Query heads"), "kv_heads": NUM("KV heads"), "head_dim": NUM("Head dim"),
+    "hidden": NUM("Hidden"), "api_ref": "Reference API", "read_on": "Read on",
 })
 ui.download_csv(models, "catalogue-models")
 

@@ -20,6 +20,12 @@ c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
 c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
           help="Where compute time equals memory time: below it adding a sequence is almost free.")
 
+st.caption(
+    f"Bytes resident are not bytes read: memory holds {r['weights_gib']:,.1f} GiB of weights, but a step at batch "
+    f"{r['batch']:,} reads {r['weights_read_gib_per_step']:,.1f} GiB of them (the input-embedding table is looked up, "
+    "not read" + ("; an MoE step reads only the experts its tokens are routed to" if s.experts else "")
+    + f") plus {r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
+
 marks = [{"what": f"memory holds {mb:,}", "batch": mb, "ypix": 2}] if 1 <= mb <= 1024 else []
 if be is not None and 1 <= be <= 1024:
     marks.append({"what": f"break-even {be:,.0f}", "batch": be, "ypix": 18})
