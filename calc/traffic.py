@@ -144,3 +144,85 @@ def price_to_flip(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float
     if rent_budget <= 0:
         return None
     return rent_budget / (reps * s.gpus * s.hours)
+
+
+# ---------------------------------------------------------------- what would flip the verdict
+
+
+def usd_per_request(s: Scenario, cap: Optional[Capacity] = None) -> tuple[float, Optional[float]]:
+    """(API, rent) in USD per request, the two slopes the break-even load compares.
+
+    API: ``c_api = (in_tok*api_in + out_tok*api_out)/1e6``. Rent: one replica's monthly rent spread over
+    the requests it serves when it runs at its busiest-hour capacity, ``c_rep / (x_cap*hours/24)`` with
+    ``c_rep = g*usd_hr*hours`` (None when the card has no price or nothing fits). Self-hosting can break
+    even only when the API costs more per request than this rent (SPEC section 6, ``k*x_cap > c_rep``).
+    """
+    cap = cap or capacity(s)
+    c_api = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6
+    if s.usd_hr is None or cap.max_batch == 0:
+        return c_api, None
+    return c_api, s.gpus * s.usd_hr * s.hours / (cap.x_cap * s.hours / 24)
+
+
+def stays_cheaper_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
+    """Requests per day above which self-hosting is cheaper at every volume, or None when it never is.
+
+    :func:`break_even_req_day` is the first volume where self-hosting gets cheaper. Above it the
+    self-hosting cost is a staircase: each added replica adds ``c_rep`` at once while the API bill grows
+    smoothly, so the API can win again just after a step. With ``d = k*x_cap - c_rep > 0`` the whole of
+    step ``m`` (volumes in ``((m-1)*x_cap, m*x_cap]``, ``m`` replicas) is cheaper once
+    ``k*(m-1)*x_cap >= m*c_rep + upkeep``, i.e. from ``m* = max(1, ceil((upkeep + k*x_cap)/d))`` on;
+    the API's last stretch ends inside step ``m* - 1`` or at its end:
+    ``min((m* - 1)*x_cap, ((m* - 1)*c_rep + upkeep)/k)``. Never below :func:`break_even_req_day`.
+    """
+    cap = cap or capacity(s)
+    first = break_even_req_day(s, cap)
+    if first is None:
+        return None
+    c_api, _ = usd_per_request(s, cap)
+    k = c_api * s.hours / 24
+    c_rep = s.gpus * s.usd_hr * s.hours
+    d = k * cap.x_cap - c_rep
+    m = max(1, math.ceil((s.upkeep + k * cap.x_cap) / d - 1e-12))
+    last = min((m - 1) * cap.x_cap, ((m - 1) * c_rep + s.upkeep) / k)
+    return max(first, last)
+
+
+@dataclass(frozen=True)
+class UnitCosts:
+    """USD per million output tokens at the traffic of a scenario (None where it cannot be priced).
+
+    ``rent_at_duty`` and ``rent_at_full`` are the Cost page's formula, ``g*usd_hr/(3600*tok_s*duty)*1e6``
+    (:func:`calc.model.cost_per_mtok`, rent only), at the serving batch's decode ``tok_s`` and at the
+    implied duty ``duty_traffic`` or at duty 1 (the textbook figure). They count decode time only;
+    ``self_host_all_in`` is the whole self-hosting bill (rent of every replica, upkeep) over the month's
+    output tokens, which also pays for prefill time and for idle capacity. ``api_all_in`` is the API bill
+    (prompt and output tokens) over the same output tokens.
+    """
+
+    duty: Optional[float]
+    tok_s: float
+    rent_at_duty: Optional[float]
+    rent_at_full: Optional[float]
+    self_host_all_in: Optional[float]
+    api_all_in: float
+
+
+def unit_costs(s: Scenario, cap: Optional[Capacity] = None) -> UnitCosts:
+    """Cost per million output tokens at the implied duty, at full duty, and all-in (see :class:`UnitCosts`)."""
+    cap = cap or capacity(s)
+    costs = monthly_costs(s, s.req_day, cap)
+    tokens_out = s.req_day * s.hours / 24 * s.out_tok
+    api_all_in = float(costs["api_usd_month"]) / tokens_out * 1e6
+    if cap.max_batch == 0:
+        return UnitCosts(None, cap.tok_s, None, None, None, api_all_in)
+    duty = float(costs["busy_fraction"] / costs["replicas"])
+    rent = model.cost_per_mtok(s, cap.tok_s, np.array([duty, 1.0]))[0]
+    priced = s.usd_hr is not None
+    return UnitCosts(
+        duty, cap.tok_s,
+        float(rent[0]) if priced else None,
+        float(rent[1]) if priced else None,
+        float(costs["self_host_usd_month"]) / tokens_out * 1e6 if priced else None,
+        api_all_in,
+    )

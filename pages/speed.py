@@ -73,15 +73,17 @@ parts = parts.replace({"part": {"weights_ms": "weights read", "cache_ms": "KV ca
                                 "comm_ms": "all-reduce"}})
 both = parts[parts["path"] == "both"]
 parts = pd.concat([parts[parts["path"] != "both"], both.assign(path="memory"), both.assign(path="compute")])
+parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, "all-reduce": 2})
 bars = alt.Chart(parts).mark_bar().encode(
     x=alt.X("path:N", title=None, axis=alt.Axis(labels=True)),
     y=alt.Y("sum(ms):Q", title="ms"),
     color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce"],
                                               range=["#4c78a8", "#f58518", "#54a24b", "#b279a2"]),
                     legend=alt.Legend(title=None, orient="bottom")),
+    order=alt.Order("stack:Q", sort="ascending"),
     column=alt.Column("batch:O", title="batch", header=alt.Header(labelOrient="bottom", titleOrient="bottom")),
     tooltip=["batch", "path", "part", alt.Tooltip("ms:Q", format=",.3f")],
-).properties(width=38, height=220)
+).properties(width=44, height=240)
 st.altair_chart(bars)
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
            "the step, and the tensor-parallel all-reduce adds to either.")
