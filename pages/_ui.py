@@ -116,20 +116,28 @@ def widget_params() -> dict[str, Any]:
     return out
 
 
-def _errors() -> dict[str, FieldError]:
+def _link_errors() -> dict[str, FieldError]:
+    """Values of the opened link that could not be used; each stays shown until its input is changed."""
     return st.session_state.setdefault("_errors", {})
+
+
+def _errors() -> dict[str, FieldError]:
+    """Everything to show beside the inputs this run: the link's rejected values and the rules the
+    current inputs break."""
+    parsed = st.session_state.get("_parsed")
+    return {**_link_errors(), **({e.key: e for e in parsed.errors} if parsed is not None else {})}
 
 
 def _on_parent(key: str) -> None:
     """A preset changed: bring in its figures (and drop what depended on the old one)."""
     parsed = parse(with_change(widget_params(), key, st.session_state[key]))
     _store(parsed.scenario)
-    _errors().pop(key, None)
+    _link_errors().pop(key, None)
 
 
 def _on_override(key: str, parent: Optional[str]) -> None:
     """A figure was typed over a preset's: the model or card becomes custom, so the label never lies."""
-    _errors().pop(key, None)
+    _link_errors().pop(key, None)
     if parent and st.session_state.get(parent) != CUSTOM:
         st.session_state[parent] = CUSTOM
 
@@ -177,9 +185,10 @@ def _widget(key: str) -> None:
     else:
         num = NUMBERS[key]
         cast = int if num.integer else float
+        nullable = {"value": None} if num.none_text else {}  # an empty box means auto / none / unknown
         st.number_input(_label(key), min_value=cast(num.lo), max_value=cast(num.hi), step=cast(num.step),
                         format=num.fmt, placeholder=num.none_text, on_change=_on_override, args=(key, parent),
-                        **common)
+                        **nullable, **common)
     err = _errors().get(key)
     if err is not None:
         st.error(err.message, icon="⚠️")
@@ -209,7 +218,7 @@ def _on_import() -> None:
     parsed = parse({**widget_params(), **shape})
     _store(parsed.scenario)
     for key in shape:
-        _errors().pop(key, None)
+        _link_errors().pop(key, None)
     st.session_state["_hf_done"] = (f"Imported: {shape['params_b']:.3f} B parameters ({shape['active_b']:.3f} B active), "
                                     f"{shape['layers']} layers, {shape['kv_heads']} KV heads.")
 
@@ -253,14 +262,13 @@ def sync() -> Parsed:
         _store(first.scenario)
         st.session_state["_loaded"] = True
     _clamp_to_widgets()
-    sidebar()
+    # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
     parsed = parse(widget_params())
-    for err in parsed.errors:  # a combination of widget values that breaks a rule
-        _errors()[err.key] = err
+    st.session_state["_parsed"] = parsed
+    sidebar()
     params = parsed.scenario.to_params()
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
-    st.session_state["_parsed"] = parsed
     return parsed
 
 

@@ -105,3 +105,37 @@ def test_weights_that_do_not_fit_are_said_plainly():
     at = open_app({"model": "llama-3.1-405b", "weights": "bf16"})
     assert not at.exception
     assert "weights do not fit" in texts(at.error)
+
+
+def test_bits_typed_as_a_number_survive_the_round_trip():
+    at = open_app({"weights": "5.5", "kv": "6"})
+    assert not at.exception
+    assert at.selectbox(key="weights").value == "5.5" and at.query_params["weights"] == "5.5"
+    at.selectbox(key="weights").set_value("q4_0").run()
+    assert at.query_params["weights"] == "q4_0"
+    bad = open_app({"weights": "3 bits please"})
+    assert not bad.exception and "weights='3 bits please'" in texts(bad.sidebar.error)
+
+
+def test_going_custom_keeps_the_card_figures_and_a_new_card_brings_its_own():
+    at = open_app({"card": "a100-80gb"})
+    at.selectbox(key="card").set_value("custom").run()
+    assert at.query_params["card"] == "custom" and at.query_params["bw_tbs"] == "2.039"
+    at.selectbox(key="card").set_value("l40s").run()
+    assert at.query_params["bw_tbs"] == "0.864" and at.query_params["mem_gib"] == "48"
+    at.number_input(key="usd_hr").set_value(0.5).run()  # a rent quote does not make the card custom
+    assert at.query_params["card"] == "l40s" and at.query_params["usd_hr"] == "0.5"
+
+
+def test_a_widget_combination_that_breaks_a_rule_is_named_beside_the_input():
+    at = open_app({"model": "llama-3.1-8b"})
+    at.number_input(key="kv_heads").set_value(64).run()
+    assert not at.exception
+    assert "kv_heads=" in texts(at.sidebar.error)
+    assert at.query_params["kv_heads"] != "64"
+
+
+def test_batch_left_empty_means_auto():
+    at = open_app({"batch": "12"})
+    at.number_input(key="batch").set_value(None).run()
+    assert at.query_params["batch"] == "auto"
