@@ -14,9 +14,11 @@ if s.usd_hr is None:
     st.warning("This card has no reference rent in the catalogue: enter your quote as **Rent per card-hour** "
                "in the sidebar (Money) to price it.")
 c1, c2, c3, c4 = st.columns(4)
-c1.metric(f"At batch {r['batch']:,}, duty {s.duty:.0%}", ui.money(r["usd_per_mtok"], 3) + " / 1M",
+c1.metric(f"USD per 1M tokens (batch {r['batch']:,}, duty {s.duty:.0%})",
+          "—" if r["usd_per_mtok"] is None else f"{r['usd_per_mtok']:,.3f}",
           help="Rent plus upkeep, per million output tokens.")
-c2.metric("of which rent", ui.money(r["usd_per_mtok_rent"], 3) + " / 1M")
+c2.metric("of which rent", "—" if r["usd_per_mtok_rent"] is None else f"{r['usd_per_mtok_rent']:,.3f}",
+          help="The textbook figure counts only this, at duty 100 %.")
 c3.metric("Monthly rent", ui.money(None if s.usd_hr is None else s.gpus * s.usd_hr * s.hours),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not.")
 c4.metric("Monthly upkeep", ui.money(s.upkeep), help="Engineering time; does not fall with volume.")
