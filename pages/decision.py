@@ -1,8 +1,166 @@
-"""Decision: self-host or API, for the traffic in the link."""
+"""Decision: self-host or API, for the traffic in the link — the verdict, what would flip it, and the memo."""
 
+import altair as alt
 import streamlit as st
 
+from calc import memo as dm
+from calc import parse
 from pages import _ui as ui
 
 s, r = ui.page()
+d = dm.decide(s, r)
+
 st.title("Self-host or API?")
+sentence = dm.verdict_sentence(s, r)
+if d.verdict == "does not fit":
+    st.error(f"**{dm.headline(d)}.** {sentence}", icon=":material/block:")
+elif d.verdict is None:
+    st.warning(f"**{dm.headline(d)}.** {sentence}", icon=":material/payments:")
+else:
+    st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")
+
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("API per month", ui.money(d.api_usd_month),
+          help=f"{s.api_in:g} USD per 1M prompt tokens and {s.api_out:g} per 1M output tokens.")
+c2.metric("Self-hosting per month", ui.money(d.self_host_usd_month),
+          help="Rent of every replica, busy or not, plus upkeep.")
+c3.metric("Cards for the busiest hour", "—" if d.replicas is None else dm.cell(d.capacity_cards),
+          delta=dm.card_name(s), delta_color="off", delta_arrow="off",
+          help=None if d.replicas is None else dm.hardware_text(s, d.replicas).capitalize() + ".")
+c4.metric("Break-even volume", "—" if not d.fits or not d.priced else
+          "never" if d.break_even is None else f"{dm.sig(d.break_even, 3)} / day",
+          help="Requests a day at which self-hosting first costs less than the API.")
+st.dataframe(dm.monthly_table(d), hide_index=True, width="stretch",
+             column_config={"option": "Option", "usd_month": st.column_config.NumberColumn("USD per month", format="%,.2f"),
+                            "how": "How it adds up"})
+ui.download_csv(dm.monthly_table(d), "decision-monthly", "Download this table (CSV)")
+
+# ---------------------------------------------------------------- chart
+st.subheader("Monthly cost by daily volume")
+y_type = st.radio("Cost axis", ["log", "linear"], horizontal=True, key="_y_scale",
+                  help="A log axis shows the small and the large volumes together.")
+curve = dm.cost_curve(s)
+if y_type == "log":
+    curve = curve[curve["usd_month"] > 0]
+marks = dm.chart_marks(d)
+x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests per day (log scale)",
+          axis=alt.Axis(format="~s", labelOverlap=True))
+y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",
+          axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
+                        labelExpr="datum.value >= 1000 ? format(datum.value, '~s') : format(datum.value, ',~g')"))
+colors = alt.Color("option:N", scale=alt.Scale(domain=["API", "Self-hosting"], range=["#f58518", "#4c78a8"]),
+                   legend=alt.Legend(title=None, orient="bottom"))
+tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
+       alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month"), alt.Tooltip("replicas:Q", title="replicas")]
+base = alt.Chart(curve).encode(x=x, y=y, color=colors, tooltip=tip)
+api_line = base.transform_filter(alt.datum.option == "API").mark_line(strokeWidth=2.5)
+sh_line = base.transform_filter(alt.datum.option == "Self-hosting").mark_line(strokeWidth=2.5, interpolate="step-after")
+now = marks[marks["what"] == "current"]
+rule = alt.Chart(now).mark_rule(color="#555555", strokeDash=[5, 3]).encode(x="req_day:Q")
+rule_label = alt.Chart(now).mark_text(align=now["align"].iloc[0], baseline="top", dx=5 if now["align"].iloc[0] == "left" else -5,
+                                     dy=4, color="#333333").encode(x="req_day:Q", y=alt.value(0), text="label:N")
+pts = marks[marks["what"] != "current"]
+be_pts = alt.Chart(pts).mark_point(filled=True, size=90, color="#d62728").encode(
+    x="req_day:Q", y="usd_month:Q", shape=alt.Shape("what:N", legend=None,
+                                                     scale=alt.Scale(domain=["break-even", "always cheaper"],
+                                                                     range=["circle", "diamond"])),
+    tooltip=["label:N", alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"),
+             alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month")])
+be_label = alt.Chart(pts[pts["what"] == "break-even"]).mark_text(
+    align="right", dx=-8, dy=-10, color="#d62728", fontWeight="bold").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
+st_label = alt.Chart(pts[pts["what"] == "always cheaper"]).mark_text(
+    align="right", dx=-8, dy=-26, color="#d62728").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
+st.altair_chart(alt.layer(api_line, sh_line, rule, rule_label, be_pts, be_label, st_label).properties(height=440),
+                width="stretch")
+if not d.fits:
+    st.caption("Only the API line is drawn: the model does not fit on the cards as set up.")
+elif not d.priced:
+    st.caption("Only the API line is drawn: enter a rent per card-hour (sidebar, Money) to draw self-hosting.")
+else:
+    st.caption(f"Self-hosting is a staircase: each step is one more replica of {dm.cards_text(s)}, rented whether busy "
+               "or not, plus the flat upkeep. The API grows in proportion to the requests. Red circle: where "
+               "self-hosting first gets cheaper; red diamond (when shown): above it, self-hosting stays cheaper at "
+               "every volume.")
+vt = dm.volume_table(s)
+st.dataframe(vt, hide_index=True, width="stretch",
+             column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
+                            "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
+                            "cards": st.column_config.NumberColumn("Cards", format="localized"),
+                            "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format="%,.0f"),
+                            "api_usd_month": st.column_config.NumberColumn("API USD/month", format="%,.0f"),
+                            "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")})
+ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
+
+# ---------------------------------------------------------------- what flips it
+st.subheader("What would flip the verdict")
+u = d.units
+f1, f2, f3, f4 = st.columns(4)
+f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
+          help="Rent per card-hour at which both options cost the same at this volume.")
+f2.metric("Volume that flips it", "—" if not d.fits or not d.priced else
+          "never" if d.break_even is None else f"{dm.sig(d.break_even, 3)} / day",
+          help="Requests a day at which self-hosting first costs less than the API.")
+f3.metric(f"Per 1M tokens at duty {u.duty:.1%}" if u.duty is not None else "Per 1M tokens at your duty",
+          "—" if u.rent_at_duty is None else f"{u.rent_at_duty:,.3f} USD",
+          help="Rent only, at the duty cycle this traffic implies for each replica (decode time only).")
+f4.metric("Per 1M tokens at duty 100%", "—" if u.rent_at_full is None else f"{u.rent_at_full:,.3f} USD",
+          help="The textbook figure: one replica busy all month, rent only.")
+st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
+            + (dm.volume_sentence(d) or ("The model does not fit as set up." if not d.fits
+                                         else "Enter a rent to find the break-even volume.")))
+ut = dm.unit_cost_table(d)
+st.dataframe(ut, hide_index=True, width="stretch",
+             column_config={"basis": "Cost per million output tokens",
+                            "usd_per_mtok_out": st.column_config.NumberColumn("USD per 1M", format="%,.3f")})
+st.caption("The textbook figure assumes a replica busy all month; real traffic keeps it busy only part of the time "
+           "(the implied duty), and the whole bill also pays for prompt processing and upkeep.")
+ui.download_csv(ut, "decision-cost-per-million", "Download this table (CSV)")
+
+# ---------------------------------------------------------------- capacity
+st.subheader("Capacity for the busiest hour")
+cap = d.cap
+if not d.fits:
+    st.error("Nothing can be served, so there is no capacity to size: use fewer bits per weight, more cards "
+             "(gpus) or a card with more memory.", icon=":material/block:")
+elif not cap.meets_tpot:
+    st.error(dm.latency_sentence(d), icon=":material/timer:")
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("Replicas", "—" if d.replicas is None else f"{d.replicas:,}",
+          help=f"Each replica is {dm.cards_text(s)}; sized for {s.peak:g}× the average hour.")
+k2.metric("Implied duty", "—" if d.duty is None else f"{d.duty:.1%}",
+          help="Fraction of the month each replica is busy with this traffic.")
+k3.metric("Time to first token", "—" if not d.fits else f"{cap.ttft_ms:,.0f} ms",
+          help="Prompt processing on an idle replica.")
+tpot_delta = None
+if d.fits and s.tpot_ms is not None:
+    tpot_delta = f"target {s.tpot_ms:g} ms: {'met' if cap.meets_tpot else 'missed'}"
+k4.metric("Time per output token", "—" if not d.fits else f"{cap.step_ms:,.1f} ms", delta=tpot_delta,
+          delta_color="normal" if cap.meets_tpot else "inverse", delta_arrow="off",
+          help=f"Decode step at the serving batch of {cap.serving_batch:,}.")
+st.dataframe(dm.capacity_text(d), hide_index=True, width="stretch", height="content",
+             column_config={"figure": "Figure", "value": "Value", "unit": "Unit"})
+ui.download_csv(dm.capacity_table(d), "decision-capacity", "Download this table (CSV)")
+
+# ---------------------------------------------------------------- reasons beyond cost
+st.subheader("Reasons to self-host anyway")
+st.caption("None of these has a price here, and any of them can justify self-hosting at a higher cost.")
+for rid, text in dm.REASONS:
+    st.checkbox(text, key=f"_why_{rid}")
+ticked = [text for rid, text in dm.REASONS if st.session_state.get(f"_why_{rid}")]
+if ticked:
+    st.caption(f"{len(ticked)} ticked. Ticks stay on this page: the memo lists every reason as an open checklist, "
+               "so the same link always gives the same memo.")
+
+# ---------------------------------------------------------------- memo
+st.subheader("Decision memo")
+text = dm.memo(parse(s.to_query()))
+st.download_button("Download the memo (Markdown)", text.encode(), file_name="decision-memo.md",
+                   mime="text/markdown", key="dl-decision-memo", icon=":material/download:")
+st.caption(f"The same text as `python -m calc --memo \"<link>\"`. Its link starts with {dm.link(s).split('/decision?')[0]} "
+           "(set CALC_BASE_URL where the app is served).")
+with st.expander("Read the memo"):
+    st.markdown(text)
+with st.expander("Inputs behind it"):
+    it = dm.inputs_table(s)
+    st.dataframe(it, hide_index=True, width="stretch")
+    ui.download_csv(it, "decision-inputs", "Download this table (CSV)")

@@ -1,0 +1,603 @@
+"""The decision: the verdict in one sentence, the tables behind it, and a Markdown memo that reproduces it.
+
+Everything here derives from one resolved :class:`calc.Scenario` (SPEC sections 2, 5 and 6) and is
+deterministic: no clock, no randomness, no state. The Decision page and ``python -m calc --memo "<link>"``
+call the same functions, so the same link gives the same sentence and the same memo, character for
+character. Units: USD, requests per day, tokens, milliseconds, GiB (2**30 bytes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import catalogue, traffic
+from .report import build, scenario_warnings
+from .scenario import KEYS, KV_FORMATS, WEIGHT_FORMATS, Parsed, Scenario
+
+#: Where the memo's link points when ``CALC_BASE_URL`` is not set.
+DEFAULT_BASE_URL = "http://localhost:8501"
+
+#: Request volumes (per day) of the cost-against-volume table; the scenario's own volume is added.
+VOLUMES: tuple[float, ...] = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+
+#: Reasons to self-host that no cost figure captures: (short id, text). The page's checkboxes use
+#: the keys ``_why_<id>`` (not link keys); the memo lists every reason unticked.
+REASONS: tuple[tuple[str, str], ...] = (
+    ("residency", "Data cannot leave our own infrastructure (data residency, contracts, regulation)."),
+    ("finetune", "We need a fine-tuned or in-house model that no API provider serves."),
+    ("latency", "We need a latency that a network round trip to a provider cannot meet."),
+    ("capacity", "We need predictable capacity: no provider rate limits, quotas, outages or model retirements."),
+)
+
+# ---------------------------------------------------------------- number formatting
+
+
+def sig(x: Optional[float], digits: int = 2) -> str:
+    """``x`` rounded to ``digits`` significant figures with thousands separators.
+
+    343.2 -> "340", 5800 -> "5,800", 273892.8 -> "270,000" (3 digits: "274,000"), 0.001144 -> "0.0011";
+    None or NaN -> "—".
+    """
+    if x is None or not math.isfinite(x):
+        return "—"
+    if x == 0:
+        return "0"
+    v = float(f"{x:.{digits}g}")
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:,.{decimals}f}"
+
+
+def sig_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
+    """Both numbers at ``digits`` significant figures, or more when that would make two different
+    numbers read the same (up to 6)."""
+    for d in range(digits, 7):
+        sa, sb = sig(a, d), sig(b, d)
+        if sa != sb or a == b:
+            return sa, sb
+    return sa, sb
+
+
+def volume_text(x: float) -> str:
+    """A request volume as the user gave it: 10000 -> "10,000", 12.5 -> "12.5"."""
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
+def cell(v: Any) -> str:
+    """A table cell: integers with separators, other numbers to a sensible precision, None as a dash."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, str):
+        return v
+    v = float(v)
+    if v.is_integer() or abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 1:
+        return f"{v:,.2f}"
+    text = sig(v, 3)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def tokens_text(x: float) -> str:
+    """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 4500 -> "4,500"."""
+    if x >= 1e9:
+        return f"{x / 1e9:,.4g}B"
+    if x >= 1e6:
+        return f"{x / 1e6:,.4g}M"
+    return f"{x:,.0f}"
+
+
+def _usd(v: Optional[float], digits: int = 2) -> str:
+    return "—" if v is None or not math.isfinite(v) else f"{v:,.{digits}f}"
+
+
+# ---------------------------------------------------------------- names
+
+
+def model_name(s: Scenario) -> str:
+    """The model's catalogue name, or "a custom 70B model"."""
+    row = catalogue.models().get(s.model)
+    return row["name"] if row else f"a custom {s.params_b:g}B model"
+
+
+def card_name(s: Scenario) -> str:
+    """The card's catalogue name, or "custom" for a card given by its figures."""
+    row = catalogue.cards().get(s.card)
+    return row["name"] if row else "custom"
+
+
+def cards_text(s: Scenario, count: Optional[int] = None) -> str:
+    """"1 H100 SXM card", "4 H100 SXM cards"."""
+    n = s.gpus if count is None else count
+    return f"{n:,} {card_name(s)} card{'s' if n != 1 else ''}"
+
+
+def hardware_text(s: Scenario, replicas: int) -> str:
+    """What self-hosting needs: "1 H100 SXM card", "3 L40S cards", "2 replicas of 4 H100 SXM cards (8 cards)"."""
+    if s.gpus == 1:
+        return cards_text(s, replicas)
+    text = f"{replicas:,} replica{'s' if replicas != 1 else ''} of {cards_text(s)}"
+    return text + (f" ({replicas * s.gpus:,} cards)" if replicas > 1 else "")
+
+
+def weights_text(s: Scenario) -> str:
+    """"int4-g128 weights (4.25 bits)", "5-bit weights"."""
+    return (f"{s.weights} weights ({WEIGHT_FORMATS[s.weights]:g} bits)" if s.weights in WEIGHT_FORMATS
+            else f"{s.weight_bits:g}-bit weights")
+
+
+def _kv_text(s: Scenario) -> str:
+    return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
+
+
+# ---------------------------------------------------------------- the decision
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Every figure the verdict rests on, computed once from a scenario (SPEC section 6).
+
+    USD per month, requests per day, USD per card-hour, USD per request.
+    """
+
+    scenario: Scenario
+    report: dict
+    cap: traffic.Capacity
+    fits: bool                        # at least one request of in_tok + out_tok tokens fits beside the weights
+    priced: bool                      # the card has a rent (usd_hr)
+    verdict: Optional[str]            # "self-host", "api", "does not fit", or None (no rent)
+    api_usd_month: float
+    self_host_usd_month: Optional[float]
+    replicas: Optional[int]
+    duty: Optional[float]             # duty_traffic
+    break_even: Optional[float]       # first volume where self-hosting is cheaper
+    stays_cheaper: Optional[float]    # volume above which self-hosting is cheaper at every volume
+    price_to_flip: Optional[float]    # rent per card-hour where both cost the same at this volume
+    api_per_request: float
+    rent_per_request: Optional[float]  # one replica's rent per request when it runs at its busiest-hour capacity
+    units: traffic.UnitCosts
+
+    @property
+    def capacity_cards(self) -> Optional[int]:
+        """Cards in all for the busiest hour (replicas × gpus), None when nothing fits."""
+        return None if self.replicas is None else self.replicas * self.scenario.gpus
+
+
+def decide(s: Scenario, report: Optional[dict] = None) -> Decision:
+    """The decision for scenario ``s``; ``report`` (its :func:`calc.report.build` dict) is reused when given."""
+    if report is None:
+        from .scenario import parse
+        report = build(parse(s.to_params()))
+    cap = traffic.capacity(s)
+    api_req, rent_req = traffic.usd_per_request(s, cap)
+    return Decision(
+        scenario=s, report=report, cap=cap, fits=cap.max_batch > 0, priced=s.usd_hr is not None,
+        verdict=report["verdict"], api_usd_month=report["api_usd_month"],
+        self_host_usd_month=report["self_host_usd_month"], replicas=report["replicas"],
+        duty=report["duty_traffic"], break_even=report["break_even_req_day"],
+        stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
+        api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
+    )
+
+
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:]
+
+
+def _does_not_fit(d: Decision) -> str:
+    s, r = d.scenario, d.report
+    tail = (f"so self-hosting is not possible as set up; at {volume_text(s.req_day)} requests a day the API "
+            f"costs about {sig(d.api_usd_month)} USD a month.")
+    if not r["fits"]:
+        need = r["weights_gib"] + s.overhead_gib * s.gpus
+        return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {weights_text(s)}: it needs "
+                         f"{need:,.0f} GiB with the reserved memory and the cards hold {s.gpus * s.mem_gib:,.0f} GiB, "
+                         + tail)
+    return _sentence(f"{model_name(s)} loads on {cards_text(s)}, but not one request of {d.cap.n:,} tokens fits "
+                     f"in the {r['free_gib']:,.1f} GiB left beside the weights, " + tail)
+
+
+def volume_sentence(d: Decision) -> str:
+    """The request volume at which the verdict changes, in words (empty when it cannot be priced)."""
+    s = d.scenario
+    if not d.fits or not d.priced:
+        return ""
+    if d.break_even is None:
+        a, b = sig_pair(d.api_per_request, d.rent_per_request)
+        return (f"Self-hosting never breaks even, at any volume: through the API a request costs about {a} USD, "
+                f"while card rent alone comes to {b} USD a request even on a replica kept as busy as the busiest "
+                "hour allows.")
+    if d.break_even == 0:
+        return "Self-hosting is cheaper at every volume."
+    be, st = sig(d.break_even, 3), sig(d.stays_cheaper, 3)
+    steps = st != be
+    text = f"Self-hosting {'first ' if steps else ''}breaks even at about {be} requests a day"
+    if steps:
+        text += f" and is cheaper at every volume above about {st}"
+    if d.verdict == "api" and s.req_day >= d.break_even:
+        text += "; at this volume the replica just added tips it back to the API"
+    elif d.verdict == "self-host" and not steps:
+        text += "; below that the API is cheaper"
+    return text + "."
+
+
+def latency_sentence(d: Decision) -> str:
+    """A plain note when the latency target cannot be met (empty otherwise)."""
+    s = d.scenario
+    if not d.fits or d.cap.meets_tpot or s.tpot_ms is None:
+        return ""
+    return (f"The latency target of {s.tpot_ms:g} ms per output token cannot be met: even a single stream takes "
+            f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
+
+
+def verdict_sentence(scenario: Scenario, report: Optional[dict] = None) -> str:
+    """The verdict in plain words, with the two monthly totals (money to 2 significant figures,
+    volumes to 3; more digits only where two different totals would otherwise read the same).
+
+    Example (the defaults): "The API is cheaper: at 10,000 requests a day it costs about 340 USD a month,
+    while self-hosting needs 1 H100 SXM card and costs about 5,800 USD a month including upkeep.
+    Self-hosting first breaks even at about 274,000 requests a day and is cheaper at every volume above
+    about 326,000."
+    """
+    d = decide(scenario, report)
+    s = scenario
+    vol = volume_text(s.req_day)
+    if d.verdict == "does not fit":
+        return _does_not_fit(d)
+    hw = hardware_text(s, d.replicas)
+    if not d.priced:
+        text = (f"At {vol} requests a day the API costs about {sig(d.api_usd_month)} USD a month; self-hosting needs "
+                f"{hw}, but the catalogue has no rent for this card: enter a rent per card-hour (usd_hr) to compare.")
+        if d.price_to_flip is not None:
+            text += f" Self-hosting costs less than the API below about {d.price_to_flip:,.2f} USD per card-hour."
+        else:
+            text += (f" Upkeep alone ({sig(s.upkeep)} USD a month) is more than the API bill, so no rent would make "
+                     "self-hosting cheaper at this volume.")
+        parts = [text]
+    else:
+        sh, api = sig_pair(d.self_host_usd_month, d.api_usd_month)
+        if d.verdict == "api":
+            first = (f"The API is cheaper: at {vol} requests a day it costs about {api} USD a month, while "
+                     f"self-hosting needs {hw} and costs about {sh} USD a month including upkeep.")
+        else:
+            first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs about {sh} USD a month "
+                     f"including upkeep, while the API costs about {api} USD a month.")
+        parts = [first, volume_sentence(d)]
+    parts.append(latency_sentence(d))
+    return " ".join(p for p in parts if p)
+
+
+def headline(d: Decision) -> str:
+    """A two-to-four word verdict for a heading."""
+    return {"api": "Call the API", "self-host": "Self-host", "does not fit": "Does not fit"}.get(
+        d.verdict or "", "Enter a rent to decide")
+
+
+def rent_flip_text(d: Decision) -> str:
+    """The rent per card-hour at which the verdict flips, in words."""
+    s = d.scenario
+    if not d.fits:
+        return "No rent changes it: the model does not fit as set up."
+    p = d.price_to_flip
+    if p is None:
+        return (f"No rent makes self-hosting cheaper at this volume: upkeep alone ({sig(s.upkeep)} USD a month) is "
+                f"more than the API bill ({sig(d.api_usd_month)} USD a month).")
+    if not d.priced:
+        return f"Self-hosting costs less than the API below {p:,.2f} USD per card-hour (no rent is set)."
+    if d.verdict == "self-host":
+        return f"The API becomes cheaper above {p:,.2f} USD per card-hour (now {s.usd_hr:,.2f})."
+    return f"Self-hosting becomes cheaper below {p:,.2f} USD per card-hour (now {s.usd_hr:,.2f})."
+
+
+# ---------------------------------------------------------------- tables (page and memo)
+
+
+def monthly_table(d: Decision) -> pd.DataFrame:
+    """Monthly cost at the scenario's volume: columns ``option``, ``usd_month``, ``how``."""
+    s = d.scenario
+    R = s.req_day * s.hours / 24
+    api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {s.api_in:g} + {tokens_text(R * s.out_tok)} output tokens "
+               f"× {s.api_out:g} USD per 1M")
+    if not d.fits:
+        sh_how = "does not fit"
+    elif not d.priced:
+        sh_how = f"{d.replicas:,} × {s.gpus} card(s) × (no rent) × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
+    else:
+        sh_how = (f"{d.replicas:,} replica(s) × {s.gpus} card(s) × {s.usd_hr:,.2f} USD/h × {s.hours:g} h "
+                  f"+ {s.upkeep:,.0f} upkeep")
+    return pd.DataFrame({"option": ["Self-hosting", "API"],
+                         "usd_month": [d.self_host_usd_month, d.api_usd_month],
+                         "how": [sh_how, api_how]})
+
+
+def capacity_table(d: Decision) -> pd.DataFrame:
+    """How one replica serves the traffic and how many the busiest hour needs: ``figure``, ``value``, ``unit``."""
+    s, c = d.scenario, d.cap
+    rows = [
+        ("Tokens a request holds in cache (prompt + output)", c.n, "tokens"),
+        ("Requests that fit in memory at once, per replica", c.max_batch, "requests"),
+    ]
+    if d.fits:
+        rows += [
+            ("Serving batch", c.serving_batch, "requests"),
+            ("Time per output token (TPOT) at the serving batch", c.step_ms, "ms"),
+            ("Latency target (tpot_ms)", s.tpot_ms if s.tpot_ms is not None else "none",
+             "ms" if s.tpot_ms is not None else ""),
+            ("Target met", "yes" if c.meets_tpot else "no", ""),
+            ("Time to first token (TTFT) on an idle replica", c.ttft_ms, "ms"),
+            ("Output tokens per second, one replica", c.tok_s, "tokens/s"),
+            ("Busy replica-seconds per request", c.s_req, "s"),
+            ("Requests per day one replica serves at the peak factor", c.x_cap, "requests/day"),
+            ("Replicas for the busiest hour", d.replicas, "replicas"),
+            ("Cards in all", d.replicas * s.gpus, "cards"),
+            ("Implied duty per replica (busy fraction of the month)", d.duty, "fraction"),
+        ]
+    return pd.DataFrame(rows, columns=["figure", "value", "unit"])
+
+
+def capacity_text(d: Decision) -> pd.DataFrame:
+    """:func:`capacity_table` with its values written out for reading (fractions as per cent)."""
+    ct = capacity_table(d)
+    shown = [f"{v:.1%}" if u == "fraction" and v is not None else cell(v) for v, u in zip(ct["value"], ct["unit"])]
+    return ct.assign(value=shown, unit=["" if u == "fraction" else u for u in ct["unit"]])
+
+
+def unit_cost_table(d: Decision) -> pd.DataFrame:
+    """USD per million output tokens, self-hosting at full and implied duty and all-in, and the API:
+    columns ``basis``, ``usd_per_mtok_out``."""
+    u = d.units
+    duty = "—" if u.duty is None else f"{u.duty:.1%}"
+    return pd.DataFrame({
+        "basis": ["Self-hosting, one replica busy 100% of the time (rent only, the textbook figure)",
+                  f"Self-hosting at the implied duty of {duty} (rent only)",
+                  "Self-hosting, whole monthly bill over the output tokens (all replicas, upkeep, prompt time)",
+                  "API, whole monthly bill over the output tokens (prompt and output prices)"],
+        "usd_per_mtok_out": [u.rent_at_full, u.rent_at_duty, u.self_host_all_in, u.api_all_in],
+    })
+
+
+def volume_table(s: Scenario, volumes: Iterable[float] = VOLUMES) -> pd.DataFrame:
+    """Monthly cost at a few request volumes plus the scenario's own: ``req_day``, ``replicas``, ``cards``,
+    ``self_host_usd_month``, ``api_usd_month``, ``cheaper``, ``current`` (the scenario's volume)."""
+    x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
+    cap = traffic.capacity(s)
+    c = traffic.monthly_costs(s, x, cap)
+    fits = cap.max_batch > 0
+    sh = c["self_host_usd_month"]
+    cheaper = np.where(np.isnan(sh), "—", np.where(sh < c["api_usd_month"], "self-host", "API"))
+    return pd.DataFrame({
+        "req_day": x,
+        "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
+        "cards": (c["replicas"] * s.gpus).astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
+        "self_host_usd_month": sh, "api_usd_month": c["api_usd_month"],
+        "cheaper": cheaper, "current": x == float(s.req_day),
+    })
+
+
+def curve_range(s: Scenario) -> tuple[float, float]:
+    """Requests per day the cost chart spans: from 10 (or a tenth of the volume) to 10 million (or ten times
+    the volume, or three times the break-even points)."""
+    cap = traffic.capacity(s)
+    marks = [v for v in (traffic.break_even_req_day(s, cap), traffic.stays_cheaper_req_day(s, cap)) if v]
+    return min(10.0, s.req_day / 10), max(1e7, s.req_day * 10, *(3 * v for v in marks))
+
+
+def cost_curve(s: Scenario, lo: Optional[float] = None, hi: Optional[float] = None, points: int = 600) -> pd.DataFrame:
+    """Monthly cost against requests per day for the chart (long form: ``req_day``, ``option``, ``usd_month``,
+    ``replicas``). The x range runs from 10 (or a tenth of the volume) to 10 million (or ten times the volume
+    or the break-even points); the self-hosting staircase gets a sample just after each step (one more replica)
+    so a step-after line draws it exactly. Self-hosting is left out where it cannot be priced.
+    """
+    cap = traffic.capacity(s)
+    marks = [v for v in (traffic.break_even_req_day(s, cap), traffic.stays_cheaper_req_day(s, cap)) if v]
+    lo0, hi0 = curve_range(s)
+    lo = lo0 if lo is None else lo
+    hi = hi0 if hi is None else hi
+    x = np.geomspace(lo, hi, points)
+    steps = np.arange(1, 2001) * cap.x_cap
+    steps = steps[(steps >= lo) & (steps <= hi)]
+    x = np.unique(np.concatenate([x, steps * (1 + 1e-9), [s.req_day], marks]))
+    c = traffic.monthly_costs(s, x, cap)
+    api = pd.DataFrame({"req_day": x, "option": "API", "usd_month": c["api_usd_month"], "replicas": np.nan})
+    sh = pd.DataFrame({"req_day": x, "option": "Self-hosting", "usd_month": c["self_host_usd_month"],
+                       "replicas": c["replicas"]})
+    return pd.concat([api, sh.dropna(subset=["usd_month"])], ignore_index=True)
+
+
+def chart_marks(d: Decision) -> pd.DataFrame:
+    """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
+    vertical rule), ``label``, ``align`` (which side of the point its label sits on, so that it stays inside
+    the chart). The current volume; the break-even volume (where both cost the same) and, when the staircase
+    makes it differ, the volume above which self-hosting is cheaper at every volume."""
+    s = d.scenario
+    lo, hi = curve_range(s)
+    side = "right" if math.log(s.req_day / lo) > 0.75 * math.log(hi / lo) else "left"
+    rows = [("current", float(s.req_day), None, f"this scenario: {volume_text(s.req_day)} a day", side)]
+    if d.break_even:
+        be = sig(d.break_even, 3)
+        rows.append(("break-even", d.break_even, float(traffic.api_usd_month(s, d.break_even)),
+                     f"break-even ≈ {be} a day", "right"))
+        st = sig(d.stays_cheaper, 3)
+        if st != be:
+            rows.append(("always cheaper", d.stays_cheaper, float(traffic.api_usd_month(s, d.stays_cheaper)),
+                         f"always cheaper above ≈ {st} a day", "right"))
+    return pd.DataFrame(rows, columns=["what", "req_day", "usd_month", "label", "align"])
+
+
+def inputs_table(s: Scenario) -> pd.DataFrame:
+    """The inputs the verdict rests on: ``input``, ``value``, ``key`` (the link key)."""
+    api = catalogue.apis().get(s.api)
+    rows = [
+        ("model", model_name(s) + ("" if s.model == "custom" else f" ({s.model})")),
+        ("card", card_name(s) + ("" if s.card == "custom" else f" ({s.card})")),
+        ("gpus", f"{s.gpus} per replica (tensor parallel)"),
+        ("weights", weights_text(s)),
+        ("kv", _kv_text(s)),
+        ("compute", f"{s.compute}, {s.tflops:g} TFLOP/s dense per card"),
+        ("ctx", f"{s.ctx:,} tokens (worst case; traffic uses prompt + output)"),
+        ("batch", str(s.batch)),
+        ("req_day", f"{volume_text(s.req_day)} requests a day"),
+        ("in_tok", f"{s.in_tok:,} tokens"),
+        ("out_tok", f"{s.out_tok:,} tokens"),
+        ("peak", f"{s.peak:g} × the average hour"),
+        ("tpot_ms", "none" if s.tpot_ms is None else f"{s.tpot_ms:g} ms"),
+        ("api", f"{api['provider']} · {api['model']}" if api else s.api),
+        ("api_in", f"{s.api_in:g} USD per 1M prompt tokens"),
+        ("api_out", f"{s.api_out:g} USD per 1M output tokens"),
+        ("usd_hr", "not set (no quote)" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"),
+        ("upkeep", f"{s.upkeep:,.0f} USD a month"),
+        ("hours", f"{s.hours:g} hours a month"),
+    ]
+    return pd.DataFrame([(KEYS[k].label, v, k) for k, v in rows], columns=["input", "value", "key"])
+
+
+def assumptions(s: Scenario) -> list[str]:
+    """The assumptions and sources behind the figures, one line each."""
+    models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
+    out = [
+        f"Kernels reach {s.eff:.0%} of peak compute and memory bandwidth (eff).",
+        f"{s.overhead_gib:g} GiB per card is reserved for activations and workspace (overhead_gib).",
+        f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
+        f"Cards are rented {s.hours:g} hours a month, busy or not (hours).",
+        f"The busiest hour carries {s.peak:g} times the average hour's requests; replicas are sized for it (peak).",
+        "A paged KV cache holds what each request uses: capacity is computed at prompt + output tokens "
+        f"({s.in_tok + s.out_tok:,}), not at the worst-case context ({s.ctx:,}).",
+        "Attention's KV-cache reads and FLOPs are counted in each decode step (attn=1)." if s.attn else
+        "Attention is left out of the decode step (attn=0, the weights-only textbook model).",
+    ]
+    api = apis.get(s.api)
+    if api:
+        line = (f"API prices: {api['provider']} · {api['model']}, {api['api_in']:g} / {api['api_out']:g} USD per 1M "
+                f"prompt / output tokens; source: {api['source']}, read {api['read_on']}.")
+        if (s.api_in, s.api_out) != (api["api_in"], api["api_out"]):
+            line += f" The link sets {s.api_in:g} / {s.api_out:g} instead."
+        out.append(line)
+    card = cards.get(s.card)
+    if card:
+        quote = (f"{card['usd_hr']:,.2f} USD per card-hour from {card['usd_hr_source']}, read {card['usd_hr_date']}"
+                 if card["usd_hr"] is not None else "no rent quote in the catalogue")
+        if s.usd_hr is None:
+            out.append(f"Card rent: {quote}.")
+        elif card["usd_hr"] is not None and s.usd_hr == card["usd_hr"]:
+            out.append(f"Card rent: {quote}.")
+        else:
+            out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
+        out.append(f"Card figures ({card['name']}: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
+                   f"at {s.compute}): {card['source']}, read {card['read_on']}.")
+    else:
+        rent = "not set" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"
+        out.append(f"Custom card: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "
+                   f"{s.link_gbs:g} GB/s link, rent {rent}, all from the link.")
+    m = models.get(s.model)
+    if m:
+        out.append(f"Model shape ({m['name']}): {m['source']}, read {m['read_on']}.")
+    else:
+        out.append(f"Custom model: {s.params_b:g}B parameters ({s.active_b:g}B active), {s.layers} layers, "
+                   f"{s.heads} heads, {s.kv_heads} KV heads of {s.head_dim}, all from the link.")
+    return out
+
+
+# ---------------------------------------------------------------- the memo
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Sequence[bool] = ()) -> str:
+    """A Markdown table; ``right`` flags the columns to right-align (numbers)."""
+    right = list(right) + [False] * (len(headers) - len(right))
+    lines = ["| " + " | ".join(headers) + " |",
+             "|" + "|".join("---:" if r else "---" for r in right) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(_md_escape(cell(v)) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def link(s: Scenario, base_url: Optional[str] = None) -> str:
+    """The Decision page's link that reproduces scenario ``s``: ``{base_url}/decision?{query}``."""
+    base = (base_url if base_url is not None else os.environ.get("CALC_BASE_URL", DEFAULT_BASE_URL)).rstrip("/")
+    return f"{base}/decision?{s.to_query()}"
+
+
+def memo(parsed: Parsed, base_url: Optional[str] = None) -> str:
+    """The decision memo of a parsed link, in Markdown.
+
+    Deterministic: it depends only on ``parsed.scenario`` (and on rejected values, if any), never on the
+    time or on anything random, so the page's download and ``python -m calc --memo "<link>"`` agree.
+
+    Args:
+        parsed: a :class:`calc.Parsed` (from :func:`calc.parse` or :func:`calc.load`).
+        base_url: where the app is served; defaults to ``$CALC_BASE_URL`` or ``http://localhost:8501``.
+            The memo's link is ``{base_url}/decision?{scenario.to_query()}``.
+
+    Returns:
+        The memo text (no trailing newline).
+    """
+    s = parsed.scenario
+    report = build(parsed)
+    d = decide(s, report)
+    vol = volume_text(s.req_day)
+    url = link(s, base_url)
+    out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "", verdict_sentence(s, report), ""]
+
+    if parsed.errors:
+        out += ["Values in the link that could not be used (each fell back to its default):", ""]
+        out += [f"- {e.message}" for e in parsed.errors] + [""]
+
+    out += ["## What would change the verdict", "",
+            f"- **Rent:** {rent_flip_text(d)}",
+            f"- **Volume:** {volume_sentence(d) or ('The model does not fit as set up.' if not d.fits else 'Enter a rent to find the break-even volume.')}",
+            "", "Cost per million output tokens at this volume:", "",
+            md_table(["Basis", "USD per 1M output tokens"],
+                     [(r.basis, _usd(r.usd_per_mtok_out, 3) if r.usd_per_mtok_out is not None else None)
+                      for r in unit_cost_table(d).itertuples()], [False, True]),
+            ""]
+
+    out += [f"## Monthly cost at {vol} requests a day", "",
+            md_table(["Option", "USD per month", "How"],
+                     [(r.option, _usd(r.usd_month) if r.usd_month is not None else None, r.how)
+                      for r in monthly_table(d).itertuples()], [False, True, False]), ""]
+
+    out += ["## Capacity for the busiest hour", ""]
+    if not d.fits:
+        out += [_does_not_fit(d), ""]
+    elif not d.cap.meets_tpot:
+        out += [latency_sentence(d), ""]
+    out += [md_table(["Figure", "Value", "Unit"], capacity_text(d).itertuples(index=False), [False, True, False]), ""]
+
+    vt = volume_table(s)
+    out += ["## Monthly cost by volume", "",
+            md_table(["Requests a day", "Replicas", "Cards", "Self-hosting USD/month", "API USD/month", "Cheaper"],
+                     [(volume_text(r.req_day) + (" (this scenario)" if r.current else ""),
+                       None if pd.isna(r.replicas) else int(r.replicas), None if pd.isna(r.cards) else int(r.cards),
+                       None if math.isnan(r.self_host_usd_month) else _usd(r.self_host_usd_month, 0),
+                       _usd(r.api_usd_month, 0), r.cheaper)
+                      for r in vt.itertuples()], [False, True, True, True, True, False]), ""]
+
+    out += ["## Inputs", "",
+            md_table(["Input", "Value", "Link key"],
+                     [(r.input, r.value, f"`{r.key}`") for r in inputs_table(s).itertuples()]), ""]
+
+    out += ["## Assumptions and sources", ""] + [f"- {a}" for a in assumptions(s)] + [""]
+    notes = scenario_warnings(s)
+    if notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+
+    out += ["## Reasons to self-host that no cost figure captures", "",
+            "Any of these can justify self-hosting at a higher cost; tick the ones that apply.", ""]
+    out += [f"- [ ] {text}" for _, text in REASONS] + [""]
+
+    out += ["## Reproduce", "",
+            "Every figure above follows from this link (open it in the app):", "", f"<{url}>", "",
+            "or on the command line:", "", "```", f'python -m calc --memo "{url}"', "```"]
+    return "\n".join(out)

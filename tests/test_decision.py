@@ -1,0 +1,246 @@
+"""The Decision page and the decision memo: the verdict in words, what flips it, and one memo for page and CLI."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
+from urllib.parse import urlencode
+
+import numpy as np
+import pytest
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from calc import memo as dm
+from calc import parse, report, traffic
+from calc.memo import memo, verdict_sentence
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGE = "pages/decision.py"
+
+SELF_HOST = {"model": "llama-3.1-8b", "card": "l40s", "req_day": "3000000", "usd_hr": "0.79", "upkeep": "1000"}
+NO_FIT = {"model": "llama-3.1-405b", "weights": "bf16"}
+SLOW = {"tpot_ms": "0.5"}
+UNPRICED = {"card": "mi300x"}
+
+
+class _Storage(MemoryMediaFileStorage):
+    """The media store AppTest creates for each run, recorded so a test can read a download button's bytes."""
+
+    made: list = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _Storage.made.append(self)
+
+
+def open_decision(params=None):
+    """Run the app on a link, switch to the Decision page; returns (app, {file name: bytes} of its downloads)."""
+    with mock.patch.object(app_test_module, "MemoryMediaFileStorage", _Storage):
+        at = AppTest.from_file(APP, default_timeout=60)
+        for k, v in (params or {}).items():
+            at.query_params[k] = v
+        at.run()
+        at.switch_page(PAGE).run()
+    store = _Storage.made[-1]
+    files = {}
+    for button in at.get("download_button"):
+        f = store.get_file(button.proto.url.rsplit("/", 1)[1])
+        files[f.filename] = f.content
+    return at, files
+
+
+def texts(elements):
+    return " ".join(str(e.value) for e in elements)
+
+
+def link_of(at):
+    """The query string the app holds after the run (every key, as the address bar shows it)."""
+    return urlencode({k: at.query_params[k] for k in at.query_params})
+
+
+def cli_memo(link):
+    out = subprocess.run([sys.executable, "-m", "calc", "--memo", link], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.endswith("\n")
+    return out.stdout[:-1]  # print() adds one newline
+
+
+# ---------------------------------------------------------------- the page
+
+
+def test_page_runs_clean_on_defaults_and_names_both_totals():
+    at, files = open_decision()
+    assert not at.exception
+    assert not at.error
+    verdict = texts(at.info)
+    assert ("343" in verdict or "340" in verdict) and "5,800" in verdict
+    assert "274,000" in verdict and "1 H100 SXM card" in verdict
+    assert at.query_params["model"] == "llama-3.1-70b"
+    assert "decision-memo.md" in files
+    assert {"decision-cost-by-volume.csv", "decision-capacity.csv", "decision-cost-per-million.csv"} <= set(files)
+
+
+def test_page_where_self_hosting_wins():
+    at, _ = open_decision(SELF_HOST)
+    assert not at.exception
+    verdict = texts(at.info)
+    assert verdict.startswith("**Self-host.**") and "16 L40S cards" in verdict
+    assert "10,000 USD a month" in verdict and "21,000 USD a month" in verdict
+    assert at.query_params["req_day"] == "3000000"
+
+
+def test_page_where_the_model_does_not_fit():
+    at, files = open_decision(NO_FIT)
+    assert not at.exception
+    shown = texts(at.error)
+    assert "does not fit" in shown and "760 GiB" in shown
+    assert "1,400 USD a month" in shown  # the API total is still given
+    assert "decision-memo.md" in files
+
+
+def test_page_with_an_unmeetable_latency_target():
+    at, _ = open_decision(SLOW)
+    assert not at.exception
+    shown = texts(at.error)
+    assert "0.5 ms per output token cannot be met" in shown
+    assert "cannot be met" in texts(at.info)  # the verdict says it too
+    assert at.query_params["tpot_ms"] == "0.5"
+
+
+def test_page_on_an_unpriced_card_asks_for_a_rent():
+    at, files = open_decision(UNPRICED)
+    assert not at.exception
+    shown = texts(at.warning)
+    assert "no rent" in shown and "usd_hr" in shown and "340 USD a month" in shown
+    assert "usd_hr" not in at.query_params  # no price invented
+    assert "decision-memo.md" in files
+
+
+@pytest.mark.parametrize("params", [{}, SELF_HOST, NO_FIT, SLOW, UNPRICED], ids=["defaults", "self-host", "no-fit",
+                                                                                "latency", "unpriced"])
+def test_memo_from_the_page_equals_calc_and_cli(params):
+    at, files = open_decision(params)
+    link = link_of(at)
+    downloaded = files["decision-memo.md"].decode()
+    assert downloaded == memo(parse(link))
+    assert downloaded == cli_memo(link)
+    # The link written in the memo opens the same scenario.
+    written = re.search(r"^<(http[^>]+)>$", downloaded, re.M).group(1)
+    assert "/decision?" in written
+    assert parse(written).scenario.to_query() == parse(link).scenario.to_query()
+
+
+def test_ticked_reasons_stay_on_the_page():
+    at, files = open_decision()
+    before = dict(at.query_params)
+    boxes = [b for b in at.checkbox if str(b.key).startswith("_why_")]
+    assert len(boxes) == len(dm.REASONS)
+    boxes[0].check().run()
+    assert not at.exception
+    assert dict(at.query_params) == before  # not link keys
+    assert "1 ticked" in texts(at.caption)
+    # The memo lists every reason unticked, whatever the page shows.
+    text = memo(parse(link_of(at)))
+    assert text == files["decision-memo.md"].decode()
+    for _, reason in dm.REASONS:
+        assert f"- [ ] {reason}" in text
+    assert "- [x]" not in text
+
+
+# ---------------------------------------------------------------- the sentence and the memo
+
+
+def sentence(link=""):
+    p = parse(link)
+    return verdict_sentence(p.scenario, report(link))
+
+
+def test_sentence_on_defaults():
+    assert sentence() == (
+        "The API is cheaper: at 10,000 requests a day it costs about 340 USD a month, while self-hosting needs "
+        "1 H100 SXM card and costs about 5,800 USD a month including upkeep. Self-hosting first breaks even at about "
+        "274,000 requests a day and is cheaper at every volume above about 326,000.")
+
+
+def test_sentence_cases():
+    assert "3 replicas of 4 H100 SXM cards (12 cards)" in sentence("gpus=4&req_day=1000000")
+    assert sentence("gpus=4&req_day=1000000").startswith("Self-hosting is cheaper")
+    never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
+    assert "never breaks even" in never and "card rent alone" in never
+    assert "not one request of 200,300 tokens fits" in sentence("model=llama-3.1-8b&card=l4&in_tok=200000")
+    assert "Self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
+    tipped = sentence("req_day=300000")  # past the first break-even, but a new replica tips it back
+    assert tipped.startswith("The API is cheaper") and "tips it back" in tipped
+
+
+def test_totals_that_round_alike_get_more_digits():
+    assert dm.sig_pair(10100.8, 10400) == ("10,100", "10,400")
+    assert dm.sig_pair(5800, 343.2) == ("5,800", "340")
+    assert dm.sig(273892.77, 3) == "274,000" and dm.sig(0.001144) == "0.0011" and dm.sig(None) == "—"
+
+
+def test_memo_is_deterministic_and_complete():
+    p = parse("model=llama-3.1-8b&card=l40s&req_day=3000000&usd_hr=0.79&upkeep=1000")
+    text = memo(p, base_url="https://calc.example.internal/")
+    assert text == memo(p, base_url="https://calc.example.internal")
+    assert text.startswith("# Self-host or API: Llama 3.1 8B on L40S\n")
+    for heading in ("## What would change the verdict", "## Monthly cost at 3,000,000 requests a day",
+                    "## Capacity for the busiest hour", "## Monthly cost by volume", "## Inputs",
+                    "## Assumptions and sources", "## Reasons to self-host that no cost figure captures", "## Reproduce"):
+        assert heading in text
+    assert f"<https://calc.example.internal/decision?{p.scenario.to_query()}>" in text
+    assert "read 2026-07-24" in text  # the API row's date
+    assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
+    assert "set in the link" not in text
+    assert "| 10,000,000 | 53 | 53 |" in text
+
+
+def test_memo_default_base_url(monkeypatch):
+    monkeypatch.delenv("CALC_BASE_URL", raising=False)
+    assert "<http://localhost:8501/decision?" in memo(parse(""))
+    monkeypatch.setenv("CALC_BASE_URL", "https://x.example")
+    assert "<https://x.example/decision?" in memo(parse(""))
+
+
+# ---------------------------------------------------------------- what flips it (calc.traffic additions)
+
+
+@pytest.mark.parametrize("link", ["", "model=llama-3.1-8b&card=l40s&usd_hr=0.79&upkeep=1000", "gpus=4", "upkeep=0",
+                                  "peak=1&upkeep=100000", "usd_hr=0"])
+def test_break_even_and_stays_cheaper_against_a_dense_sweep(link):
+    s = parse(link).scenario
+    cap = traffic.capacity(s)
+    first, stays = traffic.break_even_req_day(s, cap), traffic.stays_cheaper_req_day(s, cap)
+    assert first is not None and stays >= first
+    x = np.geomspace(first / 100, stays * 100, 200_001)
+    c = traffic.monthly_costs(s, x, cap)
+    cheaper = c["self_host_usd_month"] < c["api_usd_month"]
+    assert cheaper[x > stays * (1 + 1e-9)].all()
+    assert not cheaper[x < first * (1 - 1e-9)].any()
+    assert x[cheaper].min() == pytest.approx(first, rel=1e-4)
+    assert x[~cheaper].max() == pytest.approx(stays, rel=1e-4)
+
+
+def test_price_to_flip_makes_both_options_equal():
+    s = parse(SELF_HOST).scenario
+    p = traffic.price_to_flip(s)
+    flipped = report({**SELF_HOST, "usd_hr": repr(p)})
+    assert flipped["self_host_usd_month"] == pytest.approx(flipped["api_usd_month"], rel=1e-9)
+
+
+def test_unit_costs_use_the_serving_throughput():
+    s = parse("").scenario
+    u = traffic.unit_costs(s)
+    r = report("")
+    assert u.duty == pytest.approx(r["duty_traffic"])
+    assert u.rent_at_full == pytest.approx(2.5 / (3600 * u.tok_s) * 1e6)
+    assert u.rent_at_duty == pytest.approx(u.rent_at_full / u.duty)
+    assert u.self_host_all_in == pytest.approx(r["self_host_usd_month"] / r["tokens_out_month"] * 1e6)
+    assert u.api_all_in == pytest.approx(r["api_usd_month"] / r["tokens_out_month"] * 1e6)
+    nothing = traffic.unit_costs(parse(NO_FIT).scenario)
+    assert nothing.duty is None and nothing.self_host_all_in is None
