@@ -56,7 +56,7 @@ test: $(VENV)/.dev-stamp
 docker-check: $(VENV)/.dev-stamp
 	bash scripts/docker_check.sh
 
-bench: $(VENV)/.req-stamp
+bench: $(VENV)/.dev-stamp
 	$(PY) bench/run_all.py
 
 clean:

@@ -15,6 +15,8 @@ from . import catalogue
 from .report import build
 from .scenario import ScenarioError, load, split_link
 
+MAX_CONFIG_BYTES = 1_000_000
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -41,7 +43,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from .hf_config import HFConfigError, from_hf_config_json
         try:
             with open(args.hf_config, "rb") as fh:
-                shape = from_hf_config_json(fh.read())
+                # One byte past the limit tells an oversized file without reading all of it.
+                data = fh.read(MAX_CONFIG_BYTES + 1)
+            if len(data) > MAX_CONFIG_BYTES:
+                print(f"error: {args.hf_config}: larger than the {MAX_CONFIG_BYTES:,} bytes allowed for a config.json",
+                      file=sys.stderr)
+                return 2
+            shape = from_hf_config_json(data, max_bytes=MAX_CONFIG_BYTES)
         except OSError as exc:
             print(f"error: cannot read {args.hf_config}: {exc.strerror}", file=sys.stderr)
             return 1

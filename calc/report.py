@@ -79,7 +79,7 @@ def build(parsed: Parsed) -> dict[str, Any]:
         verdict = "self-host" if self_host < api_month else "api"
     R = s.req_day * s.hours / 24
 
-    return {
+    return _finite({
         "weights_gib": W / model.GiB,
         "kv_bytes_per_token": float(model.kv_bytes_per_token(s)),
         "kv_gib_per_sequence": float(model.cache_bytes(s, n)) / model.GiB,
@@ -114,7 +114,17 @@ def build(parsed: Parsed) -> dict[str, Any]:
         "break_even_req_day": traffic.break_even_req_day(s, cap),
         "warnings": list(parsed.warnings) + scenario_warnings(s),
         "scenario": s.as_dict(),
-    }
+    })
+
+
+def _finite(out: dict[str, Any]) -> dict[str, Any]:
+    """Replace any figure that overflowed to infinity or NaN by None, and say which (never invalid JSON)."""
+    bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
+    for k in bad:
+        out[k] = None
+    if bad:
+        out["warnings"].append(f"{', '.join(bad)} out of numeric range at these inputs: shown as null")
+    return out
 
 
 def report(link: Link = None) -> dict[str, Any]:

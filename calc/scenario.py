@@ -33,6 +33,43 @@ KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "in
 COMPUTE_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
 
 
+def _fmt(value: Any) -> str:
+    """Link text for a value: integers without a decimal point, floats in their shortest exact form."""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
+#: Accepted range of every numeric key, both ends included: (type, lowest, highest). The lowest values
+#: keep every division in the model finite; the app's number inputs use the same ranges.
+RANGES: dict[str, tuple[type, float, float]] = {
+    "params_b": (float, 1e-6, 1e5), "active_b": (float, 1e-6, 1e5), "layers": (int, 1, 10_000),
+    "heads": (int, 1, 100_000), "kv_heads": (int, 1, 100_000), "head_dim": (int, 1, 100_000),
+    "hidden": (int, 1, 10_000_000_000), "experts": (int, 0, 100_000), "experts_active": (int, 0, 100_000),
+    "kv_latent": (int, 0, 1_000_000), "window": (int, 0, 100_000_000), "window_layers": (int, 0, 10_000),
+    "embed_b": (float, 0, 1e5), "mem_gib": (float, 0.001, 1e5), "bw_tbs": (float, 0.001, 1e4),
+    "tflops": (float, 0.001, 1e6), "gpus": (int, 1, 64), "link_gbs": (float, 0.001, 1e5),
+    "link_us": (float, 0, 1e6), "ctx": (int, 1, 100_000_000), "batch": (int, 1, 1_000_000),
+    "eff": (float, 0.001, 1), "overhead_gib": (float, 0, 1e5), "usd_hr": (float, 0, 1e4),
+    "duty": (float, 0.001, 1), "upkeep": (float, 0, 1e9), "hours": (float, 1, 744),
+    "req_day": (float, 0.001, 1e12), "in_tok": (int, 0, 10_000_000), "out_tok": (int, 1, 10_000_000),
+    "peak": (float, 1, 1000), "tpot_ms": (float, 0.001, 1e6), "api_in": (float, 0, 1000),
+    "api_out": (float, 0, 1000),
+}
+
+
+def _range_text(key: str, extra: str = "") -> str:
+    kind, lo, hi = RANGES[key]
+    what = "an integer" if kind is int else "a number"
+    return f"{what} from {_fmt(float(lo))} to {_fmt(float(hi))}{extra}"
+
+
 @dataclass(frozen=True)
 class KeySpec:
     """One link key: what it means, its unit, what it accepts, and how the app labels it."""
@@ -51,46 +88,46 @@ def _spec(key: str, label: str, accepted: str, help: str, group: str) -> KeySpec
 #: Every link key in link order (SPEC sections 1, 5 and 6). Keys are never renamed or re-purposed.
 KEYS: dict[str, KeySpec] = {k.key: k for k in [
     _spec("model", "Model", "a model preset id or 'custom'", "Preset model; its shape fills the fields below.", "model"),
-    _spec("params_b", "Total parameters (billions)", "a number > 0 and <= 100000", "All weights held in memory, MoE experts included.", "model"),
-    _spec("active_b", "Active parameters per token (billions)", "a number > 0, <= params_b", "Parameters one token uses; equals the total for a dense model.", "model"),
-    _spec("layers", "Layers", "an integer from 1 to 10000", "Transformer blocks.", "model"),
-    _spec("heads", "Query heads", "an integer from 1 to 100000", "Attention (query) heads per layer.", "model"),
-    _spec("kv_heads", "KV heads (GQA)", "an integer from 1 to 100000, <= heads", "Key/value heads per layer; fewer than query heads under grouped-query attention.", "model"),
-    _spec("head_dim", "Head dimension", "an integer from 1 to 100000", "Width of one attention head.", "model"),
-    _spec("hidden", "Model width (hidden size)", "an integer from 1 to 1000000", "Residual-stream width; sets the tensor-parallel all-reduce size.", "model"),
+    _spec("params_b", "Total parameters (billions)", _range_text("params_b"), "All weights held in memory, MoE experts included.", "model"),
+    _spec("active_b", "Active parameters per token (billions)", _range_text("active_b", ", and <= params_b"), "Parameters one token uses; equals the total for a dense model.", "model"),
+    _spec("layers", "Layers", _range_text("layers"), "Transformer blocks.", "model"),
+    _spec("heads", "Query heads", _range_text("heads"), "Attention (query) heads per layer.", "model"),
+    _spec("kv_heads", "KV heads (GQA)", _range_text("kv_heads", ", and <= heads"), "Key/value heads per layer; fewer than query heads under grouped-query attention.", "model"),
+    _spec("head_dim", "Head dimension", _range_text("head_dim"), "Width of one attention head.", "model"),
+    _spec("hidden", "Model width (hidden size)", _range_text("hidden"), "Residual-stream width; sets the tensor-parallel all-reduce size.", "model"),
     _spec("experts", "Routed experts per MoE layer", "0 (dense) or an integer from 2 to 100000", "0 for a dense model.", "model"),
     _spec("experts_active", "Routed experts per token", "an integer with 1 <= experts_active < experts (0 when dense)", "Experts each token is routed to.", "model"),
     _spec("kv_latent", "MLA latent width per layer", "0 (no MLA) or an integer from 1 to 1000000", "kv_lora_rank + qk_rope_head_dim for multi-head latent attention; 0 = plain KV cache.", "model"),
     _spec("window", "Sliding window (tokens)", "0 (none) or an integer from 1 to 100000000", "Attention window of the windowed layers; 0 = no window.", "model"),
     _spec("window_layers", "Layers using the window", "an integer from 0 to layers", "How many layers attend only within the window.", "model"),
-    _spec("embed_b", "Input-embedding parameters (billions)", "a number >= 0 and < active_b", "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model"),
+    _spec("embed_b", "Input-embedding parameters (billions)", _range_text("embed_b", ", and < active_b"), "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model"),
     _spec("card", "Accelerator", "a card preset id or 'custom'", "Preset card; its datasheet figures fill the fields below.", "hardware"),
-    _spec("mem_gib", "Memory per card (GiB)", "a number > 0 and <= 100000", "Device memory, GiB = 2^30 bytes.", "hardware"),
-    _spec("bw_tbs", "Memory bandwidth per card (TB/s)", "a number > 0 and <= 10000", "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.", "hardware"),
-    _spec("tflops", "Dense peak per card (TFLOP/s)", "a number > 0 and <= 1000000", "Dense (not 'with sparsity') peak at the compute precision.", "hardware"),
-    _spec("gpus", "Cards (tensor parallel)", "an integer from 1 to 64", "Cards one model replica is split over.", "hardware"),
+    _spec("mem_gib", "Memory per card (GiB)", _range_text("mem_gib"), "Device memory, GiB = 2^30 bytes.", "hardware"),
+    _spec("bw_tbs", "Memory bandwidth per card (TB/s)", _range_text("bw_tbs"), "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.", "hardware"),
+    _spec("tflops", "Dense peak per card (TFLOP/s)", _range_text("tflops"), "Dense (not 'with sparsity') peak at the compute precision.", "hardware"),
+    _spec("gpus", "Cards (tensor parallel)", _range_text("gpus"), "Cards one model replica is split over.", "hardware"),
     _spec("compute", "Compute precision", "one of bf16, fp16, fp8, int8, fp4, and a precision the card has", "Precision the matrix units run at; picks the card's dense peak.", "hardware"),
-    _spec("link_gbs", "Interconnect per card (GB/s, one direction)", "a number > 0 and <= 100000", "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware"),
-    _spec("link_us", "All-reduce latency (µs)", "a number >= 0 and <= 1000000", "Fixed cost of one all-reduce.", "hardware"),
+    _spec("link_gbs", "Interconnect per card (GB/s, one direction)", _range_text("link_gbs"), "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware"),
+    _spec("link_us", "All-reduce latency (µs)", _range_text("link_us"), "Fixed cost of one all-reduce.", "hardware"),
     _spec("weights", "Weight format", "one of " + ", ".join(WEIGHT_FORMATS) + ", or bits per weight from 1 to 32", "Bits per weight, scales included (int4-g128 = 4.25).", "precision"),
     _spec("kv", "KV-cache format", "one of " + ", ".join(KV_FORMATS) + ", or bits from 1 to 32", "Precision of cached keys and values.", "precision"),
-    _spec("ctx", "Context (tokens per sequence)", "an integer from 1 to 100000000", "Tokens held in the KV cache per sequence (worst case).", "precision"),
-    _spec("batch", "Batch (sequences per step)", "'auto' or an integer from 1 to 1000000", "Concurrent sequences per decode step; auto = largest useful batch.", "precision"),
-    _spec("eff", "Efficiency (fraction of peak)", "a number > 0 and <= 1", "Fraction of peak compute and bandwidth kernels reach.", "advanced"),
-    _spec("overhead_gib", "Reserved memory per card (GiB)", "a number >= 0 and <= 100000", "Activations, workspace, fragmentation.", "advanced"),
-    _spec("usd_hr", "Rent per card-hour (USD)", "a number >= 0 and <= 10000", "Your hourly quote per card.", "money"),
-    _spec("duty", "Duty cycle (busy fraction)", "a number > 0 and <= 1", "Fraction of the month the cards do useful work.", "money"),
-    _spec("upkeep", "Upkeep per month (USD)", "a number >= 0 and <= 1000000000", "Engineering time on serving, all cards together; does not fall with volume.", "money"),
-    _spec("hours", "Hours in a month", "a number > 0 and <= 744", "Hours the cards are rented per month.", "money"),
+    _spec("ctx", "Context (tokens per sequence)", _range_text("ctx"), "Tokens held in the KV cache per sequence (worst case).", "precision"),
+    _spec("batch", "Batch (sequences per step)", "'auto' or " + _range_text("batch"), "Concurrent sequences per decode step; auto = largest useful batch.", "precision"),
+    _spec("eff", "Efficiency (fraction of peak)", _range_text("eff"), "Fraction of peak compute and bandwidth kernels reach.", "advanced"),
+    _spec("overhead_gib", "Reserved memory per card (GiB)", _range_text("overhead_gib"), "Activations, workspace, fragmentation.", "advanced"),
+    _spec("usd_hr", "Rent per card-hour (USD)", _range_text("usd_hr"), "Your hourly quote per card.", "money"),
+    _spec("duty", "Duty cycle (busy fraction)", _range_text("duty"), "Fraction of the month the cards do useful work.", "money"),
+    _spec("upkeep", "Upkeep per month (USD)", _range_text("upkeep"), "Engineering time on serving, all cards together; does not fall with volume.", "money"),
+    _spec("hours", "Hours in a month", _range_text("hours"), "Hours the cards are rented per month.", "money"),
     _spec("attn", "Count attention in the step", "1 or 0", "1 counts KV-cache reads and attention FLOPs; 0 reproduces the weights-only textbook tables.", "advanced"),
-    _spec("req_day", "Requests per day", "a number > 0 and <= 1000000000000", "Average daily request volume.", "traffic"),
-    _spec("in_tok", "Prompt tokens per request", "an integer from 0 to 10000000", "Input tokens per request.", "traffic"),
-    _spec("out_tok", "Output tokens per request", "an integer from 1 to 10000000", "Generated tokens per request.", "traffic"),
-    _spec("peak", "Peak-hour factor", "a number >= 1 and <= 1000", "Busiest hour's request rate over the average hour's.", "traffic"),
-    _spec("tpot_ms", "Latency target: time per output token (ms)", "a number > 0 and <= 1000000, or empty for none", "Longest acceptable time per output token; empty = no target.", "traffic"),
+    _spec("req_day", "Requests per day", _range_text("req_day"), "Average daily request volume.", "traffic"),
+    _spec("in_tok", "Prompt tokens per request", _range_text("in_tok"), "Input tokens per request.", "traffic"),
+    _spec("out_tok", "Output tokens per request", _range_text("out_tok"), "Generated tokens per request.", "traffic"),
+    _spec("peak", "Peak-hour factor", _range_text("peak"), "Busiest hour's request rate over the average hour's.", "traffic"),
+    _spec("tpot_ms", "Latency target: time per output token (ms)", _range_text("tpot_ms", ", or empty for none"), "Longest acceptable time per output token; empty = no target.", "traffic"),
     _spec("api", "API price row", "an API price id from the catalogue", "Provider and model to compare with.", "traffic"),
-    _spec("api_in", "API input price (USD per 1M tokens)", "a number >= 0 and <= 1000", "Price per million prompt tokens.", "traffic"),
-    _spec("api_out", "API output price (USD per 1M tokens)", "a number >= 0 and <= 1000", "Price per million output tokens.", "traffic"),
+    _spec("api_in", "API input price (USD per 1M tokens)", _range_text("api_in"), "Price per million prompt tokens.", "traffic"),
+    _spec("api_out", "API output price (USD per 1M tokens)", _range_text("api_out"), "Price per million output tokens.", "traffic"),
 ]}
 
 #: Keys whose default comes from another key: changing the parent drops them (in the app).
@@ -114,52 +151,60 @@ def _bits(value: Any, formats: Mapping[str, float], key: str) -> str:
     return _fmt(bits)
 
 
+def _Num(key: str) -> Any:
+    """The pydantic type of a numeric key: its type and range from :data:`RANGES`, finite only."""
+    kind, lo, hi = RANGES[key]
+    if kind is int:
+        return Annotated[int, Field(ge=lo, le=hi)]
+    return Annotated[float, Field(ge=lo, le=hi, allow_inf_nan=False)]
+
+
 class LinkInputs(BaseModel):
     """The raw inputs of one link, each optional and checked on its own (ranges of SPEC sections 1, 5, 6)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, protected_namespaces=())
 
     model: Optional[str] = None
-    params_b: Optional[Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]] = None
-    active_b: Optional[Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]] = None
-    layers: Optional[Annotated[int, Field(ge=1, le=10_000)]] = None
-    heads: Optional[Annotated[int, Field(ge=1, le=100_000)]] = None
-    kv_heads: Optional[Annotated[int, Field(ge=1, le=100_000)]] = None
-    head_dim: Optional[Annotated[int, Field(ge=1, le=100_000)]] = None
-    hidden: Optional[Annotated[int, Field(ge=1, le=1_000_000)]] = None
-    experts: Optional[Annotated[int, Field(ge=0, le=100_000)]] = None
-    experts_active: Optional[Annotated[int, Field(ge=0, le=100_000)]] = None
-    kv_latent: Optional[Annotated[int, Field(ge=0, le=1_000_000)]] = None
-    window: Optional[Annotated[int, Field(ge=0, le=100_000_000)]] = None
-    window_layers: Optional[Annotated[int, Field(ge=0, le=10_000)]] = None
-    embed_b: Optional[Annotated[float, Field(ge=0, le=100_000, allow_inf_nan=False)]] = None
+    params_b: Optional[_Num("params_b")] = None
+    active_b: Optional[_Num("active_b")] = None
+    layers: Optional[_Num("layers")] = None
+    heads: Optional[_Num("heads")] = None
+    kv_heads: Optional[_Num("kv_heads")] = None
+    head_dim: Optional[_Num("head_dim")] = None
+    hidden: Optional[_Num("hidden")] = None
+    experts: Optional[_Num("experts")] = None
+    experts_active: Optional[_Num("experts_active")] = None
+    kv_latent: Optional[_Num("kv_latent")] = None
+    window: Optional[_Num("window")] = None
+    window_layers: Optional[_Num("window_layers")] = None
+    embed_b: Optional[_Num("embed_b")] = None
     card: Optional[str] = None
-    mem_gib: Optional[Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]] = None
-    bw_tbs: Optional[Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]] = None
-    tflops: Optional[Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]] = None
-    gpus: Optional[Annotated[int, Field(ge=1, le=64)]] = None
+    mem_gib: Optional[_Num("mem_gib")] = None
+    bw_tbs: Optional[_Num("bw_tbs")] = None
+    tflops: Optional[_Num("tflops")] = None
+    gpus: Optional[_Num("gpus")] = None
     compute: Optional[Literal["bf16", "fp16", "fp8", "int8", "fp4"]] = None
-    link_gbs: Optional[Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]] = None
-    link_us: Optional[Annotated[float, Field(ge=0, le=1_000_000, allow_inf_nan=False)]] = None
+    link_gbs: Optional[_Num("link_gbs")] = None
+    link_us: Optional[_Num("link_us")] = None
     weights: Optional[str] = None
     kv: Optional[str] = None
-    ctx: Optional[Annotated[int, Field(ge=1, le=100_000_000)]] = None
-    batch: Optional[Union[Literal["auto"], Annotated[int, Field(ge=1, le=1_000_000)]]] = None
-    eff: Optional[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] = None
-    overhead_gib: Optional[Annotated[float, Field(ge=0, le=100_000, allow_inf_nan=False)]] = None
-    usd_hr: Optional[Annotated[float, Field(ge=0, le=10_000, allow_inf_nan=False)]] = None
-    duty: Optional[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] = None
-    upkeep: Optional[Annotated[float, Field(ge=0, le=1e9, allow_inf_nan=False)]] = None
-    hours: Optional[Annotated[float, Field(gt=0, le=744, allow_inf_nan=False)]] = None
+    ctx: Optional[_Num("ctx")] = None
+    batch: Optional[Union[Literal["auto"], _Num("batch")]] = None
+    eff: Optional[_Num("eff")] = None
+    overhead_gib: Optional[_Num("overhead_gib")] = None
+    usd_hr: Optional[_Num("usd_hr")] = None
+    duty: Optional[_Num("duty")] = None
+    upkeep: Optional[_Num("upkeep")] = None
+    hours: Optional[_Num("hours")] = None
     attn: Optional[Literal[0, 1]] = None
-    req_day: Optional[Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]] = None
-    in_tok: Optional[Annotated[int, Field(ge=0, le=10_000_000)]] = None
-    out_tok: Optional[Annotated[int, Field(ge=1, le=10_000_000)]] = None
-    peak: Optional[Annotated[float, Field(ge=1, le=1000, allow_inf_nan=False)]] = None
-    tpot_ms: Optional[Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]] = None
+    req_day: Optional[_Num("req_day")] = None
+    in_tok: Optional[_Num("in_tok")] = None
+    out_tok: Optional[_Num("out_tok")] = None
+    peak: Optional[_Num("peak")] = None
+    tpot_ms: Optional[_Num("tpot_ms")] = None
     api: Optional[str] = None
-    api_in: Optional[Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] = None
-    api_out: Optional[Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] = None
+    api_in: Optional[_Num("api_in")] = None
+    api_out: Optional[_Num("api_out")] = None
 
     @field_validator("model", "card", "api", mode="before")
     @classmethod
@@ -335,17 +380,8 @@ class Parsed:
     given: frozenset[str] = field(default_factory=frozenset)
 
 
-def _fmt(value: Any) -> str:
-    """Link text for a value: integers without a decimal point, floats in their shortest exact form."""
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))
-        return repr(value)
-    return str(value)
+#: Longest query string read; every key at its longest fits in a small fraction of it.
+MAX_LINK_CHARS = 100_000
 
 
 def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any], list[str]]:
@@ -370,17 +406,24 @@ def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any
         if "?" in text or "://" in text:
             text = urlsplit(text).query if "://" in text else text.split("?", 1)[1].split("#", 1)[0]
         text = text.split("#", 1)[0].lstrip("?")
-        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=1000)
+        if len(text) > MAX_LINK_CHARS:
+            warnings.append(f"the link is longer than {MAX_LINK_CHARS:,} characters; the rest is ignored")
+            text = text[:MAX_LINK_CHARS]
+        pairs = parse_qsl(text, keep_blank_values=True)
     raw: dict[str, Any] = {}
     for key, value in pairs:
         key = key.strip()
         if key not in KEYS:
             shown = key if len(key) <= 40 else key[:40] + "…"
-            warnings.append(f"unknown key {shown!r} ignored")
-            continue
-        if key in raw:
-            warnings.append(f"key {key!r} given more than once; the last value is used")
-        raw[key] = value
+            note = f"unknown key {shown!r} ignored"
+        elif key in raw:
+            note = f"key {key!r} given more than once; the last value is used"
+        else:
+            note = ""
+        if note and note not in warnings:
+            warnings.append(note)
+        if key in KEYS:
+            raw[key] = value
     # Empty values mean "not given", except where empty has a meaning of its own (no latency target).
     raw = {k: v for k, v in raw.items() if not (isinstance(v, str) and v.strip() == "" and k != "tpot_ms")}
     return raw, warnings

@@ -128,8 +128,12 @@ def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[
     c_rep = s.gpus * s.usd_hr * s.hours
     if k * cap.x_cap <= c_rep:
         return None
-    r = max(1, math.ceil(s.upkeep / (k * cap.x_cap - c_rep)))
-    return max((r - 1) * cap.x_cap, (r * c_rep + s.upkeep) / k)
+    replicas = s.upkeep / (k * cap.x_cap - c_rep)
+    if not math.isfinite(replicas):  # a margin too thin to ever pay the upkeep back
+        return None
+    r = max(1, math.ceil(replicas))
+    volume = max((r - 1) * cap.x_cap, (r * c_rep + s.upkeep) / k)
+    return volume if math.isfinite(volume) else None
 
 
 def price_to_flip(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:

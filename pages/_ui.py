@@ -8,6 +8,7 @@ No arithmetic happens here: pages call ``calc``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -16,7 +17,7 @@ import streamlit as st
 
 from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
-from calc.scenario import COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, WEIGHT_FORMATS
+from calc.scenario import COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, RANGES, WEIGHT_FORMATS
 
 MODEL_KEYS = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
               "experts_active", "kv_latent", "window", "window_layers", "embed_b")
@@ -25,51 +26,29 @@ CARD_KEYS = ("mem_gib", "bw_tbs", "tflops")
 
 @dataclass(frozen=True)
 class Num:
-    """How a numeric link key is shown as a number input."""
+    """How a numeric link key is shown as a number input; its range is the one calc accepts."""
 
-    lo: float
-    hi: float
     step: float
     fmt: Optional[str] = None
-    integer: bool = False
     none_text: Optional[str] = None  # placeholder when empty (None) is allowed
+
+    @staticmethod
+    def bounds(key: str) -> tuple[bool, float, float]:
+        """(integer?, lowest, highest) of a key, from calc's RANGES."""
+        kind, lo, hi = RANGES[key]
+        return kind is int, lo, hi
 
 
 NUMBERS: dict[str, Num] = {
-    "params_b": Num(0.001, 100_000.0, 1.0, "%g"),
-    "active_b": Num(0.001, 100_000.0, 1.0, "%g"),
-    "layers": Num(1, 10_000, 1, integer=True),
-    "heads": Num(1, 100_000, 1, integer=True),
-    "kv_heads": Num(1, 100_000, 1, integer=True),
-    "head_dim": Num(1, 100_000, 1, integer=True),
-    "hidden": Num(1, 1_000_000, 1, integer=True),
-    "experts": Num(0, 100_000, 1, integer=True),
-    "experts_active": Num(0, 100_000, 1, integer=True),
-    "kv_latent": Num(0, 1_000_000, 1, integer=True),
-    "window": Num(0, 100_000_000, 1, integer=True),
-    "window_layers": Num(0, 10_000, 1, integer=True),
-    "embed_b": Num(0.0, 100_000.0, 0.1, "%g"),
-    "mem_gib": Num(0.1, 100_000.0, 1.0, "%g"),
-    "bw_tbs": Num(0.001, 10_000.0, 0.1, "%g"),
-    "tflops": Num(0.001, 1_000_000.0, 10.0, "%g"),
-    "gpus": Num(1, 64, 1, integer=True),
-    "link_gbs": Num(0.001, 100_000.0, 10.0, "%g"),
-    "link_us": Num(0.0, 1_000_000.0, 1.0, "%g"),
-    "ctx": Num(1, 100_000_000, 1024, integer=True),
-    "batch": Num(1, 1_000_000, 1, integer=True, none_text="auto"),
-    "eff": Num(0.01, 1.0, 0.05, "%.2f"),
-    "overhead_gib": Num(0.0, 100_000.0, 1.0, "%g"),
-    "usd_hr": Num(0.0, 10_000.0, 0.1, "%.2f", none_text="no price: enter one"),
-    "duty": Num(0.01, 1.0, 0.05, "%.2f"),
-    "upkeep": Num(0.0, 1e9, 500.0, "%g"),
-    "hours": Num(1.0, 744.0, 24.0, "%g"),
-    "req_day": Num(1.0, 1e12, 1000.0, "%g"),
-    "in_tok": Num(0, 10_000_000, 100, integer=True),
-    "out_tok": Num(1, 10_000_000, 50, integer=True),
-    "peak": Num(1.0, 1000.0, 0.5, "%g"),
-    "tpot_ms": Num(0.001, 1_000_000.0, 5.0, "%g", none_text="no target"),
-    "api_in": Num(0.0, 1000.0, 0.05, "%g"),
-    "api_out": Num(0.0, 1000.0, 0.05, "%g"),
+    "params_b": Num(1.0, "%g"), "active_b": Num(1.0, "%g"), "layers": Num(1), "heads": Num(1), "kv_heads": Num(1),
+    "head_dim": Num(1), "hidden": Num(1), "experts": Num(1), "experts_active": Num(1), "kv_latent": Num(1),
+    "window": Num(1), "window_layers": Num(1), "embed_b": Num(0.1, "%g"), "mem_gib": Num(1.0, "%g"),
+    "bw_tbs": Num(0.1, "%g"), "tflops": Num(10.0, "%g"), "gpus": Num(1), "link_gbs": Num(10.0, "%g"),
+    "link_us": Num(1.0, "%g"), "ctx": Num(1024), "batch": Num(1, none_text="auto"), "eff": Num(0.05, "%g"),
+    "overhead_gib": Num(1.0, "%g"), "usd_hr": Num(0.1, "%.2f", none_text="no price: enter one"),
+    "duty": Num(0.05, "%g"), "upkeep": Num(500.0, "%g"), "hours": Num(24.0, "%g"), "req_day": Num(1000.0, "%g"),
+    "in_tok": Num(100), "out_tok": Num(50), "peak": Num(0.5, "%g"),
+    "tpot_ms": Num(5.0, "%g", none_text="no target"), "api_in": Num(0.05, "%g"), "api_out": Num(0.05, "%g"),
 }
 
 GROUPS = [
@@ -92,7 +71,7 @@ def _widget_value(key: str, value: Any) -> Any:
     if key == "batch":
         return None if value == "auto" else int(value)
     if key in NUMBERS and value is not None:
-        return int(value) if NUMBERS[key].integer else float(value)
+        return int(value) if Num.bounds(key)[0] else float(value)
     return value
 
 
@@ -114,6 +93,19 @@ def widget_params() -> dict[str, Any]:
         if value is not None:
             out[key] = value
     return out
+
+
+_MD_SPECIAL = re.compile(r"([\\`*{}\[\]()#!|<>~$:])")
+
+
+def plain(text: str) -> str:
+    """Text as Markdown that renders literally: a value from a link can never become a link, an image or
+    formatting in the page."""
+    text = _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    # Bare addresses are linked after escapes are read; a zero-width space keeps them plain text.
+    for bare in ("://", "www.", "@"):
+        text = text.replace(bare, bare[:-1] + "\u200b" + bare[-1])
+    return text
 
 
 def _link_errors() -> dict[str, FieldError]:
@@ -184,22 +176,24 @@ def _widget(key: str) -> None:
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:
         num = NUMBERS[key]
-        cast = int if num.integer else float
+        integer, lo, hi = Num.bounds(key)
+        cast = int if integer else float
         nullable = {"value": None} if num.none_text else {}  # an empty box means auto / none / unknown
-        st.number_input(_label(key), min_value=cast(num.lo), max_value=cast(num.hi), step=cast(num.step),
+        st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(num.step),
                         format=num.fmt, placeholder=num.none_text, on_change=_on_override, args=(key, parent),
                         **nullable, **common)
     err = _errors().get(key)
     if err is not None:
-        st.error(err.message, icon="⚠️")
+        st.error(plain(err.message), icon=":material/error:")
 
 
 def _clamp_to_widgets() -> None:
     """Keep stored values inside each number input's range, so a widget never rejects its own state."""
-    for key, num in NUMBERS.items():
+    for key in NUMBERS:
+        _, lo, hi = Num.bounds(key)
         value = st.session_state.get(key)
-        if value is not None and not (num.lo <= value <= num.hi):
-            st.session_state[key] = min(max(value, num.lo), num.hi)
+        if isinstance(value, (int, float)) and not (lo <= value <= hi):
+            st.session_state[key] = min(max(value, lo), hi)
 
 
 def _on_import() -> None:
@@ -216,6 +210,11 @@ def _on_import() -> None:
         st.session_state["_hf_error"] = f"This config.json cannot be used: {exc}"
         return
     parsed = parse({**widget_params(), **shape})
+    refused = [e for e in parsed.errors if e.key in shape]
+    if refused:
+        st.session_state["_hf_error"] = ("This config.json describes a model the calculator cannot take: "
+                                         + "; ".join(e.message for e in refused))
+        return
     _store(parsed.scenario)
     for key in shape:
         _link_errors().pop(key, None)
@@ -231,7 +230,7 @@ def _import_config() -> None:
         st.text_area("…or paste it", key="_hf_text", height=120, max_chars=1_000_000)
         st.button("Use this config", on_click=_on_import, type="primary")
     if "_hf_error" in st.session_state:
-        st.error(st.session_state["_hf_error"])
+        st.error(plain(st.session_state["_hf_error"]))
     elif "_hf_done" in st.session_state:
         st.success(st.session_state.pop("_hf_done"))
 
@@ -345,14 +344,14 @@ def header(scenario: Scenario, report: dict) -> None:
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
-                 + "\n".join(f"- {e.message}" for e in errors), icon="🚫")
+                 + "\n".join(f"- {plain(e.message)}" for e in errors), icon=":material/block:")
     if not report["fits"]:
         st.error(f"**The weights do not fit.** {report['weights_gib']:,.1f} GiB of weights plus "
                  f"{scenario.overhead_gib:g} GiB reserved per card exceed {scenario.gpus} × {scenario.mem_gib:g} GiB. "
-                 "Use fewer bits per weight, more cards, or a larger card.", icon="🧱")
+                 "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
     elif report["max_batch"] == 0:
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights. Shorten the context, "
-                 "quantise the KV cache, or add memory.", icon="🧱")
+                 "quantise the KV cache, or add memory.", icon=":material/block:")
     elif report["memory_caps_batch"]:
         be = report["break_even_batch"]
         knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
@@ -360,9 +359,9 @@ def header(scenario: Scenario, report: dict) -> None:
         st.warning(f"**Memory caps the batch before compute does:** memory holds {report['max_batch']:,} "
                    f"sequences at {scenario.ctx:,} tokens; {knee}. Each step reads the weights for only "
                    f"{report['max_batch']:,} sequences, so a million tokens costs more than the roofline "
-                   "figure.", icon="⚠️")
+                   "figure.", icon=":material/warning:")
     for w in report["warnings"]:
-        st.caption(f"Note: {w}")
+        st.caption("Note: " + plain(w))
 
 
 def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:

@@ -1,0 +1,251 @@
+"""The app in a real browser: Debian's Chromium driven by Playwright against `streamlit run app.py`.
+
+One server and one browser serve the whole module. Every test opens its own browser context (a fresh
+profile: no cookies, no session), so "open the link elsewhere" means exactly that. Full-page
+screenshots of each page land in artifacts/screenshots/.
+
+Streamlit renders slowly on two cores: the tests wait for the app to report that its script has
+finished (``data-test-script-state=notRunning``) and for the elements they read, never for a fixed time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from calc import report
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+ARTIFACTS = ROOT / "artifacts"
+SHOTS = ARTIFACTS / "screenshots"
+WAIT_MS = 90_000  # generous: a cold page on a loaded two-core machine
+VIEWPORT = {"width": 1280, "height": 900}
+
+pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                                reason=f"{CHROMIUM} not found: install Debian's chromium (scripts/ensure_chromium.sh)")
+
+# The memory-capped case of tests/test_app.py: 70B at 4 bits on one 80 GiB card.
+SEED = ("model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=h100-sxm&weights=4&kv=fp16"
+        "&ctx=8192&attn=0&overhead_gib=4&eff=0.7&usd_hr=2.5")
+PAGES = [("decision", "/decision"), ("fit", "/fit"), ("speed", "/speed"), ("cost", "/cost"),
+         ("catalogue", "/catalogue"), ("root", "/")]
+CTX_LABEL = "Context (tokens per sequence)"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """`streamlit run app.py` on a free port, from the repository root; stopped when the module ends."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = free_port()
+    log_path = ARTIFACTS / "browser-tests-server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.headless", "true"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://localhost:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit not healthy after 90 s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    """A page in a fresh browser context; page errors (uncaught JavaScript) are collected on ``page.js_errors``."""
+    contexts = []
+
+    def make():
+        ctx = browser.new_context(viewport=VIEWPORT)
+        ctx.set_default_timeout(WAIT_MS)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.js_errors = []
+        page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
+        return page
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def settle(page) -> None:
+    """Wait until the script run is over and the page has drawn its title."""
+    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=WAIT_MS)
+    page.wait_for_selector("[data-testid=stMain] h1", timeout=WAIT_MS)
+
+
+def exceptions(page) -> list[str]:
+    return page.locator("[data-testid=stException]").all_inner_texts()
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query, keep_blank_values=True).items()}
+
+
+def metric(page, label: str):
+    return page.locator("[data-testid=stMetric]", has_text=label).locator("[data-testid=stMetricValue]")
+
+
+def screenshot(page, name: str) -> Path:
+    """A full-page picture: the main area scrolls inside the window, so grow the window to the content first."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate("""() => Math.max(...['stMain', 'stMainBlockContainer', 'stSidebarContent'].map(
+        t => { const el = document.querySelector(`[data-testid=${t}]`); return el ? el.scrollHeight : 0; }))""")
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 40, 720), 16000))})
+    settle(page)
+    # Charts draw after the script run: wait until every chart has its canvas or svg.
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
+        .every(c => c.querySelector('canvas, svg'))""", timeout=WAIT_MS)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+    return path
+
+
+def change_ctx(page, value: int) -> None:
+    box = page.get_by_label(CTX_LABEL, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    page.wait_for_url(re.compile(rf"[?&]ctx={value}(&|#|$)"), timeout=WAIT_MS)
+    settle(page)
+
+
+# ---------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("name, path", PAGES, ids=[n for n, _ in PAGES])
+def test_every_page_opens_without_an_exception(server, new_page, name, path):
+    page = new_page()
+    page.goto(server + path)
+    settle(page)
+    if path == "/":
+        assert urlsplit(page.url).path == "/decision", page.url  # the root forwards to the first page
+    assert not exceptions(page), exceptions(page)
+    q = query(page)
+    assert q.get("model") == "llama-3.1-70b" and q.get("ctx") == "8192", page.url  # the complete link
+    screenshot(page, name)
+    assert not exceptions(page), exceptions(page)
+    assert not page.js_errors, page.js_errors
+
+
+def test_changing_ctx_rewrites_the_link_and_the_link_reopens_the_same_figures(server, new_page):
+    page = new_page()
+    page.goto(f"{server}/fit?{SEED}")
+    settle(page)
+    expected = f"{report(SEED)['max_batch']:,}"
+    fits = metric(page, "Sequences that fit")
+    assert fits.inner_text() == expected
+
+    change_ctx(page, 2048)
+    expected = f"{report(SEED + '&ctx=2048')['max_batch']:,}"
+    assert query(page)["ctx"] == "2048"
+    from playwright.sync_api import expect
+    expect(fits).to_have_text(expected, timeout=WAIT_MS)
+    warning = page.locator("[data-testid=stAlertContentWarning]", has_text="Memory caps the batch")
+    expect(warning).to_contain_text(f"{expected} sequences at 2,048 tokens", timeout=WAIT_MS)
+    link, warning_text = page.url, warning.text_content()
+    assert not exceptions(page)
+    screenshot(page, "fit-ctx-2048")
+
+    other = new_page()  # a fresh browser context: nothing shared but the link
+    other.goto(link)
+    settle(other)
+    expect(metric(other, "Sequences that fit")).to_have_text(expected, timeout=WAIT_MS)
+    expect(other.locator("[data-testid=stAlertContentWarning]", has_text="Memory caps the batch")).to_have_text(
+        warning_text, timeout=WAIT_MS)
+    expect(other.get_by_label(CTX_LABEL, exact=True)).to_have_value("2048")
+    assert other.url == link  # a complete link is left as it is
+    assert not exceptions(other)
+
+
+def test_hostile_link_names_each_bad_key_and_the_page_keeps_working(server, new_page):
+    from playwright.sync_api import expect
+    page = new_page()
+    page.goto(f"{server}/fit?ctx=-5&duty=abc&<script>=1&model=%00")
+    settle(page)
+    shown = " ".join(page.locator("[data-testid=stAlertContentError]").all_inner_texts())
+    assert "ctx=" in shown and "duty=" in shown and "model=" in shown, shown
+    assert "ctx takes" in shown and "duty takes" in shown
+    assert not exceptions(page), exceptions(page)
+    # Defaults in use, the link rewritten without the bad values, the markup shown as text.
+    expect(metric(page, "Sequences that fit")).to_have_text(f"{report(None)['max_batch']:,}")
+    q = query(page)
+    assert q["ctx"] == "8192" and q["duty"] == "0.3" and q["model"] == "llama-3.1-70b"
+    assert not any("script" in k for k in q)
+    expect(page.locator("[data-testid=stMain]")).to_contain_text("<script>")
+    assert page.locator("[data-testid=stMain] script, [data-testid=stSidebar] script").count() == 0
+    screenshot(page, "fit-hostile-link")
+    # Still works: a change goes through and the figures follow.
+    change_ctx(page, 4096)
+    expect(metric(page, "Sequences that fit")).to_have_text(f"{report('ctx=4096')['max_batch']:,}",
+                                                            timeout=WAIT_MS)
+    assert not exceptions(page)
+    assert not page.js_errors, page.js_errors
+
+
+def test_bug_b7_markup_in_a_link_is_shown_as_text(server, new_page):
+    page = new_page()
+    hosts = []
+    page.on("request", lambda r: hosts.append(urlsplit(r.url).netloc))
+    page.goto(f"{server}/fit?model=![x](http://127.0.0.1:9/b7.png)&duty=[click](http://evil.example/)"
+              "&![k](http://127.0.0.1:9/b7k.png)=1")
+    settle(page)
+    page.wait_for_selector("[data-testid=stAlertContentError]", timeout=WAIT_MS)
+    assert not exceptions(page)
+    assert page.locator("img[src*='127.0.0.1:9']").count() == 0
+    assert page.locator("a[href*='evil.example']").count() == 0
+    assert "127.0.0.1:9" not in hosts
