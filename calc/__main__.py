@@ -56,8 +56,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except HFConfigError as exc:
             print(f"error: {args.hf_config}: {exc}", file=sys.stderr)
             return 2
-        # The config sets the model; keys written in the link still win.
-        link = {**shape, **raw}
+        # The config is the model: the link's other keys still win over its figures, but not its model id.
+        link = {**shape, **{k: v for k, v in raw.items() if k != "model"}}
     try:
         parsed = load(link)
     except ScenarioError as exc:
@@ -72,5 +72,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
+def _run() -> int:
+    try:
+        return main()
+    except BrokenPipeError:  # the reader (e.g. `head`) stopped early: not an error of ours
+        sys.stderr.close()
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

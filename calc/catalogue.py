@@ -69,7 +69,7 @@ _API_ID_RE = re.compile(r"[a-z0-9][^\sA-Z,]*")  # litellm keys, lowercased
 MODEL_COLUMNS = (
     "id", "name", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden",
     "experts", "experts_active", "kv_latent", "window", "window_layers", "embed_b", "max_ctx",
-    "api_ref", "source", "read_on", "notes",
+    "api_ref", "api_ref_note", "source", "read_on", "notes",
 )
 CARD_COLUMNS = (
     "id", "name", "vendor", "mem_gib", "bw_tbs", "bf16_tflops", "fp16_tflops", "fp8_tflops",
@@ -330,6 +330,8 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             "embed_b": row.number("embed_b"),
             "max_ctx": row.integer("max_ctx", 1),
             "api_ref": row.text("api_ref"),
+            # Non-empty when the reference API row is another model's price standing in for this one.
+            "api_ref_note": row.text("api_ref_note", required=False),
             "source": row.text("source"),
             "read_on": row.date("read_on"),
             "notes": row.text("notes", required=False),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import catalogue, traffic
-from .report import build, scenario_warnings
+from .report import build, display_name, scenario_warnings
 from .scenario import KEYS, KV_FORMATS, WEIGHT_FORMATS, Parsed, Scenario
 
 #: Where the memo's link points when ``CALC_BASE_URL`` is not set.
@@ -104,15 +104,15 @@ def _usd(v: Optional[float], digits: int = 2) -> str:
 
 
 def model_name(s: Scenario) -> str:
-    """The model's catalogue name, or "a custom 70B model"."""
+    """The model's catalogue name ("(modified)" when the link overrides its figures), or "a custom 70B model"."""
     row = catalogue.models().get(s.model)
-    return row["name"] if row else f"a custom {s.params_b:g}B model"
+    return display_name(s, "model") if row else f"a custom {s.params_b:g}B model"
 
 
 def card_name(s: Scenario) -> str:
-    """The card's catalogue name, or "custom" for a card given by its figures."""
+    """The card's catalogue name ("(modified)" when the link overrides its datasheet), or "custom"."""
     row = catalogue.cards().get(s.card)
-    return row["name"] if row else "custom"
+    return display_name(s, "card") if row else "custom"
 
 
 def cards_text(s: Scenario, count: Optional[int] = None) -> str:

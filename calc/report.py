@@ -16,6 +16,38 @@ def _f(x: Any) -> Optional[float]:
     return None if math.isnan(value) else value
 
 
+_MODEL_FIGURES = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
+                  "experts_active", "kv_latent", "window", "window_layers", "embed_b")
+_CARD_FIGURES = ("mem_gib", "bw_tbs")
+
+
+def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
+    """Which figures of a preset model or card the scenario overrides (explicit keys win over presets).
+
+    Returns ``{"model": [...], "card": [...]}``; empty lists for custom entries or untouched presets. A card's
+    peak counts as modified when it differs from the card's peak at the scenario's compute precision.
+    """
+    out: dict[str, list[str]] = {"model": [], "card": []}
+    m = catalogue.models().get(s.model)
+    if m:
+        out["model"] = [k for k in _MODEL_FIGURES if getattr(s, k) != m[k]]
+    c = catalogue.cards().get(s.card)
+    if c:
+        out["card"] = [k for k in _CARD_FIGURES if getattr(s, k) != c[k]]
+        if c["peaks"].get(s.compute) is not None and s.tflops != c["peaks"][s.compute]:
+            out["card"].append("tflops")
+    return out
+
+
+def display_name(s: Scenario, what: str = "model") -> str:
+    """The model's or card's name for people: the preset's, marked when its figures were changed."""
+    table = catalogue.models() if what == "model" else catalogue.cards()
+    ident = getattr(s, what)
+    if ident not in table:
+        return "custom model" if what == "model" else "custom card"
+    return table[ident]["name"] + (" (modified)" if modified_preset_keys(s)[what] else "")
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
@@ -31,6 +63,21 @@ def scenario_warnings(s: Scenario) -> list[str]:
     preset = catalogue.models().get(s.model)
     if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"]:
         out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
+    request = s.in_tok + s.out_tok
+    if preset and preset.get("max_ctx") and request > preset["max_ctx"]:
+        out.append(f"a request holds {request:,} tokens, beyond {preset['name']}'s trained context of "
+                   f"{preset['max_ctx']:,} tokens")
+    if request > s.ctx:
+        out.append(f"a request holds {request:,} tokens (prompt + output), more than the {s.ctx:,}-token context "
+                   "the Fit, Speed and Cost figures assume")
+    changed = modified_preset_keys(s)
+    if changed["model"]:
+        out.append(f"{preset['name']} preset with its own figures: {', '.join(changed['model'])} differ from the preset")
+    if changed["card"]:
+        out.append(f"{catalogue.cards()[s.card]['name']} preset with its own figures: "
+                   f"{', '.join(changed['card'])} differ from the datasheet")
+    if preset and s.api == preset["api_ref"] and preset.get("api_ref_note"):
+        out.append(f"API price: {preset['api_ref_note']}; pick a closer row or type your own prices")
     card = catalogue.cards().get(s.card)
     if s.usd_hr is None:
         out.append(f"no reference rent for {card['name'] if card else 'this card'}: "

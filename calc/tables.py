@@ -187,9 +187,16 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
         params = with_change(s.to_params(), "card", cid)
         r = build(parse(params))
         sc = r["scenario"]
+        runs = r["fits"] and r["max_batch"] > 0
+        if not runs:  # no speed or price for a set-up that cannot hold one sequence
+            r = {**r, "step_ms": np.nan, "tok_s": np.nan, "usd_per_mtok": np.nan, "break_even_batch": np.nan}
         rows.append({"card": cid, "gpus": sc["gpus"], "compute": sc["compute"], "mem_gib": sc["mem_gib"],
-                     "bw_tbs": sc["bw_tbs"], "tflops": sc["tflops"], "usd_hr": sc["usd_hr"], "fits": r["fits"],
-                     "max_batch": r["max_batch"], "break_even_batch": r["break_even_batch"], "batch": r["batch"],
-                     "step_ms": r["step_ms"], "tok_s": r["tok_s"], "usd_per_mtok": r["usd_per_mtok"],
-                     "memory_caps_batch": r["memory_caps_batch"], "monthly_usd": r["monthly_usd"]})
+                     "bw_tbs": sc["bw_tbs"], "tflops": sc["tflops"], "usd_hr": np.nan if sc["usd_hr"] is None else sc["usd_hr"], "fits": r["fits"],
+                     "max_batch": r["max_batch"],
+                     "break_even_batch": np.nan if r["break_even_batch"] is None else r["break_even_batch"],
+                     "batch": r["batch"],
+                     "step_ms": r["step_ms"], "tok_s": r["tok_s"],
+                     "usd_per_mtok": np.nan if r["usd_per_mtok"] is None else r["usd_per_mtok"],
+                     "memory_caps_batch": r["memory_caps_batch"],
+                     "monthly_usd": np.nan if r["monthly_usd"] is None else r["monthly_usd"]})
     return pd.DataFrame(rows)

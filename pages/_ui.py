@@ -155,11 +155,16 @@ def _widget(key: str) -> None:
             def fmt(v: str, card=card) -> str:
                 return v if card is None or card["peaks"].get(v) is not None else f"{v} (not on this card)"
         elif key == "api":
-            opts = list(names)
+            current = names.get(st.session_state.get("api", ""))
+            family = current["family"] if current else None
+            opts = sorted(names, key=lambda a: (names[a]["family"] != family, names[a]["kind"] != "open-weight",
+                                                names[a]["family"], names[a]["api_in"] + names[a]["api_out"]))
 
             def fmt(v: str, names=names) -> str:
                 row = names.get(v)
-                return v if row is None else f"{row['provider']} · {row['model']} ({row['api_in']:g}/{row['api_out']:g} USD)"
+                if row is None:
+                    return v
+                return f"{row['api_in']:g} / {row['api_out']:g} USD · {row['provider']} · {row['model'].split('/')[-1]}"
         else:
             opts = list(names) + [CUSTOM]
 
@@ -199,7 +204,8 @@ def _clamp_to_widgets() -> None:
 def _on_import() -> None:
     """Read the uploaded or pasted config.json (JSON only, size- and depth-limited, never executed)."""
     upload = st.session_state.get("_hf_file")
-    raw = upload.getvalue() if upload is not None else (st.session_state.get("_hf_text") or "").encode()
+    pasted = (st.session_state.get("_hf_text") or "").encode()
+    raw = pasted if pasted.strip() or upload is None else upload.getvalue()  # pasted text wins over a file
     st.session_state.pop("_hf_error", None)
     if not raw.strip():
         st.session_state["_hf_error"] = "Upload a config.json or paste its text first."
@@ -227,10 +233,10 @@ def _import_config() -> None:
         st.caption("A Hugging Face model config becomes the custom model (parameters counted from its shapes). "
                    "The file is read as JSON only, at most 1 MB.")
         st.file_uploader("config.json", type=["json"], key="_hf_file", max_upload_size=1)
-        st.text_area("…or paste it", key="_hf_text", height=120, max_chars=1_000_000)
+        st.text_area("…or paste it (pasted text is used first)", key="_hf_text", height=120, max_chars=1_000_000)
         st.button("Use this config", on_click=_on_import, type="primary")
     if "_hf_error" in st.session_state:
-        st.error(plain(st.session_state["_hf_error"]))
+        st.error(plain(st.session_state.pop("_hf_error")))
     elif "_hf_done" in st.session_state:
         st.success(st.session_state.pop("_hf_done"))
 
@@ -255,7 +261,7 @@ def sync() -> Parsed:
     their inputs and the defaults are used. Returns the scenario the pages must use.
     """
     if "_loaded" not in st.session_state:
-        first = parse(st.query_params.to_dict())
+        first = parse({k: st.query_params.get_all(k) for k in st.query_params})
         st.session_state["_errors"] = {e.key: e for e in first.errors}
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
         _store(first.scenario)
@@ -264,6 +270,10 @@ def sync() -> Parsed:
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
     parsed = parse(widget_params())
     st.session_state["_parsed"] = parsed
+    for key, value in parsed.scenario.as_dict().items():
+        # An emptied box whose key has a default (the card's rent) shows the value in use, never a blank that lies.
+        if st.session_state.get(key) is None and _widget_value(key, value) is not None:
+            st.session_state[key] = _widget_value(key, value)
     sidebar()
     params = parsed.scenario.to_params()
     if st.query_params.to_dict() != params:
@@ -356,10 +366,11 @@ def header(scenario: Scenario, report: dict) -> None:
         be = report["break_even_batch"]
         knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
                 "compute never binds at this context (the cache read grows as fast as the arithmetic)")
-        st.warning(f"**Memory caps the batch before compute does:** memory holds {report['max_batch']:,} "
-                   f"sequences at {scenario.ctx:,} tokens; {knee}. Each step reads the weights for only "
-                   f"{report['max_batch']:,} sequences, so a million tokens costs more than the roofline "
-                   "figure.", icon=":material/warning:")
+        mb = report["max_batch"]
+        st.warning(f"**Memory caps the batch before compute does:** memory holds {mb:,} "
+                   f"sequence{'s' if mb != 1 else ''} at {scenario.ctx:,} tokens; {knee}. A step can share its read "
+                   f"of the weights among at most {mb:,} sequence{'s' if mb != 1 else ''}, so a million tokens costs "
+                   "more than the roofline figure.", icon=":material/warning:")
     for w in report["warnings"]:
         st.caption("Note: " + plain(w))
 

@@ -71,4 +71,11 @@ with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
 ui.download_csv(apis, "catalogue-apis")
 
 st.subheader("Cloud GPU quotes")
-st.dataframe(catalogue.cloud_prices(), hide_index=True, width="stretch")
+st.dataframe(catalogue.cloud_prices(), hide_index=True, width="stretch", column_config={
+    "provider": "Provider", "product_or_instance": "Product or instance", "gpu": "GPU",
+    "gpus_per_instance": NUM("GPUs per instance", format="%d"),
+    "usd_per_instance_hour": NUM("USD per instance-hour", format="%.2f"),
+    "usd_per_gpu_hour": NUM("USD per GPU-hour", format="%.2f"), "pricing_type": "Pricing", "region": "Region",
+    "date_seen": "Seen on", "source": "Source", "notes": "Notes", "card_id": "Card id"})
+st.caption("Reference rents take the cheapest on-demand quote per card (not spot, marketplace or capacity blocks); "
+           "the H100 SXM default is the specification's 2.50 USD per card-hour, below these quotes.")

@@ -14,14 +14,26 @@ if s.usd_hr is None:
     st.warning("This card has no reference rent in the catalogue: enter your quote as **Rent per card-hour** "
                "in the sidebar (Money) to price it.")
 c1, c2, c3, c4 = st.columns(4)
-c1.metric(f"USD per 1M tokens (batch {r['batch']:,}, duty {s.duty:.0%})",
-          "—" if r["usd_per_mtok"] is None else f"{r['usd_per_mtok']:,.3f}",
-          help="Rent plus upkeep, per million output tokens.")
-c2.metric("of which rent", "—" if r["usd_per_mtok_rent"] is None else f"{r['usd_per_mtok_rent']:,.3f}",
+runs = r["fits"] and r["max_batch"] >= r["batch"]  # memory holds the batch priced here
+
+
+def per_mtok(x):
+    return "—" if x is None or not runs else f"{x:,.3f}"
+
+
+c1.metric("USD / 1M tokens", per_mtok(r["usd_per_mtok"]),
+          help=f"Rent plus upkeep per million output tokens at batch {r['batch']:,} and duty {s.duty:.0%}.")
+c2.metric("of which rent", per_mtok(r["usd_per_mtok_rent"]),
           help="The textbook figure counts only this, at duty 100 %.")
 c3.metric("Monthly rent", ui.money(None if s.usd_hr is None else s.gpus * s.usd_hr * s.hours),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not.")
 c4.metric("Monthly upkeep", ui.money(s.upkeep), help="Engineering time; does not fall with volume.")
+
+if not runs:
+    why = ("the weights do not fit" if not r["fits"] else
+           f"memory holds {r['max_batch']:,} sequences at {s.ctx:,} tokens, not the {r['batch']:,} asked for")
+    st.error(f"No price for a set-up that cannot run: {why}. The surface below shows what each batch would cost "
+             "where memory allows it.")
 
 st.subheader("Cost surface: USD per 1M tokens by batch and duty cycle")
 batches = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
@@ -33,15 +45,16 @@ base = alt.Chart(grid).encode(
     y=alt.Y("duty:O", sort="descending", title="duty cycle", axis=alt.Axis(format=".0%")),
 )
 heat = base.mark_rect().encode(
-    color=alt.Color("usd_per_mtok:Q", scale=alt.Scale(type="log", scheme="viridis", reverse=True),
-                    title="USD / 1M"),
-    opacity=alt.condition("datum.reachable", alt.value(1.0), alt.value(0.35)),
+    color=alt.condition("datum.reachable",
+                        alt.Color("usd_per_mtok:Q", scale=alt.Scale(type="log", scheme="viridis", reverse=True),
+                                  title="USD / 1M"),
+                        alt.value("#d9d9d9")),
     tooltip=["batch", alt.Tooltip("duty:Q", format=".0%"), alt.Tooltip("usd_per_mtok:Q", format=",.3f", title="USD / 1M"),
              alt.Tooltip("rent_usd_per_mtok:Q", format=",.3f", title="rent only"), "reachable"],
 )
-cross = base.mark_text(color="white", fontSize=9).encode(text="cell:N")
+cross = base.mark_text(color="#888888", fontSize=9).encode(text="cell:N")
 st.altair_chart((heat + cross).properties(height=420), width="stretch")
-st.caption(f"Faded cells marked × need more than the {r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens: "
+st.caption(f"Grey cells marked × need more than the {r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens: "
            "the roofline prices them, the card cannot reach them.")
 
 st.subheader("By duty cycle, for a few batches")

@@ -19,6 +19,10 @@ elif d.verdict is None:
 else:
     st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")
 
+st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.out_tok:,} tokens (prompt + output) in "
+           f"cache, not the {s.ctx:,}-token worst case, and the duty cycle follows from {s.req_day:,.0f} requests a day "
+           "and the peak factor. The Context and Duty inputs drive the Fit, Speed and Cost pages.")
+
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("API per month", ui.money(d.api_usd_month),
           help=f"{s.api_in:g} USD per 1M prompt tokens and {s.api_out:g} per 1M output tokens.")

@@ -30,15 +30,15 @@ chart = (
         x=alt.X("gib:Q", stack="zero", title=f"GiB {per or 'on the card'}", scale=alt.Scale(domain=[0, x_max], nice=False)),
         y=alt.Y("row:N", title=None),
         color=alt.Color("part:N", sort=order, scale=alt.Scale(domain=order, range=["#4c78a8", "#f58518", "#9d9d9d", "#c7e0bd"]),
-                        legend=alt.Legend(orient="bottom", title=None)),
+                        legend=alt.Legend(orient="top", title=None, direction="horizontal")),
         order=alt.Order("order:Q"),
         tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
                  alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],
     )
-    .properties(height=90)
+    .properties(height=70)
 )
-rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib], "row": [shown["row"][0]]})).mark_rule(
-    color="black", strokeDash=[4, 3], size=2).encode(x="gib:Q")
+rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib], "label": [f"card: {s.mem_gib:g} GiB"]})).mark_rule(
+    color="black", strokeDash=[4, 3], size=2).encode(x="gib:Q", y=alt.value(0), y2=alt.value(70))
 st.altair_chart(chart + rule, width="stretch")
 short = -float(stack["gib_per_card"].iloc[3])
 if short > 0:

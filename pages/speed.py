@@ -67,7 +67,8 @@ st.caption("Solid: total tokens/s (grey where memory cannot hold that many seque
 
 st.subheader("The step's parts")
 pick = sweep[sweep["batch"].isin([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])]
-parts = pick.melt("batch", ["weights_ms", "cache_ms", "compute_ms", "comm_ms"], var_name="part", value_name="ms")
+parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compute_ms", "comm_ms"], var_name="part",
+                  value_name="ms")
 parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute", "comm_ms": "both"})
 parts = parts.replace({"part": {"weights_ms": "weights read", "cache_ms": "KV cache read", "compute_ms": "compute",
                                 "comm_ms": "all-reduce"}})
@@ -81,10 +82,12 @@ bars = alt.Chart(parts).mark_bar().encode(
                                               range=["#4c78a8", "#f58518", "#54a24b", "#b279a2"]),
                     legend=alt.Legend(title=None, orient="bottom")),
     order=alt.Order("stack:Q", sort="ascending"),
+    opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.3)),
     column=alt.Column("batch:O", title="batch", header=alt.Header(labelOrient="bottom", titleOrient="bottom")),
     tooltip=["batch", "path", "part", alt.Tooltip("ms:Q", format=",.3f")],
 ).properties(width=44, height=240)
 st.altair_chart(bars)
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
-           "the step, and the tensor-parallel all-reduce adds to either.")
+           f"the step, and the tensor-parallel all-reduce adds to either. Faded: batches beyond the {mb:,} sequences "
+           "memory holds.")
 ui.download_csv(sweep, "speed-by-batch")

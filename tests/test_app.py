@@ -23,7 +23,8 @@ def open_app(params=None, page=None):
 
 
 def texts(elements):
-    return " ".join(str(e.value) for e in elements)
+    """The text of elements as a reader sees it (Markdown escapes removed)."""
+    return " ".join(str(e.value) for e in elements).replace("\\", "")
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -139,3 +140,26 @@ def test_batch_left_empty_means_auto():
     at = open_app({"batch": "12"})
     at.number_input(key="batch").set_value(None).run()
     assert at.query_params["batch"] == "auto"
+
+
+def test_repeated_keys_in_a_link_are_named():
+    at = open_app({"gpus": ["2", "4"]})
+    assert at.query_params["gpus"] == "4"
+    assert "given more than once" in texts(at.caption)
+
+
+def test_an_emptied_rent_box_shows_the_rent_in_use():
+    at = open_app({"card": "l40s"})
+    at.number_input(key="usd_hr").set_value(None).run()
+    assert at.number_input(key="usd_hr").value == 0.79 and at.query_params["usd_hr"] == "0.79"
+
+
+def test_a_preset_with_changed_figures_says_so():
+    at = open_app({"model": "llama-3.1-70b", "params_b": "8"})
+    assert "Llama 3.1 70B preset with its own figures: params_b" in texts(at.caption)
+
+
+def test_no_price_for_a_set_up_that_cannot_run():
+    at = open_app({"weights": "bf16"}, "pages/cost.py")
+    assert not at.exception
+    assert at.metric[0].value == "—" and "cannot run" in texts(at.error)
