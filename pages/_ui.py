@@ -372,7 +372,8 @@ def header(scenario: Scenario, report: dict) -> None:
                    f"of the weights among at most {mb:,} sequence{'s' if mb != 1 else ''}, so a million tokens costs "
                    "more than the roofline figure.", icon=":material/warning:")
     for w in report["warnings"]:
-        st.caption("Note: " + plain(w))
+        if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
+            st.caption("Note: " + plain(w))
 
 
 def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:

@@ -21,25 +21,24 @@ stack = tables.memory_stack(s)
 per = "per card" if s.gpus > 1 else ""
 st.subheader(f"Memory {per} at batch {r['batch']:,}".strip())
 order = ["weights", "KV cache", "overhead", "free"]
-shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(4), row=f"{s.mem_gib:g} GiB card")
+shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(4))
 x_max = max(s.mem_gib, float(stack["gib_per_card"][:3].sum())) * 1.02
 chart = (
     alt.Chart(shown)
-    .mark_bar(height=36)
+    .mark_bar(size=44)
     .encode(
         x=alt.X("gib:Q", stack="zero", title=f"GiB {per or 'on the card'}", scale=alt.Scale(domain=[0, x_max], nice=False)),
-        y=alt.Y("row:N", title=None),
         color=alt.Color("part:N", sort=order, scale=alt.Scale(domain=order, range=["#4c78a8", "#f58518", "#9d9d9d", "#c7e0bd"]),
-                        legend=alt.Legend(orient="top", title=None, direction="horizontal")),
+                        legend=alt.Legend(orient="right", title=None)),
         order=alt.Order("order:Q"),
         tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
                  alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],
     )
-    .properties(height=70)
+    .properties(height=150)
 )
 rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib], "label": [f"card: {s.mem_gib:g} GiB"]})).mark_rule(
-    color="black", strokeDash=[4, 3], size=2).encode(x="gib:Q", y=alt.value(0), y2=alt.value(70))
-st.altair_chart(chart + rule, width="stretch")
+    color="black", strokeDash=[4, 3], size=2).encode(x="gib:Q")
+st.altair_chart(alt.layer(chart, rule), width="stretch")
 short = -float(stack["gib_per_card"].iloc[3])
 if short > 0:
     st.error(f"Short by {short:,.1f} GiB per card at batch {r['batch']:,}: weights, cache and overhead exceed "
