@@ -15,7 +15,7 @@ from typing import Any, Optional
 import pandas as pd
 import streamlit as st
 
-from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, with_change
+from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, tables, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, RANGES, WEIGHT_FORMATS
 
@@ -339,6 +339,22 @@ def page() -> tuple[Scenario, dict]:
     if not st.session_state.pop("_frame", False):
         _enter_through_app()
     return current()
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _table(name: str, query: str, args: tuple) -> Any:
+    return getattr(tables, name)(parse(query).scenario, *args)
+
+
+def table(name: str, scenario: Scenario, *args: Any) -> Any:
+    """``calc.tables.<name>(scenario, *args)``, cached by link (bounded: the 256 most recent)."""
+    return _table(name, scenario.to_query(), tuple(tuple(a) if isinstance(a, list) else a for a in args))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def catalogue_table(name: str) -> pd.DataFrame:
+    """A catalogue table of ``calc.tables`` (models_table, cards_table, apis_table), read once."""
+    return getattr(tables, name)()
 
 
 def current() -> tuple[Scenario, dict]:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from calc import catalogue, tables
+from calc import catalogue
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -19,7 +19,7 @@ picked = st.multiselect("Cards to compare (up to 3)", list(catalogue.cards()), d
                         max_selections=3, key="_compare_cards",
                         format_func=lambda c: catalogue.cards()[c]["name"])
 if picked:
-    cmp = tables.compare_cards(s, picked)
+    cmp = ui.table("compare_cards", s, picked)
     st.dataframe(cmp, hide_index=True, width="stretch", column_config={
         "card": st.column_config.TextColumn("Card"), "gpus": NUM("Cards"), "compute": "Compute",
         "mem_gib": NUM("Memory/card (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
@@ -35,7 +35,7 @@ if picked:
     ui.download_csv(cmp, "catalogue-compare")
 
 st.subheader("Models")
-models = tables.models_table()
+models = ui.catalogue_table("models_table")
 st.dataframe(models, hide_index=True, width="stretch", column_config={
     "params_b": NUM("Params (B)", format="%.3f"), "active_b": NUM("Active (B)", format="%.3f"),
     "embed_b": NUM("Input embedding (B)", format="%.3f"),
@@ -50,7 +50,7 @@ st.dataframe(models, hide_index=True, width="stretch", column_config={
 ui.download_csv(models, "catalogue-models")
 
 st.subheader("Cards")
-cards = tables.cards_table()
+cards = ui.catalogue_table("cards_table")
 st.dataframe(cards, hide_index=True, width="stretch", column_config={
     "mem_gib": NUM("Memory (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
     "bf16_tflops": NUM("BF16 dense (TFLOP/s)", format="%.1f"), "fp8_tflops": NUM("FP8 dense (TFLOP/s)", format="%.1f"),
@@ -63,7 +63,7 @@ st.caption("FLOP per byte is the card's roofline ridge: a 16-bit dense model bec
 ui.download_csv(cards, "catalogue-cards")
 
 st.subheader("API prices")
-apis = tables.apis_table()
+apis = ui.catalogue_table("apis_table")
 st.dataframe(apis, hide_index=True, width="stretch", column_config={
     "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f")})
 with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):

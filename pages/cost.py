@@ -4,7 +4,6 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
-from calc import tables
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -38,7 +37,7 @@ if not runs:
 st.subheader("Cost surface: USD per 1M tokens by batch and duty cycle")
 batches = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
 duties = np.round(np.linspace(0.05, 1.0, 20), 2)
-grid = tables.cost_surface_frame(s, batches, duties)
+grid = ui.table("cost_surface_frame", s, batches, duties)
 grid["cell"] = np.where(grid["reachable"], "", "×")
 base = alt.Chart(grid).encode(
     x=alt.X("batch:O", title="batch (sequences per step)", axis=alt.Axis(labelAngle=0, labelOverlap=True)),
@@ -59,7 +58,7 @@ st.caption(f"Grey cells marked × need more than the {r['max_batch']:,} sequence
 
 st.subheader("By duty cycle, for a few batches")
 picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
-by_duty = tables.cost_by_duty(s, [b for b in picks if b >= 1])
+by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
 st.dataframe(wide, hide_index=True, width="stretch",

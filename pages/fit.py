@@ -4,7 +4,6 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calc import tables
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -17,7 +16,7 @@ c2.metric("KV cache per sequence", f"{r['kv_gib_per_sequence']:,.2f} GiB",
 c3.metric("Sequences that fit", f"{r['max_batch']:,}", help=f"At {s.ctx:,} tokens each.")
 c4.metric("Batch used", f"{r['batch']:,}", help="auto = the largest useful batch" if s.batch == "auto" else None)
 
-stack = tables.memory_stack(s)
+stack = ui.table("memory_stack", s)
 per = "per card" if s.gpus > 1 else ""
 st.subheader(f"Memory {per} at batch {r['batch']:,}".strip())
 order = ["weights", "KV cache", "overhead", "free"]
@@ -46,7 +45,7 @@ if short > 0:
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")
-fit = tables.fit_table(s)
+fit = ui.table("fit_table", s)
 st.dataframe(
     fit, hide_index=True, width="stretch",
     column_config={

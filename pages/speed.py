@@ -5,11 +5,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from calc import tables
 from pages import _ui as ui
 
 s, r = ui.page()
-sweep = tables.speed_sweep(s)
+sweep = ui.table("speed_sweep", s)
 be, mb = r["break_even_batch"], r["max_batch"]
 
 st.title("How fast does it decode?")
