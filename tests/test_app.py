@@ -1,30 +1,16 @@
 """The Streamlit app under AppTest: every page runs clean, links restore widgets, widgets rewrite links."""
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest import open_app, texts
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/catalogue.py"]
 SEED = {"model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
         "card": "h100-sxm", "weights": "4", "kv": "fp16", "ctx": "8192", "attn": "0", "overhead_gib": "4",
         "eff": "0.7", "usd_hr": "2.5"}
 
 
-def open_app(params=None, page=None):
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    return at
 
 
-def texts(elements):
-    """The text of elements as a reader sees it (Markdown escapes removed)."""
-    return " ".join(str(e.value) for e in elements).replace("\\", "")
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -17,6 +17,8 @@ from calc import memo as dm
 from calc import parse, report, traffic
 from calc.memo import memo, verdict_sentence
 
+from apptest import texts
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 PAGE = "pages/decision.py"
@@ -51,10 +53,6 @@ def open_decision(params=None):
         f = store.get_file(button.proto.url.rsplit("/", 1)[1])
         files[f.filename] = f.content
     return at, files
-
-
-def texts(elements):
-    return " ".join(str(e.value) for e in elements)
 
 
 def link_of(at):

@@ -25,6 +25,8 @@ from calc import KEYS, FieldError, Scenario, build, catalogue, parse, report
 from calc.__main__ import main
 from calc.hf_config import HFConfigError, from_hf_config_json
 
+from apptest import open_app
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 HF_FIXTURES = sorted((ROOT / "tests" / "fixtures" / "hf").glob("*.json"))
@@ -263,15 +265,6 @@ def app_errors_named(at) -> set[str]:
 
 
 
-def open_app(params: dict, page: str | None = None):
-    from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    return at
 
 
 short_values = st.one_of(st.sampled_from(WORDS), st.sampled_from(PRESET_IDS), numbers, unicode_digits,

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from calc import catalogue, model, parse, report
 from calc.__main__ import main
+
+from apptest import open_app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hf"
@@ -115,14 +116,6 @@ def test_imported_config_round_trips_through_the_command_line(tmp_path):
     assert code == 2 and "num_hidden_layers" in err or "num_attention_heads" in err
 
 
-def open_app(params, page=None):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    if page:
-        at.switch_page(page).run()
-    return at
 
 
 @pytest.mark.parametrize("link", [{"model": "mixtral-8x7b", "gpus": "2"}, {"model": "deepseek-v3", "card": "b200", "gpus": "8"},

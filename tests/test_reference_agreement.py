@@ -126,12 +126,18 @@ def test_single_stream_floor():
         assert r["step_ms"] == pytest.approx(ms)
 
 
+#: Links that break a consistency rule of SPEC section 5, with the key the error must name.
+RULE_BREAKS = [
+    ({"kv_heads": 99}, "kv_heads"), ({"window": 10, "window_layers": 81}, "window_layers"),
+    ({"experts": 8, "experts_active": 8, "active_b": 20}, "experts_active"),
+    ({"embed_b": 70}, "embed_b"), ({"active_b": 71}, "active_b"),
+    ({"experts": 8, "experts_active": 2, "active_b": 10, "embed_b": 5}, "active_b"),
+]
+
+
 @pytest.mark.parametrize(
     "over, key",
-    [({"kv_heads": 99}, "kv_heads"), ({"window": 10, "window_layers": 81}, "window_layers"),
-     ({"experts": 8, "experts_active": 8, "active_b": 20}, "experts_active"),
-     ({"embed_b": 70}, "embed_b"), ({"active_b": 71}, "active_b"),
-     ({"experts": 8, "experts_active": 2, "active_b": 10, "embed_b": 5}, "active_b"),
+    RULE_BREAKS + [
      ({"batch": 0}, "batch"), ({"eff": 1.5}, "eff"), ({"weights": 33}, "weights"),
      ({"kv": "int3"}, "kv"), ({"attn": 2}, "attn"), ({"gpus": "two"}, "gpus"),
      ({"duty": 0}, "duty"), ({"peak": 0.5}, "peak"), ({"out_tok": 0}, "out_tok"),
@@ -366,10 +372,7 @@ def test_reference_agreement(params):
 @needs_calc
 @pytest.mark.parametrize(
     "over, key",
-    [({"kv_heads": 99}, "kv_heads"), ({"window": 10, "window_layers": 81}, "window_layers"),
-     ({"experts": 8, "experts_active": 8, "active_b": 20}, "experts_active"),
-     ({"embed_b": 70}, "embed_b"), ({"active_b": 71}, "active_b"),
-     ({"experts": 8, "experts_active": 2, "active_b": 10, "embed_b": 5}, "active_b"),
+    RULE_BREAKS + [
      ({"batch": 0}, "batch"), ({"weights": 33}, "weights"), ({"tpot_ms": 0}, "tpot_ms"),
      ({"card": "a100-80gb", "compute": "fp8"}, "compute")],
 )

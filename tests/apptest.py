@@ -1,0 +1,25 @@
+"""Shared AppTest helpers: open the app on a link (and a page), read what a visitor reads."""
+
+from pathlib import Path
+from typing import Optional
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+def open_app(params: Optional[dict] = None, page: Optional[str] = None) -> AppTest:
+    """Run app.py under AppTest with ``params`` as the opened link's query, then switch to ``page``."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def texts(elements) -> str:
+    """The text of elements as a reader sees it (Markdown escapes removed)."""
+    return " ".join(str(e.value) for e in elements).replace("\\", "")
