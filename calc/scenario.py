@@ -571,7 +571,7 @@ def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
             culprit = next((k for k in conflict.keys if k in values), None)
             if culprit is None:  # the catalogue itself broke a rule
                 raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}") from None
-            if conflict.name and conflict.name != culprit:
+            if conflict.name and conflict.name != culprit and conflict.name not in {e.key for e in errors}:
                 named = conflict.name
                 shown = _shown(raw[named]) if named in raw else _shown(conflict.shown)
                 reason = f"{conflict.reason}; {culprit} falls back to its default"
