@@ -10,6 +10,7 @@ that raises :class:`ScenarioError` instead (the command line uses it).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Mapping, Optional, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -403,8 +404,11 @@ def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any
                 pairs.append((str(k), v))
     else:
         text = str(link).strip()
-        if "?" in text or "://" in text:
-            text = urlsplit(text).query if "://" in text else text.split("?", 1)[1].split("#", 1)[0]
+        head = text.split("?", 1)[0]
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):  # a whole URL
+            text = urlsplit(text).query
+        elif "?" in text and "=" not in head and "&" not in head:  # a path with its query: /cost?ctx=4096
+            text = text.split("?", 1)[1]
         text = text.split("#", 1)[0].lstrip("?")
         if len(text) > MAX_LINK_CHARS:
             warnings.append(f"the link is longer than {MAX_LINK_CHARS:,} characters; the rest is ignored")

@@ -376,8 +376,9 @@ def header(scenario: Scenario, report: dict) -> None:
                  f"{scenario.overhead_gib:g} GiB reserved per card exceed {scenario.gpus} × {scenario.mem_gib:g} GiB. "
                  "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
     elif report["max_batch"] == 0:
-        st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights. Shorten the context, "
-                 "quantise the KV cache, or add memory.", icon=":material/block:")
+        st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
+                 "Fit, Speed and Cost pages use). Shorten the context, quantise the KV cache, or add memory.",
+                 icon=":material/block:")
     elif report["memory_caps_batch"]:
         be = report["break_even_batch"]
         knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else

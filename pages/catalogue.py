@@ -59,7 +59,7 @@ st.dataframe(cards, hide_index=True, width="stretch", column_config={
     "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
 })
 st.caption("FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
-           "when attention is not counted. Blank cells: the card has no such units, or no public figure was found.")
+           "when attention is not counted. None: the card has no such units, or no public figure was found.")
 ui.download_csv(cards, "catalogue-cards")
 
 st.subheader("API prices")

@@ -35,6 +35,9 @@ if not runs:
              "where memory allows it.")
 
 st.subheader("Cost surface: USD per 1M tokens by batch and duty cycle")
+if s.usd_hr is None:
+    st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
+    st.stop()
 batches = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
 duties = np.round(np.linspace(0.05, 1.0, 20), 2)
 grid = ui.table("cost_surface_frame", s, batches, duties)
@@ -53,8 +56,9 @@ heat = base.mark_rect().encode(
 )
 cross = base.mark_text(color="#888888", fontSize=9).encode(text="cell:N")
 st.altair_chart((heat + cross).properties(height=420), width="stretch")
-st.caption(f"Grey cells marked × need more than the {r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens: "
-           "the roofline prices them, the card cannot reach them.")
+if not grid["reachable"].all():
+    st.caption(f"Grey cells marked × need more than the {r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens: "
+               "the roofline prices them, the card cannot reach them.")
 
 st.subheader("By duty cycle, for a few batches")
 picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])

@@ -65,7 +65,9 @@ st.caption("Solid: total tokens/s (grey where memory cannot hold that many seque
            "past it the step lengthens and each user waits longer.")
 
 st.subheader("The step's parts")
-pick = sweep[sweep["batch"].isin([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])]
+# Powers of two up to twice the batches that matter (memory's cap, the knee), so the reachable ones stay visible.
+reach = max(mb, be or 1, 8)
+pick = sweep[sweep["batch"].isin([b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if b <= 2 * reach])]
 parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compute_ms", "comm_ms"], var_name="part",
                   value_name="ms")
 parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute", "comm_ms": "both"})
@@ -76,7 +78,7 @@ parts = pd.concat([parts[parts["path"] != "both"], both.assign(path="memory"), b
 parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, "all-reduce": 2})
 bars = alt.Chart(parts).mark_bar().encode(
     x=alt.X("path:N", title=None, axis=alt.Axis(labels=True)),
-    y=alt.Y("sum(ms):Q", title="ms"),
+    y=alt.Y("ms:Q", stack="zero", title="ms"),
     color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce"],
                                               range=["#4c78a8", "#f58518", "#54a24b", "#b279a2"]),
                     legend=alt.Legend(title=None, orient="bottom")),

@@ -60,3 +60,9 @@ def test_list_prints_preset_ids_one_per_line():
         assert ids and all(i == i.lower() for i in ids)
         if must:
             assert must in ids
+
+
+def test_a_bare_query_whose_value_holds_an_address_is_still_read():
+    out = run("duty=[click](http://evil.example/)")
+    assert out.returncode == 2 and "duty='[click](http://evil.example/)'" in out.stderr
+    assert json.loads(run("/cost?ctx=4096").stdout)["scenario"]["ctx"] == 4096
