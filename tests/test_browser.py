@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_pages import start_server, stop_server  # noqa: E402  (the same server start as the benchmarks)
 
 from calc import report
 
@@ -45,48 +43,20 @@ PAGES = [("decision", "/decision"), ("fit", "/fit"), ("speed", "/speed"), ("cost
 CTX_LABEL = "Context (tokens per sequence)"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
     """`streamlit run app.py` on a free port, from the repository root; stopped when the module ends."""
     ARTIFACTS.mkdir(exist_ok=True)
-    port = free_port()
     log_path = ARTIFACTS / "browser-tests-server.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://localhost:{port}"
+        try:
+            proc, base, _ = start_server(log=log)
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}:\n{log_path.read_text()[-3000:]}")
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit not healthy after 90 s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.2)
         yield base
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
-        except ProcessLookupError:
-            pass
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
+        stop_server(proc)
 
 
 @pytest.fixture(scope="module")
