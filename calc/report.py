@@ -6,7 +6,7 @@ import math
 from typing import Any, Mapping, Optional, Union
 
 from . import catalogue, model, traffic
-from .scenario import Parsed, Scenario, load
+from .scenario import CARD_FIGURES, MODEL_FIGURES, Parsed, Scenario, load
 
 Link = Union[str, Mapping[str, Any], None]
 
@@ -14,11 +14,6 @@ Link = Union[str, Mapping[str, Any], None]
 def _f(x: Any) -> Optional[float]:
     value = float(x)
     return None if math.isnan(value) else value
-
-
-_MODEL_FIGURES = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
-                  "experts_active", "kv_latent", "window", "window_layers", "embed_b")
-_CARD_FIGURES = ("mem_gib", "bw_tbs")
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
@@ -30,12 +25,11 @@ def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"model": [], "card": []}
     m = catalogue.models().get(s.model)
     if m:
-        out["model"] = [k for k in _MODEL_FIGURES if getattr(s, k) != m[k]]
+        out["model"] = [k for k in MODEL_FIGURES if getattr(s, k) != m[k]]
     c = catalogue.cards().get(s.card)
     if c:
-        out["card"] = [k for k in _CARD_FIGURES if getattr(s, k) != c[k]]
-        if c["peaks"].get(s.compute) is not None and s.tflops != c["peaks"][s.compute]:
-            out["card"].append("tflops")
+        datasheet = {"mem_gib": c["mem_gib"], "bw_tbs": c["bw_tbs"], "tflops": c["peaks"].get(s.compute)}
+        out["card"] = [k for k in CARD_FIGURES if datasheet[k] is not None and getattr(s, k) != datasheet[k]]
     return out
 
 

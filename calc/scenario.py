@@ -131,11 +131,15 @@ KEYS: dict[str, KeySpec] = {k.key: k for k in [
     _spec("api_out", "API output price (USD per 1M tokens)", _range_text("api_out"), "Price per million output tokens.", "traffic"),
 ]}
 
+#: The figures a model preset supplies (its shape) and a card preset's datasheet figures.
+MODEL_FIGURES = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
+                 "experts_active", "kv_latent", "window", "window_layers", "embed_b")
+CARD_FIGURES = ("mem_gib", "bw_tbs", "tflops")
+
 #: Keys whose default comes from another key: changing the parent drops them (in the app).
 DEPENDENTS: dict[str, tuple[str, ...]] = {
-    "model": ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
-              "experts_active", "kv_latent", "window", "window_layers", "embed_b", "api", "api_in", "api_out"),
-    "card": ("mem_gib", "bw_tbs", "tflops", "link_gbs", "usd_hr"),
+    "model": (*MODEL_FIGURES, "api", "api_in", "api_out"),
+    "card": (*CARD_FIGURES, "link_gbs", "usd_hr"),
     "compute": ("tflops",),
     "api": ("api_in", "api_out"),
 }

@@ -113,6 +113,13 @@ def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Optional[Capacity] = Non
             "self_host_usd_month": self_host, "api_usd_month": api_usd_month(s, req_day)}
 
 
+def _break_even_terms(s: Scenario) -> tuple[float, float]:
+    """(k, c_rep): API USD per month per request-per-day, ``c_api*hours/24``, and one replica's monthly rent,
+    ``g*usd_hr*hours`` (SPEC section 6). Needs a priced card."""
+    c_api = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6
+    return c_api * s.hours / 24, s.gpus * s.usd_hr * s.hours
+
+
 def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
     """Requests per day above which self-hosting costs less than the API, or None when it never does.
 
@@ -123,9 +130,7 @@ def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[
     cap = cap or capacity(s)
     if s.usd_hr is None or cap.max_batch == 0:
         return None
-    c_api = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6
-    k = c_api * s.hours / 24
-    c_rep = s.gpus * s.usd_hr * s.hours
+    k, c_rep = _break_even_terms(s)
     if k * cap.x_cap <= c_rep:
         return None
     replicas = s.upkeep / (k * cap.x_cap - c_rep)
@@ -183,9 +188,7 @@ def stays_cheaper_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Option
     first = break_even_req_day(s, cap)
     if first is None:
         return None
-    c_api, _ = usd_per_request(s, cap)
-    k = c_api * s.hours / 24
-    c_rep = s.gpus * s.usd_hr * s.hours
+    k, c_rep = _break_even_terms(s)
     d = k * cap.x_cap - c_rep
     m = max(1, math.ceil((s.upkeep + k * cap.x_cap) / d - 1e-12))
     last = min((m - 1) * cap.x_cap, ((m - 1) * c_rep + s.upkeep) / k)

@@ -17,11 +17,9 @@ import streamlit as st
 
 from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, tables, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
-from calc.scenario import COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, RANGES, WEIGHT_FORMATS
+from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, MODEL_FIGURES, RANGES,
+                           WEIGHT_FORMATS)
 
-MODEL_KEYS = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
-              "experts_active", "kv_latent", "window", "window_layers", "embed_b")
-CARD_KEYS = ("mem_gib", "bw_tbs", "tflops")
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,8 @@ NUMBERS: dict[str, Num] = {
 }
 
 GROUPS = [
-    ("Model", ["model", *MODEL_KEYS]),
-    ("Hardware", ["card", "gpus", *CARD_KEYS, "compute", "link_gbs", "link_us"]),
+    ("Model", ["model", *MODEL_FIGURES]),
+    ("Hardware", ["card", "gpus", *CARD_FIGURES, "compute", "link_gbs", "link_us"]),
     ("Precision and context", ["weights", "kv", "ctx", "batch"]),
     ("Money", ["usd_hr", "duty", "upkeep", "hours"]),
     ("Traffic and API", ["req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out"]),
@@ -144,7 +142,7 @@ def _options_with(options: list[str], current: Any) -> list[str]:
 
 def _widget(key: str) -> None:
     spec = KEYS[key]
-    parent = "model" if key in MODEL_KEYS else "card" if key in CARD_KEYS else None
+    parent = "model" if key in MODEL_FIGURES else "card" if key in CARD_FIGURES else None
     common = dict(key=key, help=f"{spec.help} Link key `{key}`; accepts {spec.accepted}.")
     if key in ("model", "card", "api", "compute"):
         names = {"model": catalogue.models(), "card": catalogue.cards(), "api": catalogue.apis()}.get(key)
@@ -190,15 +188,6 @@ def _widget(key: str) -> None:
     err = _errors().get(key)
     if err is not None:
         st.error(plain(err.message), icon=":material/error:")
-
-
-def _clamp_to_widgets() -> None:
-    """Keep stored values inside each number input's range, so a widget never rejects its own state."""
-    for key in NUMBERS:
-        _, lo, hi = Num.bounds(key)
-        value = st.session_state.get(key)
-        if isinstance(value, (int, float)) and not (lo <= value <= hi):
-            st.session_state[key] = min(max(value, lo), hi)
 
 
 def _on_import() -> None:
@@ -266,7 +255,6 @@ def sync() -> Parsed:
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
         _store(first.scenario)
         st.session_state["_loaded"] = True
-    _clamp_to_widgets()
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
     parsed = parse(widget_params())
     st.session_state["_parsed"] = parsed
