@@ -304,7 +304,7 @@ def rent_flip_text(d: Decision) -> str:
 def monthly_table(d: Decision) -> pd.DataFrame:
     """Monthly cost at the scenario's volume: columns ``option``, ``usd_month``, ``how``."""
     s = d.scenario
-    R = s.req_day * s.hours / 24
+    R = float(traffic.requests_month(s))
     api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {s.api_in:g} + {tokens_text(R * s.out_tok)} output tokens "
                f"× {s.api_out:g} USD per 1M")
     if not d.fits:

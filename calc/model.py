@@ -238,7 +238,12 @@ def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArr
     return rent, upkeep
 
 
-def monthly_usd(s: Scenario, replicas: ArrayLike = 1) -> NDArray:
-    """Monthly cost of ``replicas`` replicas: ``replicas*g*usd_hr*hours + upkeep`` (NaN when unpriced)."""
+def monthly_rent_usd(s: Scenario, replicas: ArrayLike = 1) -> NDArray:
+    """Monthly rent of ``replicas`` replicas, busy or not: ``replicas*g*usd_hr*hours`` (NaN when unpriced)."""
     usd_hr = np.nan if s.usd_hr is None else s.usd_hr
-    return np.asarray(replicas, dtype=float) * s.gpus * usd_hr * s.hours + s.upkeep
+    return np.asarray(replicas, dtype=float) * s.gpus * usd_hr * s.hours
+
+
+def monthly_usd(s: Scenario, replicas: ArrayLike = 1) -> NDArray:
+    """Monthly cost of ``replicas`` replicas: rent plus upkeep, ``replicas*g*usd_hr*hours + upkeep``."""
+    return monthly_rent_usd(s, replicas) + s.upkeep

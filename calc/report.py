@@ -118,7 +118,7 @@ def build(parsed: Parsed) -> dict[str, Any]:
         verdict = None
     else:
         verdict = "self-host" if self_host < api_month else "api"
-    R = s.req_day * s.hours / 24
+    R = float(traffic.requests_month(s))
 
     return _finite({
         "weights_gib": W / model.GiB,

@@ -93,9 +93,14 @@ def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDAr
     return u, np.maximum(1, np.ceil(u * s.peak - 1e-9))
 
 
+def requests_month(s: Scenario, req_day: Optional[ArrayLike] = None) -> NDArray:
+    """Requests per month, ``R = req_day*hours/24`` (``req_day`` defaults to the scenario's)."""
+    return np.asarray(s.req_day if req_day is None else req_day, dtype=float) * s.hours / 24
+
+
 def api_usd_month(s: Scenario, req_day: ArrayLike) -> NDArray:
     """API bill per month: ``(Tin*api_in + Tout*api_out)/1e6`` with ``R = req_day*hours/24`` requests."""
-    R = np.asarray(req_day, dtype=float) * s.hours / 24
+    R = requests_month(s, req_day)
     return (R * s.in_tok * s.api_in + R * s.out_tok * s.api_out) / 1e6
 
 
@@ -219,7 +224,7 @@ def unit_costs(s: Scenario, cap: Optional[Capacity] = None) -> UnitCosts:
     """Cost per million output tokens at the implied duty, at full duty, and all-in (see :class:`UnitCosts`)."""
     cap = cap or capacity(s)
     costs = monthly_costs(s, s.req_day, cap)
-    tokens_out = s.req_day * s.hours / 24 * s.out_tok
+    tokens_out = float(requests_month(s)) * s.out_tok
     api_all_in = float(costs["api_usd_month"]) / tokens_out * 1e6
     if cap.max_batch == 0:
         return UnitCosts(None, cap.tok_s, None, None, None, api_all_in)
