@@ -37,7 +37,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         table = {"models": catalogue.models, "cards": catalogue.cards, "apis": catalogue.apis}[args.list]()
         print("\n".join(table))
         return 0
-    raw, _ = split_link(args.link)
+    try:
+        raw, _ = split_link(args.link)
+    except ScenarioError as exc:
+        return _refuse(exc)
     link: object = args.link
     if args.hf_config:
         from .hf_config import HFConfigError, from_hf_config_json
@@ -61,15 +64,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         parsed = load(link)
     except ScenarioError as exc:
-        for err in exc.errors:
-            print(f"error: {err.message}", file=sys.stderr)
-        return 2
+        return _refuse(exc)
     if args.memo:
         from .memo import memo
         print(memo(parsed))
         return 0
     print(json.dumps(build(parsed), indent=2, allow_nan=False))
     return 0
+
+
+def _refuse(exc: ScenarioError) -> int:
+    """Print each error of a refused link (values already escaped and bounded) and return exit status 2."""
+    for err in exc.errors:
+        print(f"error: {err.message}", file=sys.stderr)
+    return 2
 
 
 def _run() -> int:

@@ -111,8 +111,40 @@ class HFConfigError(ValueError):
     """
 
     def __init__(self, field: str, message: str) -> None:
-        self.field = field
-        super().__init__(f"{field}: {message}")
+        self.field = shown_name(field)
+        super().__init__(f"{self.field}: {bounded(message, MAX_MESSAGE_CHARS)}")
+
+
+#: Longest value, field name and message echoed back: a config's own text is never repeated at length.
+MAX_VALUE_CHARS = 60
+MAX_MESSAGE_CHARS = 400
+
+
+def bounded(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """``text`` with control and format characters escaped (no terminal escape sequence survives) and cut to
+    ``limit`` characters with an ellipsis."""
+    safe = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
+    return safe if len(safe) <= limit else safe[: limit - 1] + "…"
+
+
+def shown_name(name: str) -> str:
+    """A config field name for a message: as is when it is a plain identifier, else quoted and escaped."""
+    name = str(name)
+    if name.isidentifier() and name.isascii() and len(name) <= MAX_VALUE_CHARS:
+        return name
+    return bounded(repr(name))
+
+
+def shown(value: Any) -> str:
+    """A config value for a message: its repr, escaped and bounded (a 4,000-digit integer, a megabyte of
+    text); integers longer than the bound are given by their digit count."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_VALUE_CHARS:
+        return f"an integer of {len(str(abs(value))):,} digits"
+    if isinstance(value, str) and len(value) > MAX_VALUE_CHARS:
+        return bounded(repr(value[: MAX_VALUE_CHARS + 1])) + f" ({len(value):,} characters)"
+    if isinstance(value, (list, dict)) and len(value) > MAX_VALUE_CHARS:
+        return f"a {type(value).__name__} of {len(value):,} entries"
+    return bounded(repr(value))
 
 
 # --------------------------------------------------------------------------
@@ -167,7 +199,7 @@ class _Fields:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise HFConfigError(name, f"expected true or false, got {value!r}")
+            raise HFConfigError(name, f"expected true or false, got {shown(value)}")
         return value
 
     def first(self, names: tuple[str, ...]) -> str | None:
@@ -179,26 +211,26 @@ class _Fields:
 
 def _as_int(name: str, value: Any, minimum: int, maximum: int) -> int:
     if isinstance(value, bool):
-        raise HFConfigError(name, f"expected an integer, got {value!r}")
+        raise HFConfigError(name, f"expected an integer, got {shown(value)}")
     if isinstance(value, float):
         if not math.isfinite(value) or not value.is_integer():
-            raise HFConfigError(name, f"expected an integer, got {value!r}")
+            raise HFConfigError(name, f"expected an integer, got {shown(value)}")
         value = int(value)
     if not isinstance(value, int):
         raise HFConfigError(
-            name, f"expected an integer, got {type(value).__name__} {value!r:.40}"
+            name, f"expected an integer, got {type(value).__name__} {shown(value)}"
         )
     if value < minimum:
-        raise HFConfigError(name, f"must be at least {minimum}, got {value}")
+        raise HFConfigError(name, f"must be at least {minimum}, got {shown(value)}")
     if value > maximum:
-        raise HFConfigError(name, f"{value} is implausibly large (limit {maximum})")
+        raise HFConfigError(name, f"{shown(value)} is implausibly large (limit {maximum})")
     return value
 
 
 def _int_list(fields: _Fields, name: str, length: int, maximum: int) -> list[int]:
     value = fields.get(name)
     if not isinstance(value, list):
-        raise HFConfigError(name, f"expected a list of integers, got {value!r:.40}")
+        raise HFConfigError(name, f"expected a list of integers, got {shown(value)}")
     if len(value) > length:
         raise HFConfigError(name, f"has {len(value)} entries, more than {length} layers")
     return [_as_int(name, v, 0, maximum) for v in value]
@@ -239,7 +271,7 @@ def _model_type(fields: _Fields, arch: str) -> str:
     """The family: ``model_type`` (text model's first), else from ``architectures``."""
     value = fields.get("model_type")
     if value is not None and not isinstance(value, str):
-        raise HFConfigError("model_type", f"expected a string, got {value!r:.40}")
+        raise HFConfigError("model_type", f"expected a string, got {shown(value)}")
     if value:
         return value.lower()
     for marker, family in _ARCH_FAMILIES:
@@ -337,7 +369,7 @@ def _window(f: _Fields, kind: str, layers: int) -> tuple[int, int]:
         if unknown:
             raise HFConfigError(
                 "layer_types",
-                f"layers of type {', '.join(unknown)} are not supported "
+                f"layers of type {', '.join(shown(t) for t in unknown[:5])}{' …' if len(unknown) > 5 else ''} are not supported "
                 "(only softmax attention, full, sliding or chunked, can be counted)",
             )
         sliding = types.count("sliding_attention")
@@ -394,7 +426,7 @@ def count_parameters(config: Mapping) -> dict:
     if kind.startswith(_UNSUPPORTED_TYPES):
         raise HFConfigError(
             "model_type",
-            f"{kind!r} has linear-attention, recurrent or state-space layers "
+            f"{shown(kind)} has linear-attention, recurrent or state-space layers "
             "that this calculator cannot count",
         )
 
@@ -601,7 +633,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     result: dict = {}
     for key, value in pairs:
         if key in result:
-            raise HFConfigError(key[:60], "appears twice in the same object")
+            raise HFConfigError(key, "appears twice in the same object")
         result[key] = value
     return result
 

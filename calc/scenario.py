@@ -361,7 +361,10 @@ class FieldError:
     @property
     def message(self) -> str:
         why = f" ({self.reason})" if self.reason else ""
-        return f"{self.key}={self.value!r} is not accepted{why}: {self.key} takes {self.accepted}."
+        shown = repr(self.value)  # quoted, with control characters escaped
+        if len(shown) > 80:  # escapes can make a bounded value long again
+            shown = shown[:79] + "…"
+        return f"{self.key}={shown} is not accepted{why}: {self.key} takes {self.accepted}."
 
     def __str__(self) -> str:
         return self.message
@@ -385,8 +388,23 @@ class Parsed:
     given: frozenset[str] = field(default_factory=frozenset)
 
 
-#: Longest query string read; every key at its longest fits in a small fraction of it.
-MAX_LINK_CHARS = 100_000
+#: The most a link may hold: the app's server (Streamlit) ignores a whole query string with more fields or
+#: characters than these, so the command line refuses the same links rather than read what the app cannot.
+MAX_LINK_FIELDS = 1000
+MAX_LINK_CHARS = 512 * 1024
+#: The pseudo-key of an error about the link as a whole.
+LINK = "link"
+LINK_ACCEPTED = f"at most {MAX_LINK_FIELDS:,} fields and {MAX_LINK_CHARS:,} characters"
+
+
+def link_too_long(fields: int, chars: int) -> Optional[FieldError]:
+    """The error for a query string of ``fields`` fields (``&``-separated) and ``chars`` characters that the
+    app's server would ignore whole, or None when it is within the limits."""
+    if fields <= MAX_LINK_FIELDS and chars <= MAX_LINK_CHARS:
+        return None
+    return FieldError(LINK, f"{fields:,} fields, {chars:,} characters", LINK_ACCEPTED,
+                      "the app's server ignores a link this large whole, so every figure would be the default's; "
+                      "give each key once")
 
 
 def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any], list[str]]:
@@ -394,6 +412,10 @@ def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any
 
     Repeated keys keep their last value (with a warning); unknown keys are dropped and named in the
     warnings; a URL fragment is ignored.
+
+    Raises:
+        ScenarioError: the query string has more than :data:`MAX_LINK_FIELDS` fields or
+            :data:`MAX_LINK_CHARS` characters (its one error's key is ``"link"``).
     """
     warnings: list[str] = []
     pairs: list[tuple[str, Any]]
@@ -414,9 +436,8 @@ def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any
         elif "?" in text and "=" not in head and "&" not in head:  # a path with its query: /cost?ctx=4096
             text = text.split("?", 1)[1]
         text = text.split("#", 1)[0].lstrip("?")
-        if len(text) > MAX_LINK_CHARS:
-            warnings.append(f"the link is longer than {MAX_LINK_CHARS:,} characters; the rest is ignored")
-            text = text[:MAX_LINK_CHARS]
+        if link_too_long(text.count("&") + 1, len(text)):
+            raise ScenarioError([link_too_long(text.count("&") + 1, len(text))])
         pairs = parse_qsl(text, keep_blank_values=True)
     raw: dict[str, Any] = {}
     for key, value in pairs:
@@ -538,8 +559,9 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         routed = (params_b - active_b) / (1 - experts_active / experts)
         if params_b - routed - embed_b < -1e-9 * params_b:
             raise _Conflict(("active_b", "params_b", "embed_b"),
-                            "the dense part less the embedding table would be negative "
-                            f"(params_b - routed experts - embed_b = {params_b - routed - embed_b:.6g} billion)",
+                            f"with params_b={_fmt(params_b)}, active_b={_fmt(active_b)}, experts={experts}, "
+                            f"experts_active={experts_active} and embed_b={_fmt(embed_b)} the dense part less the "
+                            f"embedding table would be negative ({params_b - routed - embed_b:.6g} billion)",
                             "active_b", active_b)
 
     return Scenario(
@@ -568,7 +590,10 @@ def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
         :class:`Parsed` with the scenario used (each rejected key at its default), the rejected
         inputs as :class:`FieldError` values, and warnings (unknown keys, custom fallbacks, notes).
     """
-    raw, warnings = split_link(link)
+    try:
+        raw, warnings = split_link(link)
+    except ScenarioError as exc:  # a link too large to read: every figure is the default, as in the app
+        return Parsed(_resolve({}, []), tuple(exc.errors))
     values, errors = _check_inputs(raw)
     given = frozenset(values)
     for _ in range(len(KEYS)):
@@ -576,12 +601,11 @@ def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
         try:
             scenario = _resolve(values, resolve_warnings)
         except _Conflict as conflict:
-            culprit = next((k for k in conflict.keys if k in values), None)
-            if culprit is None:  # the catalogue itself broke a rule
-                raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}") from None
-            if conflict.name and conflict.name != culprit and conflict.name not in {e.key for e in errors}:
-                named = conflict.name
-                shown = _shown(raw[named]) if named in raw else _shown(conflict.shown)
+            culprit = _culprit(conflict, values)
+            if conflict.name and conflict.name != culprit and conflict.name in values \
+                    and conflict.name not in {e.key for e in errors}:
+                # The rule names a key of its own (SPEC section 5) and the link gave it: name it.
+                named, shown = conflict.name, _shown(raw[conflict.name])
                 reason = f"{conflict.reason}; {culprit} falls back to its default"
             else:
                 named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
@@ -590,6 +614,32 @@ def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
             continue
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings), given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
+
+
+def _culprit(conflict: _Conflict, values: dict[str, Any]) -> str:
+    """The given key to drop so that a broken rule holds again.
+
+    The rule's own keys come first. When the link gave none of them, the rule was broken by some other
+    override of a preset's figures (``experts_active`` on an MoE preset makes its dense part negative):
+    the first given key whose removal repairs the rule is the one to blame. The presets themselves obey
+    every rule (a catalogue test), so dropping every given key always repairs it.
+    """
+    culprit = next((k for k in conflict.keys if k in values), None)
+    if culprit is not None:
+        return culprit
+    order = [k for k in (*MODEL_FIGURES, *CARD_FIGURES) if k in values] + \
+            [k for k in values if k not in MODEL_FIGURES and k not in CARD_FIGURES]
+    for key in order:
+        trial = {k: v for k, v in values.items() if k != key}
+        try:
+            _resolve(trial, [])
+        except _Conflict as other:
+            if other.reason.split("(")[0] == conflict.reason.split("(")[0]:
+                continue  # the same rule still breaks without this key
+        return key
+    if not order:  # nothing was given, so the catalogue itself broke a rule
+        raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}")
+    return order[0]
 
 
 def load(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:

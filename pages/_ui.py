@@ -17,8 +17,8 @@ import streamlit as st
 
 from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, tables, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
-from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, MODEL_FIGURES, RANGES,
-                           WEIGHT_FORMATS)
+from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, LINK, MODEL_FIGURES, RANGES,
+                           WEIGHT_FORMATS, link_too_long)
 
 
 
@@ -93,17 +93,21 @@ def widget_params() -> dict[str, Any]:
     return out
 
 
-_MD_SPECIAL = re.compile(r"([\\`*{}\[\]()#!|<>~$:])")
+_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character (CommonMark escapes them all)
+_ZWSP = "\u200b"
+#: Patterns the renderer acts on after escapes are read (autolinks in any letter case, e-mail addresses,
+#: ``:material/…:`` icons, ``:emoji:`` short codes, ``:red[…]`` colours): a zero-width space splits each.
+_AFTER_ESCAPES = re.compile(r"(?i)(?<=www)(?=\\\.)|(?<=:)|(?<=@)")
 
 
-def plain(text: str) -> str:
-    """Text as Markdown that renders literally: a value from a link can never become a link, an image or
-    formatting in the page."""
-    text = _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
-    # Bare addresses are linked after escapes are read; a zero-width space keeps them plain text.
-    for bare in ("://", "www.", "@"):
-        text = text.replace(bare, bare[:-1] + "\u200b" + bare[-1])
-    return text
+def plain(text: str, limit: int = 1000) -> str:
+    """Text as Markdown that renders literally: text from a link or an uploaded file can never become a
+    link, an image, an icon or formatting in the page, and is at most ``limit`` characters long."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _AFTER_ESCAPES.sub(_ZWSP, text)
 
 
 def _link_errors() -> dict[str, FieldError]:
@@ -243,6 +247,34 @@ def sidebar() -> None:
                     _widget(key)
 
 
+# The server ignores a whole query string past its limits, so the script sees an empty link. The browser
+# still knows the address it opened: this check reads it and reports the size of a link that was not read.
+_LINK_SIZE_JS = """
+export default function (component) {
+  const entry = performance.getEntriesByType("navigation")[0];
+  const query = new URL(entry ? entry.name : window.location.href).search.replace(/^\\?/, "");
+  if (query) {
+    component.setStateValue("opened", {fields: query.split("&").length, chars: query.length});
+  }
+}
+"""
+_link_size_check = st.components.v2.component("calc_link_size_check", js=_LINK_SIZE_JS)
+
+
+def _check_dropped_link() -> None:
+    """While a session that opened with an empty link has not heard from the browser, ask it what was opened;
+    a link past the server's limits becomes a named error on every page."""
+    if not st.session_state.get("_check_link"):
+        return
+    with st.sidebar:
+        opened = _link_size_check(key="_link_size", height=0, on_opened_change=lambda: None).opened
+    if isinstance(opened, dict):
+        st.session_state["_check_link"] = False
+        error = link_too_long(int(opened.get("fields", 0)), int(opened.get("chars", 0)))
+        if error is not None:
+            _link_errors()[LINK] = error
+
+
 def sync() -> Parsed:
     """Run once per script run, before the pages: link -> widgets -> scenario -> link.
 
@@ -252,9 +284,11 @@ def sync() -> Parsed:
     if "_loaded" not in st.session_state:
         first = parse({k: st.query_params.get_all(k) for k in st.query_params})
         st.session_state["_errors"] = {e.key: e for e in first.errors}
+        st.session_state["_check_link"] = not st.query_params
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
         _store(first.scenario)
         st.session_state["_loaded"] = True
+    _check_dropped_link()
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
     parsed = parse(widget_params())
     st.session_state["_parsed"] = parsed

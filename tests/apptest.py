@@ -21,5 +21,5 @@ def open_app(params: Optional[dict] = None, page: Optional[str] = None) -> AppTe
 
 
 def texts(elements) -> str:
-    """The text of elements as a reader sees it (Markdown escapes removed)."""
-    return " ".join(str(e.value) for e in elements).replace("\\", "")
+    """The text of elements as a reader sees it (Markdown escapes and zero-width spaces removed)."""
+    return " ".join(str(e.value) for e in elements).replace("\\", "").replace("\u200b", "")

@@ -219,3 +219,65 @@ def test_bug_b7_markup_in_a_link_is_shown_as_text(server, new_page):
     assert page.locator("img[src*='127.0.0.1:9']").count() == 0
     assert page.locator("a[href*='evil.example']").count() == 0
     assert "127.0.0.1:9" not in hosts
+
+
+# ---------------------------------------------------------------- hostile links and files, as a browser shows them
+
+
+def _alerts(page) -> str:
+    return " ".join(page.locator("[data-testid=stAlertContentError]").all_inner_texts())
+
+
+def test_an_override_that_breaks_a_preset_rule_is_named_not_a_traceback(server, new_page):
+    page = new_page()
+    page.goto(f"{server}/decision?model=mixtral-8x7b&experts_active=3")
+    settle(page)
+    assert not exceptions(page), exceptions(page)
+    assert "experts_active='3' is not accepted" in _alerts(page)
+    assert page.locator("[data-testid=stSidebar]").count() == 1  # the inputs stay there to repair it
+    assert query(page)["experts_active"] == "2"
+
+
+def test_text_from_a_link_is_never_a_live_link_an_icon_or_emphasis(server, new_page):
+    page = new_page()
+    page.goto(f"{server}/fit?compute=a%20WWW.evil-compute.example%2Fx&duty=__x__%20:material/home:%20%26lt;"
+              "&WWW.evil.example%2Fk=1&mem_gib=someone@evil.example")
+    settle(page)
+    page.wait_for_selector("[data-testid=stAlertContentError]", timeout=WAIT_MS)
+    assert not exceptions(page)
+    assert page.locator("a[href*='evil']").count() == 0
+    main_area = page.locator("[data-testid=stMain]")
+    assert main_area.locator("strong:has-text('x'), em:has-text('x')").count() == 0
+    shown = _alerts(page).replace("\u200b", "")
+    assert "a WWW.evil-compute.example/x" in shown and "__x__ :material/home: &lt;" in shown, shown
+    screenshot(page, "fit-inert-text")
+
+
+def test_a_link_the_server_drops_is_named_on_the_page(server, new_page):
+    page = new_page()
+    page.goto(f"{server}/fit?" + "&".join(["ctx=4096"] * 1001))
+    settle(page)
+    from playwright.sync_api import expect
+    expect(page.locator("[data-testid=stAlertContentError]", has_text="link=")).to_contain_text(
+        "1,001 fields", timeout=WAIT_MS)
+    assert not exceptions(page)
+
+
+def test_a_huge_config_json_gives_a_short_error(server, new_page, tmp_path):
+    import json
+    config = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+              "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+              "tie_word_embeddings": "y" * 999_000}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    page = new_page()
+    page.goto(f"{server}/fit")
+    settle(page)
+    page.get_by_text("Import a config.json").click()
+    page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(str(path))
+    page.locator("[data-testid=stFileUploader]", has_text="MB").last.wait_for(timeout=WAIT_MS)
+    page.get_by_role("button", name="Use this config").click()
+    error = page.locator("[data-testid=stAlertContentError]", has_text="tie_word_embeddings")
+    error.wait_for(timeout=WAIT_MS)
+    assert len(error.inner_text()) < 500, len(error.inner_text())
+    assert not exceptions(page)

@@ -24,8 +24,9 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from calc import KEYS, FieldError, Scenario, build, catalogue, parse, report
 from calc.__main__ import main
 from calc.hf_config import HFConfigError, from_hf_config_json
+from calc.scenario import LINK, LINK_ACCEPTED
 
-from apptest import open_app
+from apptest import open_app, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAMLIT_EMBED_KEYS = {"embed", "embed_options"}
@@ -123,6 +124,9 @@ def many_fields(link) -> bool:
 
 def check_field_error(err: FieldError) -> None:
     assert isinstance(err, FieldError)
+    if err.key == LINK:  # the link as a whole is too large to read
+        assert err.message.startswith("link=") and LINK_ACCEPTED in err.message, err.message
+        return
     assert err.key in KEYS, err
     assert err.message.startswith(f"{err.key}="), err.message
     assert f"{err.key} takes {KEYS[err.key].accepted}" in err.message, err.message
@@ -193,7 +197,7 @@ def check_cli_output(code, out, err):
         assert lines
         for line in lines:
             m = LINE.match(line)
-            assert m and m.group(1) in KEYS, line
+            assert m and (m.group(1) in KEYS or m.group(1) == LINK), line
             assert f"{m.group(1)} takes" in line, line
 
 
@@ -247,7 +251,7 @@ def app_errors_named(at) -> set[str]:
     """Check every error box the app shows; return the link keys named as rejected."""
     named: set[str] = set()
     for box in at.error:
-        text = str(box.value)
+        text = texts([box])  # as a reader sees it: Markdown escapes removed
         if text.startswith("Some values could not be used"):
             bullets = [line for line in text.splitlines() if line.startswith("- ")]
             assert bullets, text
@@ -413,8 +417,9 @@ def test_config_json_mutated_real_configs(path, changes, as_bytes):
 
 @pytest.mark.parametrize("link", ["&" * 1000, "a=1&" * 1000, "ctx=4096" + "&" * 1000])
 def test_bug_b1_a_query_string_of_many_fields_parses(link):
+    # Over 1,000 fields the app's server ignores the whole query: parse names the link, never raises.
     parsed = parse(link)
-    assert not parsed.errors
+    assert [e.key for e in parsed.errors] == ["link"]
 
 
 def test_bug_b1_command_line_many_fields():
@@ -450,7 +455,7 @@ def test_bug_b3_command_line_config_file_is_read_with_a_limit():
                                         ("req_day", "0.5"), ("eff", "0.005")])
 def test_bug_b4_app_keeps_a_valid_link_value_or_names_it(key, value):
     at = open_app({key: value})
-    assert at.query_params[key] == value or any(f"{key}=" in str(e.value) for e in at.error)
+    assert at.query_params[key] == value or f"{key}=" in texts(at.error)
 
 
 def test_bug_b5_config_import_out_of_link_range_is_named():
