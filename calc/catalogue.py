@@ -44,9 +44,11 @@ __all__ = [
     "apis",
     "cards",
     "cloud_prices",
+    "weight_formats",
     "load_api_prices",
     "load_cards",
     "load_models",
+    "load_weight_formats",
     "models",
     "rejected_apis",
 ]
@@ -68,7 +70,8 @@ _API_ID_RE = re.compile(r"[a-z0-9][^\sA-Z,]*")  # litellm keys, lowercased
 
 MODEL_COLUMNS = (
     "id", "name", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden",
-    "experts", "experts_active", "kv_latent", "window", "window_layers", "embed_b", "max_ctx",
+    "experts", "experts_active", "kv_latent", "window", "window_layers", "embed_b", "weights",
+    "weights_experts", "max_ctx",
     "api_ref", "api_ref_note", "source", "read_on", "notes",
 )
 CARD_COLUMNS = (
@@ -328,6 +331,9 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             "window": row.integer("window", 0),
             "window_layers": row.integer("window_layers", 0),
             "embed_b": row.number("embed_b"),
+            # The formats the checkpoint ships in, where it ships quantized; empty: the link's default.
+            "weights": row.text("weights", required=False) or None,
+            "weights_experts": row.text("weights_experts", required=False) or None,
             "max_ctx": row.integer("max_ctx", 1),
             "api_ref": row.text("api_ref"),
             # Non-empty when the reference API row is another model's price standing in for this one.
@@ -356,6 +362,11 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             routed = (m["params_b"] - m["active_b"]) / (1 - share)
             if m["params_b"] - routed - m["embed_b"] < -1e-9:
                 raise row.fail("active_b", "dense part less the embedding table is negative")
+        for col in ("weights", "weights_experts"):
+            if m[col] is not None and m[col] not in weight_formats():
+                raise row.fail(col, "is not a format of weight_formats.csv")
+        if (m["weights"] is None) != (m["weights_experts"] is None):
+            raise row.fail("weights_experts", "weights and weights_experts are both set or both empty")
         if m["window_layers"] > m["layers"]:
             raise row.fail("window_layers", f"must be <= layers ({m['layers']})")
         if (m["window"] == 0) != (m["window_layers"] == 0):
@@ -496,3 +507,39 @@ def cloud_prices() -> pd.DataFrame:
     marketplace and capacity-block rows; the card presets use only on-demand quotes.
     """
     return _cloud_frame().copy()
+
+
+# --------------------------------------------------------------------------- weight formats
+
+FORMAT_COLUMNS = ("name", "bits", "kind", "source", "read_on", "notes")
+
+
+def load_weight_formats(path) -> dict[str, dict]:
+    """Read and check a weight-format file; returns name -> {bits, kind, source, read_on, notes}.
+
+    ``bits`` is the effective bits per weight, scales included, 1..32. Raises :class:`CatalogueError`
+    naming the file, line and column of the first problem.
+    """
+    out: dict[str, dict] = {}
+    seen: set[str] = set()
+    for row in _read_rows(Path(path), FORMAT_COLUMNS):
+        name = row.ident(column="name")
+        _check_unique(row, name, seen)
+        bits = row.positive("bits")
+        if not 1 <= bits <= 32:
+            raise row.fail("bits", "must be from 1 to 32")
+        out[name] = {"bits": bits, "kind": row.text("kind"), "source": row.text("source"),
+                     "read_on": row.date("read_on"), "notes": row.text("notes", required=False)}
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def weight_formats() -> Mapping[str, dict]:
+    """Named weight formats: name -> {bits (per weight, scales included), kind, source, read_on, notes}.
+
+    Source: ``calc/data/weight_formats.csv`` (block layouts from format specifications; GGUF K-quant
+    mixes from published file sizes, since a K-quant file mixes tensor types).
+    """
+    table = load_weight_formats(DATA_DIR / "weight_formats.csv")
+    return types.MappingProxyType({k: _ReadOnlyDict(v) for k, v in table.items()})
+

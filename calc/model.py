@@ -20,8 +20,10 @@ GiB = 2**30
 
 
 def weight_bytes(s: Scenario) -> float:
-    """Bytes of weights resident in memory, ``W = P * bpw / 8`` (SPEC section 2)."""
-    return s.params_b * 1e9 * s.weight_bits / 8
+    """Bytes of weights resident in memory: ``W = (P - M)*bpw/8 + M*bpw_e/8`` with ``M`` the routed-expert
+    parameters in their own format (SPEC sections 2 and 7; ``P*bpw/8`` for a dense model)."""
+    M, _ = moe_split(s)
+    return (s.params_b * 1e9 - M) * s.weight_bits / 8 + M * s.expert_weight_bits / 8
 
 
 def embed_params(s: Scenario) -> float:
@@ -45,10 +47,33 @@ def token_layers(s: Scenario, n: ArrayLike) -> NDArray:
     return (s.layers - s.window_layers) * n + s.window_layers * np.minimum(n, s.window)
 
 
-def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
-    """KV-cache bytes of one sequence at context ``n``, ``C(n)`` (SPEC section 5)."""
+def kv_heads_per_card(s: Scenario) -> int:
+    """KV heads each card holds under tensor parallel: ``ceil(Hkv/g)``, at least one. Engines copy a head to
+    several cards rather than split it (SPEC section 5, v2); under MLA every card holds the whole latent."""
+    return max(1, -(-s.kv_heads // s.gpus))
+
+
+def kv_copy_factor(s: Scenario) -> float:
+    """Cache a replica holds over the model's own cache: ``g*ceil(Hkv/g)/Hkv``, ``g`` under MLA; 1 on one card
+    and whenever ``g`` divides ``Hkv``."""
+    if s.kv_latent:
+        return float(s.gpus)
+    return s.gpus * kv_heads_per_card(s) / s.kv_heads
+
+
+def cache_bytes_model(s: Scenario, n: ArrayLike) -> NDArray:
+    """KV-cache bytes of one sequence at context ``n`` as the model defines it, ``C(n)``, with no copies."""
     per_token_layer = s.kv_latent * s.kv_bits / 8 if s.kv_latent else 2 * s.kv_heads * s.head_dim * s.kv_bits / 8
     return per_token_layer * token_layers(s, n)
+
+
+def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
+    """KV-cache bytes one sequence takes over the whole replica at context ``n``, with tensor-parallel copies:
+    ``Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8 * Ltok(n)``, MLA ``g*kv_latent*kvb/8 * Ltok(n)`` (SPEC section 5, v2).
+
+    This is the figure memory and the bytes a step reads use; it equals :func:`cache_bytes_model` on one card.
+    """
+    return cache_bytes_model(s, n) * kv_copy_factor(s)
 
 
 def free_bytes(s: Scenario) -> float:
@@ -94,12 +119,13 @@ def expert_coverage(s: Scenario, B: ArrayLike) -> NDArray:
 
 
 def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
-    """Weight bytes one decode step of ``B`` sequences reads: ``Wr(B) = (D - Pe + M*f(B)) * bpw/8``.
+    """Weight bytes one decode step of ``B`` sequences reads:
+    ``Wr(B) = (D - Pe)*bpw/8 + M*f(B)*bpw_e/8`` (SPEC sections 5 and 7).
 
     The input-embedding table is looked up, not read; a dense model reads ``(P - Pe) * bpw/8``.
     """
     M, D = moe_split(s)
-    return (D - embed_params(s) + M * expert_coverage(s, B)) * s.weight_bits / 8
+    return (D - embed_params(s)) * s.weight_bits / 8 + M * expert_coverage(s, B) * s.expert_weight_bits / 8
 
 
 def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
@@ -170,7 +196,7 @@ def break_even_batch(s: Scenario, n: Optional[ArrayLike] = None) -> NDArray:
     positive = slope > 0
     safe_slope = np.where(positive, slope, 1.0)
     M, D = moe_split(s)
-    bytes_per_param = s.weight_bits / 8
+    bytes_per_param = max(s.weight_bits, s.expert_weight_bits) / 8
     if not s.experts:
         be = (weight_bytes_read(s, 1.0) / BW) / safe_slope
         return np.where(positive, be, np.nan)

@@ -87,6 +87,17 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append("window has no effect: window_layers is 0")
     if s.window_layers and not s.window:
         out.append("window_layers has no effect: window is 0")
+    copies = model.kv_copy_factor(s)
+    if copies > 1:
+        held = (f"every card holds the whole latent" if s.kv_latent else
+                f"each card holds {model.kv_heads_per_card(s)} of the {s.kv_heads} KV heads (a head is copied, "
+                "never split)")
+        out.append(f"tensor parallel over {s.gpus} cards keeps {copies:g}x the KV cache: {held}, so memory and "
+                   "each step's cache read count the copies")
+    if s.experts and s.weights_experts != s.weights:
+        out.append(f"weights per part: routed experts in {s.weights_experts}, the rest in {s.weights}")
+    if not s.experts and s.weights_experts != s.weights:
+        out.append("weights_experts has no effect: the model is dense (experts = 0)")
     if s.kv_latent:
         out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
                    "an engine that expands keys and values needs the plain formula")
@@ -124,6 +135,8 @@ def build(parsed: Parsed) -> dict[str, Any]:
         "weights_gib": W / model.GiB,
         "kv_bytes_per_token": float(model.kv_bytes_per_token(s)),
         "kv_gib_per_sequence": float(model.cache_bytes(s, n)) / model.GiB,
+        "kv_copy_factor": model.kv_copy_factor(s),
+        "kv_heads_per_card": model.kv_heads_per_card(s),
         "free_gib": model.free_bytes(s) / model.GiB,
         "fits": bool(model.free_bytes(s) > 0),
         "max_batch": mb,

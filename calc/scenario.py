@@ -23,11 +23,10 @@ DEFAULT_MODEL = "llama-3.1-70b"
 DEFAULT_CARD = "h100-sxm"
 CUSTOM = "custom"
 
-#: Bits per weight of each named weight format, scales included (SPEC section 1).
-WEIGHT_FORMATS: dict[str, float] = {
-    "fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4,
-    "int4-g128": 4.25, "int4-g64": 4.5, "q8_0": 8.5, "q4_0": 4.5,
-}
+#: Bits per weight of each named weight format, scales included (SPEC sections 1 and 7), with the source of each
+#: figure in ``calc/data/weight_formats.csv``.
+WEIGHT_FORMATS: dict[str, float] = {name: row["bits"] for name, row in catalogue.weight_formats().items()}
+DEFAULT_WEIGHTS = "int4-g128"
 #: Bits per element of each named KV-cache format (SPEC section 1).
 KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4}
 #: Precisions the matrix units can run at (SPEC section 5).
@@ -111,6 +110,7 @@ KEYS: dict[str, KeySpec] = {k.key: k for k in [
     _spec("link_gbs", "Interconnect per card (GB/s, one direction)", _range_text("link_gbs"), "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware"),
     _spec("link_us", "All-reduce latency (µs)", _range_text("link_us"), "Fixed cost of one all-reduce.", "hardware"),
     _spec("weights", "Weight format", "one of " + ", ".join(WEIGHT_FORMATS) + ", or bits per weight from 1 to 32", "Bits per weight, scales included (int4-g128 = 4.25).", "precision"),
+    _spec("weights_experts", "Routed-expert weight format", "one of " + ", ".join(WEIGHT_FORMATS) + ", or bits per weight from 1 to 32", "Format of the routed-expert weights of an MoE model (gpt-oss ships them in mxfp4); default: the weight format.", "precision"),
     _spec("kv", "KV-cache format", "one of " + ", ".join(KV_FORMATS) + ", or bits from 1 to 32", "Precision of cached keys and values.", "precision"),
     _spec("ctx", "Context (tokens per sequence)", _range_text("ctx"), "Tokens held in the KV cache per sequence (worst case).", "precision"),
     _spec("batch", "Batch (sequences per step)", "'auto' or " + _range_text("batch"), "Concurrent sequences per decode step; auto = largest useful batch.", "precision"),
@@ -192,6 +192,7 @@ class LinkInputs(BaseModel):
     link_gbs: Optional[_Num("link_gbs")] = None
     link_us: Optional[_Num("link_us")] = None
     weights: Optional[str] = None
+    weights_experts: Optional[str] = None
     kv: Optional[str] = None
     ctx: Optional[_Num("ctx")] = None
     batch: Optional[Union[Literal["auto"], _Num("batch")]] = None
@@ -237,7 +238,7 @@ class LinkInputs(BaseModel):
             raise ValueError("unknown api")
         return v
 
-    @field_validator("weights", mode="before")
+    @field_validator("weights", "weights_experts", mode="before")
     @classmethod
     def _weights(cls, v: Any) -> Any:
         return None if v is None else _bits(v, WEIGHT_FORMATS, "weights")
@@ -302,6 +303,7 @@ class Scenario(BaseModel):
     link_gbs: float
     link_us: float
     weights: str
+    weights_experts: str
     kv: str
     ctx: int
     batch: Union[int, Literal["auto"]]
@@ -325,6 +327,11 @@ class Scenario(BaseModel):
     def weight_bits(self) -> float:
         """Bits per weight, scales included."""
         return WEIGHT_FORMATS.get(self.weights) or float(self.weights)
+
+    @property
+    def expert_weight_bits(self) -> float:
+        """Bits per routed-expert weight, scales included (SPEC section 7)."""
+        return WEIGHT_FORMATS.get(self.weights_experts) or float(self.weights_experts)
 
     @property
     def kv_bits(self) -> float:
@@ -537,6 +544,19 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
             link_gbs = 64.0
     usd_hr = v.get("usd_hr", card["usd_hr"])
 
+    # Formats (SPEC section 7): the link's; else the formats the preset's checkpoint ships in; else the default.
+    # Experts take the weight format when only that is given.
+    shipped = preset and base.get("weights") is not None
+    if "weights" in v:
+        weights = v["weights"]
+        weights_experts = v.get("weights_experts", weights)
+    elif shipped:
+        weights = base["weights"]
+        weights_experts = v.get("weights_experts", base["weights_experts"])
+    else:
+        weights = DEFAULT_WEIGHTS
+        weights_experts = v.get("weights_experts", weights)
+
     api_id = v.get("api", base["api_ref"])
     api = apis[api_id]
 
@@ -570,7 +590,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         window=window, window_layers=window_layers, embed_b=embed_b,
         card=card_id, mem_gib=v.get("mem_gib", card["mem_gib"]), bw_tbs=v.get("bw_tbs", card["bw_tbs"]),
         tflops=tflops, gpus=v.get("gpus", 1), compute=compute, link_gbs=link_gbs, link_us=v.get("link_us", 10.0),
-        weights=v.get("weights", "int4-g128"), kv=v.get("kv", "fp16"), ctx=v.get("ctx", 8192),
+        weights=weights, weights_experts=weights_experts, kv=v.get("kv", "fp16"), ctx=v.get("ctx", 8192),
         batch=v.get("batch", "auto"), eff=v.get("eff", 0.7), overhead_gib=v.get("overhead_gib", 4.0),
         usd_hr=usd_hr, duty=v.get("duty", 0.3), upkeep=v.get("upkeep", 4000.0), hours=v.get("hours", 720.0),
         attn=v.get("attn", 1), req_day=v.get("req_day", 10000.0), in_tok=v.get("in_tok", 1000),
@@ -664,6 +684,13 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
         # Going custom starts from the figures in use, not from the default preset's.
         return {**params, key: value}
     out = {k: v for k, v in params.items() if k not in _closure(key)}
+    if key == "model":
+        # A checkpoint that ships its own formats brings them in, and takes them away when left.
+        models = catalogue.models()
+        old, new = models.get(str(params.get("model", DEFAULT_MODEL))), models.get(str(value))
+        if (old and old.get("weights")) or (new and new.get("weights")):
+            out.pop("weights", None)
+            out.pop("weights_experts", None)
     out[key] = value
     if key == "card" and value in catalogue.cards():
         # Keep the compute precision only where the new card has units for it.

@@ -48,7 +48,9 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
     formats = list(dict.fromkeys(formats))
     bits = np.array([WEIGHT_FORMATS.get(f) or float(f) for f in formats])
-    weights_b = s.params_b * 1e9 * bits / 8
+    # Each row puts every weight in its format; the scenario's own row keeps its routed experts' format.
+    weights_b = np.array([model.weight_bytes(s.model_copy(update={
+        "weights": f, "weights_experts": s.weights_experts if f == s.weights else f})) for f in formats])
     free_b = s.gpus * (s.mem_gib - s.overhead_gib) * model.GiB - weights_b
     per_seq = model.cache_bytes(s, np.asarray(contexts))
     seqs = np.floor(np.maximum(free_b, 0)[:, None] / per_seq[None, :]).astype(np.int64)

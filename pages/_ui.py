@@ -52,7 +52,7 @@ NUMBERS: dict[str, Num] = {
 GROUPS = [
     ("Model", ["model", *MODEL_FIGURES]),
     ("Hardware", ["card", "gpus", *CARD_FIGURES, "compute", "link_gbs", "link_us"]),
-    ("Precision and context", ["weights", "kv", "ctx", "batch"]),
+    ("Precision and context", ["weights", "weights_experts", "kv", "ctx", "batch"]),
     ("Money", ["usd_hr", "duty", "upkeep", "hours"]),
     ("Traffic and API", ["req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out"]),
     ("Advanced", ["eff", "overhead_gib", "attn"]),
@@ -174,8 +174,8 @@ def _widget(key: str) -> None:
                 return "Custom" if v == CUSTOM else names[v]["name"] if v in names else v
         st.selectbox(_label(key), _options_with(opts, st.session_state.get(key)), format_func=fmt,
                      on_change=_on_parent, args=(key,), **common)
-    elif key in ("weights", "kv"):
-        formats = WEIGHT_FORMATS if key == "weights" else KV_FORMATS
+    elif key in ("weights", "weights_experts", "kv"):
+        formats = KV_FORMATS if key == "kv" else WEIGHT_FORMATS
         st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
                      format_func=lambda v, f=formats: f"{v} ({f[v]:g} bits)" if v in f else f"{v} bits",
                      accept_new_options=True, on_change=_on_override, args=(key, None), **common)

@@ -16,6 +16,13 @@ c2.metric("KV cache per sequence", f"{r['kv_gib_per_sequence']:,.2f} GiB",
 c3.metric("Sequences that fit", f"{r['max_batch']:,}", help=f"At {s.ctx:,} tokens each.")
 c4.metric("Batch used", f"{r['batch']:,}", help="auto = the largest useful batch" if s.batch == "auto" else None)
 
+if r["kv_copy_factor"] > 1:
+    held = ("every card holds the whole MLA latent" if s.kv_latent else
+            f"each card holds {r['kv_heads_per_card']} of the model's {s.kv_heads} KV heads")
+    st.info(f"**Tensor parallel copies the KV cache {r['kv_copy_factor']:g}×:** over {s.gpus} cards {held}, since "
+            "engines copy a head rather than split it. The cache per sequence above counts the copies, so fewer "
+            "sequences fit than the model's own cache size suggests.", icon=":material/content_copy:")
+
 stack = ui.table("memory_stack", s)
 per = "per card" if s.gpus > 1 else ""
 st.subheader(f"Memory {per} at batch {r['batch']:,}".strip())

@@ -18,6 +18,12 @@ GIB = 2**30  # SPEC intro: GiB = 2**30 bytes
 WEIGHT_BITS = {
     "fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0,
     "int4-g128": 4.25, "int4-g64": 4.5, "q8_0": 8.5, "q4_0": 4.5,
+    # SPEC s7: MX and NV block formats; GGUF K-quant mixes as whole-file bytes*8 over Llama-3.1-70B's
+    # 70.554e9 weights (q2_k: llama.cpp's Llama-3.1-8B figure).
+    "mxfp4": 4 + 8 / 32, "nvfp4": 4 + 8 / 16, "q2_k": 3.1593,
+    "q3_k_m": round(34.27e9 * 8 / 70.554e9, 4), "q4_k_m": round(42.52e9 * 8 / 70.554e9, 4),
+    "q5_k_m": round(49.95e9 * 8 / 70.554e9, 4), "q6_k": round(57.89e9 * 8 / 70.554e9, 4),
+    "iq4_xs": round(37.90e9 * 8 / 70.554e9, 4),
 }
 # SPEC s1: KV-cache element formats.
 KV_BITS = {"fp16": 16.0, "bf16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
@@ -33,7 +39,7 @@ NULL_EVERY_USD_FIGURE = False
 LINK_KEYS = (
     # SPEC s1
     "model", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "card", "mem_gib",
-    "bw_tbs", "tflops", "gpus", "weights", "kv", "ctx", "batch", "eff", "overhead_gib", "usd_hr",
+    "bw_tbs", "tflops", "gpus", "weights", "weights_experts", "kv", "ctx", "batch", "eff", "overhead_gib", "usd_hr",
     "duty", "upkeep", "hours", "attn",
     # SPEC s5
     "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
@@ -176,7 +182,11 @@ def resolve(params) -> dict:
 
     # Run settings (SPEC s1).
     s["gpus"] = _integer(p, "gpus", 1, 1)
-    s["weights"], s["_bpw"] = _bits(p, "weights", "int4-g128", WEIGHT_BITS)
+    # SPEC s7: a preset may ship its own formats; experts take `weights` when only that is given.
+    shipped = not custom and base.get("weights")
+    s["weights"], s["_bpw"] = _bits(p, "weights", base["weights"] if shipped else "int4-g128", WEIGHT_BITS)
+    experts_default = base["weights_experts"] if (shipped and "weights" not in p) else s["weights"]
+    s["weights_experts"], s["_bpw_e"] = _bits(p, "weights_experts", experts_default, WEIGHT_BITS)
     s["kv"], s["_kvb"] = _bits(p, "kv", "fp16", KV_BITS)
     s["ctx"] = _integer(p, "ctx", 8192, 1)
     if str(p.get("batch", "auto")).strip() == "auto":
@@ -229,7 +239,7 @@ def _si(s) -> dict:
     g = s["gpus"]
     return dict(
         P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g,
-        bpw=s["_bpw"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
+        bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
         F=g * s["tflops"] * 1e12 * s["eff"],  # SPEC s2 effective peaks
@@ -240,7 +250,10 @@ def _si(s) -> dict:
 
 
 def weight_bytes(m):
-    return m["P"] * m["bpw"] / 8  # SPEC s2: W = P*bpw/8 (resident)
+    if not m["E"]:
+        return m["P"] * m["bpw"] / 8  # SPEC s2: W = P*bpw/8 (resident)
+    M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
+    return (m["P"] - M) * m["bpw"] / 8 + M * m["bpw_e"] / 8  # SPEC s7: weights per part
 
 
 def ltok(m, n):
@@ -254,9 +267,12 @@ def kv_bytes_per_token(m):
 
 
 def cache_bytes(m, n):
+    """SPEC s5 v2: Cg(n), the cluster total with tensor-parallel copies of the KV heads (MLA: of the latent)."""
+    g = m["g"]
     if m["lat"]:
-        return m["lat"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: MLA C(n)
-    return 2 * m["Hkv"] * m["d"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: C(n)
+        return g * m["lat"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: MLA Cg(n) = g*kv_latent*kvb/8*Ltok
+    per_card = max(1, math.ceil(m["Hkv"] / g))
+    return 2 * g * per_card * m["d"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8*Ltok
 
 
 def free_bytes(m):
@@ -282,7 +298,7 @@ def read_bytes(m, B):
         return (m["P"] - m["Pe"]) * m["bpw"] / 8  # SPEC s5: dense Wr = (P - Pe)*bpw/8
     M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
     f = 1 - (1 - m["k"] / m["E"]) ** B  # SPEC s5: f(B) = 1 - (1 - k/E)^B
-    return (D - m["Pe"] + M * f) * m["bpw"] / 8  # SPEC s5: Wr(B)
+    return (D - m["Pe"]) * m["bpw"] / 8 + M * f * m["bpw_e"] / 8  # SPEC s5/s7: Wr(B) per part
 
 
 def t_mem(m, B, n):

@@ -263,12 +263,14 @@ def scenarios(draw):
     ):
         if maybe():
             p[key] = draw(strat)
-    if maybe():
-        p["gpus"] = draw(st.integers(1, 8))
+    if maybe():  # several cards: KV heads copied when gpus does not divide kv_heads, or exceeds it
+        p["gpus"] = draw(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64]))
 
     # --- run settings --------------------------------------------------------------------
     if maybe():
         p["weights"] = draw(st.sampled_from(sorted(WEIGHT_BITS)) if maybe() else BITS)
+    if maybe():
+        p["weights_experts"] = draw(st.sampled_from(sorted(WEIGHT_BITS)) if maybe() else BITS)
     if maybe():
         p["kv"] = draw(st.sampled_from(sorted(KV_BITS)) if maybe() else BITS)
     if maybe():
@@ -319,7 +321,7 @@ def _same(want, got) -> bool:
 
 
 def _as_number(key, value):
-    table = WEIGHT_BITS if key == "weights" else KV_BITS if key == "kv" else {}
+    table = WEIGHT_BITS if key in ("weights", "weights_experts") else KV_BITS if key == "kv" else {}
     if isinstance(value, str) and value.strip().lower() in table:
         return table[value.strip().lower()]
     try:
@@ -367,6 +369,24 @@ def assert_agrees(params):
 @example({"model": "mixtral-8x7b", "gpus": "2", "link_gbs": "32", "link_us": "0", "tpot_ms": "30"})
 def test_reference_agreement(params):
     assert_agrees(params)
+
+
+@needs_calc
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.sampled_from([2, 3, 5, 12, 16, 32, 64]))
+@example({"model": "llama-3.1-70b", "kv_heads": "8"}, 16)
+@example({"model": "deepseek-v3", "card": "h200-sxm"}, 8)
+def test_reference_agreement_on_several_cards(params, gpus):
+    """SPEC section 5 v2 on multi-card replicas: gpus that do not divide kv_heads, gpus above kv_heads, MLA."""
+    assert_agrees({**params, "gpus": gpus})
+
+
+@needs_calc
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(16, 2048), st.integers(1, 64), st.sampled_from([2, 4, 8, 16]), st.integers(1, 1 << 17))
+def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
+    assert_agrees({"model": "custom", "params_b": "30", "heads": str(heads), "kv_heads": str(heads),
+                   "kv_latent": str(latent), "gpus": str(gpus), "ctx": str(ctx)})
 
 
 @needs_calc
