@@ -7,8 +7,10 @@ choice made where sources disagree. Units:
 - models: parameters in billions (``params_b``, ``active_b``, ``embed_b``); shapes as integer
   counts; ``window`` and ``max_ctx`` in tokens. Shapes come from Hugging Face ``config.json``
   copies (see each row's ``source``).
-- cards: memory in GiB (2**30 bytes; the vendor's "GB" label is recorded as GiB), memory
-  bandwidth in TB/s (1e12 B/s), dense peaks in TFLOP/s (TOPS for int8; never the "with
+- cards: memory in GiB (2**30 bytes) as the driver reports it (``nvidia-smi`` total with ECC on,
+  ``rocm-smi``/``hl-smi`` VRAM total: ``mem_mib`` / 1024), not the marketing label, which stays in
+  the card's name; each card names the document that shows the figure (``mem_source``,
+  ``mem_read_on``). Memory bandwidth in TB/s (1e12 B/s), dense peaks in TFLOP/s (TOPS for int8; never the "with
   sparsity" figures), interconnect in GB/s (1e9 B/s) one direction per card, rent in USD per
   card-hour. Peaks come from vendor datasheets or tables quoting them; rents from the
   cheapest on-demand quote in ``cloud_prices.csv`` (h100-sxm: the SPEC preset, 2.50).
@@ -39,6 +41,7 @@ __all__ = [
     "API_PRICE_MAX",
     "API_PRICE_MIN",
     "DATA_DIR",
+    "LABEL_USED",
     "PRECISIONS",
     "CatalogueError",
     "apis",
@@ -47,6 +50,7 @@ __all__ = [
     "load_api_prices",
     "load_cards",
     "load_models",
+    "memory_text",
     "models",
     "rejected_apis",
 ]
@@ -72,7 +76,8 @@ MODEL_COLUMNS = (
     "api_ref", "api_ref_note", "source", "read_on", "notes",
 )
 CARD_COLUMNS = (
-    "id", "name", "vendor", "mem_gib", "bw_tbs", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+    "id", "name", "vendor", "mem_gib", "mem_mib", "mem_source", "mem_read_on", "bw_tbs", "bf16_tflops",
+    "fp16_tflops", "fp8_tflops",
     "int8_tops", "fp4_tflops", "link_gbs", "link_kind", "usd_hr", "usd_hr_source",
     "usd_hr_date", "source", "read_on", "notes",
 )
@@ -80,6 +85,8 @@ API_COLUMNS = (
     "id", "provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on", "flag",
 )
 API_KINDS = ("open-weight", "closed")
+#: What a card's notes say when no driver-reported memory figure was found and the label is used.
+LABEL_USED = "driver figure not found; label used"
 CLOUD_NUMERIC = ("gpus_per_instance", "usd_per_instance_hour", "usd_per_gpu_hour")
 
 
@@ -398,6 +405,9 @@ def load_cards(path) -> dict[str, dict]:
     """Read and check an accelerator-card file; returns id -> plain dict (not cached).
 
     Columns as in ``calc/data/cards.csv``. Memory, bandwidth and the bf16 peak must be > 0;
+    memory needs its source and read date, and where the driver figure ``mem_mib`` is given,
+    ``mem_gib`` must be exactly ``mem_mib / 1024`` (an empty ``mem_mib`` means no driver figure
+    was found and the label is used, which ``notes`` must say);
     other peaks, ``link_gbs`` and ``usd_hr`` may be empty (None) but otherwise must be > 0
     (``usd_hr`` >= 0); a rent needs its ``usd_hr_source`` and ``usd_hr_date``. Raises
     :class:`CatalogueError` naming the file, line and column of the first problem.
@@ -419,12 +429,23 @@ def load_cards(path) -> dict[str, dict]:
         else:
             usd_source = row.text("usd_hr_source", required=False)
             usd_date = row.text("usd_hr_date", required=False)
+        mem_gib = row.positive("mem_gib")
+        mem_mib = None
+        if row.text("mem_mib", required=False):
+            mem_mib = row.integer("mem_mib", 1)
+            if not math.isclose(mem_gib, mem_mib / 1024, rel_tol=0, abs_tol=1e-9):
+                raise row.fail("mem_gib", f"must be mem_mib / 1024 = {mem_mib / 1024!r} GiB (the driver figure)")
+        elif LABEL_USED not in row.text("notes", required=False):
+            raise row.fail("mem_mib", f"is empty: notes must say '{LABEL_USED}'")
         link = row.positive("link_gbs", optional=True)
         link_kind = row.text("link_kind", required=link is not None)
         out[key] = {
             "name": row.text("name"),
             "vendor": row.text("vendor"),
-            "mem_gib": row.positive("mem_gib"),
+            "mem_gib": mem_gib,
+            "mem_mib": mem_mib,
+            "mem_source": row.text("mem_source"),
+            "mem_read_on": row.date("mem_read_on"),
             "bw_tbs": row.positive("bw_tbs"),
             "peaks": peaks,
             "link_gbs": link,
@@ -443,7 +464,10 @@ def load_cards(path) -> dict[str, dict]:
 def cards() -> Mapping[str, dict]:
     """Accelerator presets: id -> card (read-only).
 
-    Keys: name, vendor, mem_gib (GiB per card; the vendor's "GB" label read as GiB), bw_tbs
+    Keys: name (with the marketing memory label, e.g. "L40S 48 GB"), vendor, mem_gib (GiB per
+    card as the driver reports it: ``mem_mib / 1024``; the label read as GiB where no driver figure
+    was found), mem_mib (the driver's total in MiB, None where not found), mem_source and
+    mem_read_on (the public document showing that figure, and when it was read), bw_tbs
     (memory bandwidth, TB/s = 1e12 B/s), peaks (dict bf16/fp16/fp8/int8/fp4 -> dense peak in
     TFLOP/s, TOPS for int8, None where the card has no such units or the figure is unknown;
     never a "with sparsity" figure), link_gbs (interconnect per card, one direction, GB/s;
@@ -455,6 +479,14 @@ def cards() -> Mapping[str, dict]:
     for key, card in load_cards(DATA_DIR / "cards.csv").items():
         frozen[key] = _ReadOnlyDict(card, peaks=_ReadOnlyDict(card["peaks"]))
     return types.MappingProxyType(frozen)
+
+
+def memory_text(card: Mapping) -> str:
+    """A card's memory for people: "44.99 GiB (46,068 MiB)" from the driver's figure, or
+    "256 GiB (label; driver figure not found)" where the label is used."""
+    if card["mem_mib"] is None:
+        return f"{card['mem_gib']:g} GiB (label; driver figure not found)"
+    return f"{card['mem_gib']:.2f} GiB ({card['mem_mib']:,} MiB)"
 
 
 # --------------------------------------------------------------------------- cloud quotes

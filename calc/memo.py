@@ -116,13 +116,14 @@ def card_name(s: Scenario) -> str:
 
 
 def cards_text(s: Scenario, count: Optional[int] = None) -> str:
-    """"1 H100 SXM card", "4 H100 SXM cards"."""
+    """"1 H100 SXM 80 GB card", "4 H100 SXM 80 GB cards" (the card name carries its memory label)."""
     n = s.gpus if count is None else count
     return f"{n:,} {card_name(s)} card{'s' if n != 1 else ''}"
 
 
 def hardware_text(s: Scenario, replicas: int) -> str:
-    """What self-hosting needs: "1 H100 SXM card", "3 L40S cards", "2 replicas of 4 H100 SXM cards (8 cards)"."""
+    """What self-hosting needs: "1 H100 SXM 80 GB card", "3 L40S 48 GB cards",
+    "2 replicas of 4 H100 SXM 80 GB cards (8 cards)"."""
     if s.gpus == 1:
         return cards_text(s, replicas)
     text = f"{replicas:,} replica{'s' if replicas != 1 else ''} of {cards_text(s)}"
@@ -244,7 +245,7 @@ def verdict_sentence(scenario: Scenario, report: Optional[dict] = None) -> str:
     volumes to 3; more digits only where two different totals would otherwise read the same).
 
     Example (the defaults): "The API is cheaper: at 10,000 requests a day it costs about 340 USD a month,
-    while self-hosting needs 1 H100 SXM card and costs about 5,800 USD a month including upkeep.
+    while self-hosting needs 1 H100 SXM 80 GB card and costs about 5,800 USD a month including upkeep.
     Self-hosting first breaks even at about 274,000 requests a day and is cheaper at every volume above
     about 326,000."
     """
@@ -493,6 +494,8 @@ def assumptions(s: Scenario) -> list[str]:
             out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
         out.append(f"Card figures ({card['name']}: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
                    f"at {s.compute}): {card['source']}, read {card['read_on']}.")
+        out.append(f"Card memory ({card['name']}): {catalogue.memory_text(card)}; source: "
+                   f"{card['mem_source']}, read {card['mem_read_on']}.")
     else:
         rent = "not set" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"
         out.append(f"Custom card: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "

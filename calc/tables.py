@@ -147,20 +147,24 @@ def models_table() -> pd.DataFrame:
 
 
 def cards_table() -> pd.DataFrame:
-    """The card catalogue: dense peaks per precision, memory, bandwidth, interconnect and rent."""
+    """The card catalogue: dense peaks per precision, memory (as the driver reports it, with its source),
+    bandwidth, interconnect and rent."""
     from . import catalogue
 
     rows = []
     for cid, c in catalogue.cards().items():
         rows.append({
-            "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "bw_tbs": c["bw_tbs"],
+            "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "mem_mib": c["mem_mib"],
+            "mem_source": c["mem_source"], "mem_read_on": c["mem_read_on"], "bw_tbs": c["bw_tbs"],
             **{f"{p}_tflops": c["peaks"].get(p) for p in ("bf16", "fp8", "int8", "fp4")},
             "flop_per_byte_bf16": c["peaks"]["bf16"] / c["bw_tbs"] if c["peaks"].get("bf16") else None,
             "link_gbs": c["link_gbs"], "link_kind": c["link_kind"], "usd_hr": c["usd_hr"],
             "usd_hr_source": c["usd_hr_source"], "usd_hr_date": c["usd_hr_date"], "source": c["source"],
             "read_on": c["read_on"], "notes": c["notes"],
         })
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["mem_mib"] = df["mem_mib"].astype("Int64")  # blank where no driver figure was found
+    return df
 
 
 def apis_table() -> pd.DataFrame:

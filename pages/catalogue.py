@@ -52,13 +52,16 @@ ui.download_csv(models, "catalogue-models")
 st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
 st.dataframe(cards, hide_index=True, width="stretch", column_config={
-    "mem_gib": NUM("Memory (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
+    "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
+    "mem_source": "Memory source", "mem_read_on": "Memory read on", "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
     "bf16_tflops": NUM("BF16 dense (TFLOP/s)", format="%.1f"), "fp8_tflops": NUM("FP8 dense (TFLOP/s)", format="%.1f"),
     "int8_tflops": NUM("INT8 dense (TOPS)", format="%.1f"), "fp4_tflops": NUM("FP4 dense (TFLOP/s)", format="%.0f"),
     "flop_per_byte_bf16": NUM("FLOP per byte (BF16)", format="%.0f"),
     "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
 })
-st.caption("FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
+st.caption("Memory is the total the driver reports (nvidia-smi, ECC on for datacenter cards; rocm-smi; hl-smi), "
+           "not the label in the card's name; a blank MiB cell means no driver figure was found and the label is used. "
+           "FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
            "when attention is not counted. None: the card has no such units, or no public figure was found.")
 ui.download_csv(cards, "catalogue-cards")
 
