@@ -16,7 +16,10 @@ choice made where sources disagree. Units:
   cheapest on-demand quote in ``cloud_prices.csv`` (h100-sxm: the SPEC preset, 2.50).
 - apis: USD per 1M input / output tokens, from the public litellm price list dated 2026-07-24.
   Rows flagged in the source, zero prices and prices outside 0.01..200 USD per 1M are rejected
-  at load (and logged); see :func:`load_api_prices`.
+  at load (and logged); see :func:`load_api_prices`. A row may carry a long-prompt tier, as the
+  price list publishes it (``input_cost_per_token_above_200k_tokens`` and the like): a threshold
+  in prompt tokens (``tier_above_tok``) and the prices of a request whose prompt exceeds it
+  (``tier_api_in``, ``tier_api_out``), with their own source and read date.
 
 Everything is read once and cached; the returned mappings are read-only, so a caller cannot
 alter what the next caller sees (copy with ``dict(row)`` to get a mutable row).
@@ -83,7 +86,10 @@ CARD_COLUMNS = (
 )
 API_COLUMNS = (
     "id", "provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on", "flag",
+    "tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on",
 )
+#: Columns of a long-prompt tier: all empty (no tier) or all given.
+TIER_COLUMNS = ("tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on")
 API_KINDS = ("open-weight", "closed")
 #: What a card's notes say when no driver-reported memory figure was found and the label is used.
 LABEL_USED = "driver figure not found; label used"
@@ -220,18 +226,22 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     """Read an API price file and split it into accepted and rejected rows.
 
     ``path``: a CSV with columns ``id, provider, model, family, kind, api_in, api_out, source,
-    read_on, flag``; prices in USD per 1M tokens (input, output).
+    read_on, flag`` and the long-prompt tier ``tier_above_tok, tier_api_in, tier_api_out,
+    tier_source, tier_read_on`` (all empty when the row has no tier); prices in USD per 1M tokens
+    (input, output); the threshold in prompt tokens.
 
     A row is rejected, with its reason, when its ``flag`` cell is not empty (the source marked it
     wrong), when a price is zero (a placeholder, not a quote) or when a price lies outside
     ``API_PRICE_MIN``..``API_PRICE_MAX`` (0.01..200 USD per 1M, which catches prices off by
-    orders of magnitude). Each rejection is logged: at INFO when the source had flagged the
-    row, at WARNING otherwise.
+    orders of magnitude); the tier's prices are held to the same band. Each rejection is logged:
+    at INFO when the source had flagged the row, at WARNING otherwise.
 
     Returns ``(accepted, rejected)``: ``accepted`` maps id -> dict with keys provider, model,
-    family, kind, api_in, api_out, source, read_on; ``rejected`` is a list of (id, reason).
+    family, kind, api_in, api_out, source, read_on, tier_above_tok (int, None without a tier),
+    tier_api_in, tier_api_out (None without a tier), tier_source, tier_read_on ("" without a
+    tier); ``rejected`` is a list of (id, reason).
     Raises :class:`CatalogueError` when the file itself is broken (missing column, duplicate or
-    malformed id, a price that is not a number, an unknown kind, a bad date).
+    malformed id, a price that is not a number, an unknown kind, a bad date, a tier given in part).
     """
     accepted: dict[str, dict] = {}
     rejected: list[tuple[str, str]] = []
@@ -251,12 +261,14 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
             "api_out": row.number("api_out"),
             "source": row.text("source"),
             "read_on": row.date("read_on"),
+            **_tier(row),
         }
         flag = row.text("flag", required=False)
         reasons = []
         if flag:
             reasons.append(f"flagged in the source data: {flag}")
-        for col in ("api_in", "api_out"):
+        priced = ("api_in", "api_out") + (("tier_api_in", "tier_api_out") if rec["tier_above_tok"] else ())
+        for col in priced:
             price = rec[col]
             if price == 0:
                 reasons.append(f"{col} is 0 USD per 1M tokens (a placeholder, not a quote)")
@@ -275,6 +287,24 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     return accepted, rejected
 
 
+def _tier(row: _Row) -> dict:
+    """The long-prompt tier of a price row: every tier cell given, or none."""
+    given = [c for c in TIER_COLUMNS if row.text(c, required=False)]
+    if not given:
+        return {"tier_above_tok": None, "tier_api_in": None, "tier_api_out": None,
+                "tier_source": "", "tier_read_on": ""}
+    if len(given) != len(TIER_COLUMNS):
+        missing = next(c for c in TIER_COLUMNS if c not in given)
+        raise row.fail(missing, f"a long-prompt tier needs every one of {', '.join(TIER_COLUMNS)}")
+    return {
+        "tier_above_tok": row.integer("tier_above_tok", 1),
+        "tier_api_in": row.number("tier_api_in"),
+        "tier_api_out": row.number("tier_api_out"),
+        "tier_source": row.text("tier_source"),
+        "tier_read_on": row.date("tier_read_on"),
+    }
+
+
 @functools.lru_cache(maxsize=None)
 def _api_table() -> tuple[Mapping[str, dict], tuple[tuple[str, str], ...]]:
     accepted, rejected = load_api_prices(DATA_DIR / "api_prices.csv")
@@ -290,7 +320,10 @@ def apis() -> Mapping[str, dict]:
 
     id is the litellm key lowercased (e.g. ``"together_ai/openai/gpt-oss-120b"``). Each row has
     ``provider``, ``model``, ``family``, ``kind`` ("open-weight" or "closed"), ``api_in`` and
-    ``api_out`` (USD per 1M input / output tokens), ``source`` and ``read_on`` (YYYY-MM-DD).
+    ``api_out`` (USD per 1M input / output tokens), ``source`` and ``read_on`` (YYYY-MM-DD), and
+    its long-prompt tier: ``tier_above_tok`` (prompt tokens; None when the row has no tier),
+    ``tier_api_in`` and ``tier_api_out`` (USD per 1M, the prices of a whole request whose prompt
+    exceeds the threshold), ``tier_source`` and ``tier_read_on``.
     Source: the public litellm price list dated 2026-07-24 (``calc/data/api_prices.csv``).
     """
     return _api_table()[0]

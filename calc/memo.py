@@ -306,8 +306,11 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     """Monthly cost at the scenario's volume: columns ``option``, ``usd_month``, ``how``."""
     s = d.scenario
     R = float(traffic.requests_month(s))
-    api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {s.api_in:g} + {tokens_text(R * s.out_tok)} output tokens "
-               f"× {s.api_out:g} USD per 1M")
+    p_in, p_out = traffic.api_prices(s)
+    api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {p_in:g} + {tokens_text(R * s.out_tok)} output tokens "
+               f"× {p_out:g} USD per 1M")
+    if (p_in, p_out) != (s.api_in, s.api_out):
+        api_how += f" (prompts above {traffic.api_tier(s)['tier_above_tok']:,} tokens: the long-prompt tier)"
     if not d.fits:
         sh_how = "does not fit"
     elif not d.priced:
@@ -481,6 +484,10 @@ def assumptions(s: Scenario) -> list[str]:
                 f"prompt / output tokens; source: {api['source']}, read {api['read_on']}.")
         if (s.api_in, s.api_out) != (api["api_in"], api["api_out"]):
             line += f" The link sets {s.api_in:g} / {s.api_out:g} instead."
+        if api["tier_above_tok"] is not None:
+            line += (f" A request whose prompt exceeds {api['tier_above_tok']:,} tokens is billed entirely at "
+                     f"{api['tier_api_in']:g} / {api['tier_api_out']:g} USD per 1M (long-prompt tier; source: "
+                     f"{api['tier_source']}, read {api['tier_read_on']}).")
         out.append(line)
     card = cards.get(s.card)
     if card:

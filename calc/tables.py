@@ -168,12 +168,15 @@ def cards_table() -> pd.DataFrame:
 
 
 def apis_table() -> pd.DataFrame:
-    """API price rows accepted at load (USD per 1M input / output tokens) with their sources."""
+    """API price rows accepted at load (USD per 1M input / output tokens) with their sources, and the
+    long-prompt tier where a row has one (threshold in prompt tokens, prices above it, its source)."""
     from . import catalogue
 
-    return pd.DataFrame([{"id": aid, **{k: a[k] for k in ("provider", "model", "family", "kind", "api_in", "api_out",
-                                                          "source", "read_on")}}
-                         for aid, a in catalogue.apis().items()])
+    cols = ("provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on",
+            "tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on")
+    df = pd.DataFrame([{"id": aid, **{k: a[k] for k in cols}} for aid, a in catalogue.apis().items()])
+    df["tier_above_tok"] = df["tier_above_tok"].astype("Int64")  # blank where the row has no tier
+    return df
 
 
 def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:

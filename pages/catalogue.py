@@ -68,7 +68,13 @@ ui.download_csv(cards, "catalogue-cards")
 st.subheader("API prices")
 apis = ui.catalogue_table("apis_table")
 st.dataframe(apis, hide_index=True, width="stretch", column_config={
-    "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f")})
+    "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f"),
+    "tier_above_tok": NUM("Long prompt above (tokens)", format="%d"),
+    "tier_api_in": NUM("Input above (USD / 1M)", format="%.3f"),
+    "tier_api_out": NUM("Output above (USD / 1M)", format="%.3f"),
+    "tier_source": "Tier source", "tier_read_on": "Tier read on"})
+st.caption("A request whose prompt is longer than a row's long-prompt threshold is billed entirely at the prices "
+           "above it, as the price list publishes them.")
 with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
     st.dataframe([{"id": i, "reason": why} for i, why in catalogue.rejected_apis()], hide_index=True, width="stretch")
 ui.download_csv(apis, "catalogue-apis")

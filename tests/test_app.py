@@ -154,9 +154,20 @@ def test_no_price_for_a_set_up_that_cannot_run():
     assert at.metric[0].value == "—" and "cannot run" in texts(at.error)
 
 
-def test_catalogue_page_shows_driver_memory():
+def test_a_long_prompt_link_shows_the_tier_bill_and_its_note():
+    at = open_app({"api": "gemini/gemini-2.5-pro", "in_tok": "250000", "out_tok": "1000", "req_day": "1000"},
+                  "pages/decision.py")
+    assert not at.exception
+    assert "19,200" in texts(at.metric)  # 30,000 requests at 2.5 / 15 USD per 1M, not 9,675 at the base prices
+    assert "prompts above 200,000 tokens are billed at 2.5 / 15 USD per 1M on this row" in " ".join(
+        texts(kind) for kind in (at.caption, at.warning, at.info, at.markdown))
+
+
+def test_catalogue_page_shows_driver_memory_and_tiers():
     at = open_app(page="pages/catalogue.py")
     assert not at.exception
     cards = next(df.value for df in at.dataframe if "mem_source" in df.value.columns)
     l40s = cards.set_index("id").loc["l40s"]
     assert l40s["name"] == "L40S 48 GB" and l40s["mem_mib"] == 46068 and l40s["mem_gib"] == 46068 / 1024
+    apis = next(df.value for df in at.dataframe if "tier_above_tok" in df.value.columns)
+    assert apis.set_index("id").loc["gemini/gemini-2.5-pro", "tier_api_out"] == 15
