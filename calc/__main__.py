@@ -26,15 +26,27 @@ def _parser() -> argparse.ArgumentParser:
                    help="a whole URL of the app or a bare query string, e.g. 'model=llama-3.1-8b&card=l40s'")
     p.add_argument("--hf-config", metavar="FILE",
                    help="a Hugging Face config.json whose shape becomes the custom model (link keys still override)")
-    p.add_argument("--list", choices=("models", "cards", "apis"), help="print the preset ids, one per line")
+    p.add_argument("--list", choices=("models", "cards", "apis"),
+                   help="print the preset ids, one per line (cards: id, name with its memory label, the memory "
+                        "the driver reports and its source, tab-separated)")
     p.add_argument("--memo", action="store_true", help="print the decision memo (Markdown) instead of JSON")
     return p
 
 
+def card_line(card_id: str, card: dict) -> str:
+    """One line of ``--list cards``: id, name (with the marketing label), memory in GiB (MiB) as the driver
+    reports it, and where that figure comes from with the date it was read; tab-separated."""
+    return "\t".join((card_id, card["name"], catalogue.memory_text(card),
+                      f"{card['mem_source']} (read {card['mem_read_on']})"))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
+    if args.list == "cards":
+        print("\n".join(card_line(cid, card) for cid, card in catalogue.cards().items()))
+        return 0
     if args.list:
-        table = {"models": catalogue.models, "cards": catalogue.cards, "apis": catalogue.apis}[args.list]()
+        table = {"models": catalogue.models, "apis": catalogue.apis}[args.list]()
         print("\n".join(table))
         return 0
     try:

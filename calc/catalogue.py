@@ -7,14 +7,19 @@ choice made where sources disagree. Units:
 - models: parameters in billions (``params_b``, ``active_b``, ``embed_b``); shapes as integer
   counts; ``window`` and ``max_ctx`` in tokens. Shapes come from Hugging Face ``config.json``
   copies (see each row's ``source``).
-- cards: memory in GiB (2**30 bytes; the vendor's "GB" label is recorded as GiB), memory
-  bandwidth in TB/s (1e12 B/s), dense peaks in TFLOP/s (TOPS for int8; never the "with
+- cards: memory in GiB (2**30 bytes) as the driver reports it (``nvidia-smi`` total with ECC on,
+  ``rocm-smi``/``hl-smi`` VRAM total: ``mem_mib`` / 1024), not the marketing label, which stays in
+  the card's name; each card names the document that shows the figure (``mem_source``,
+  ``mem_read_on``). Memory bandwidth in TB/s (1e12 B/s), dense peaks in TFLOP/s (TOPS for int8; never the "with
   sparsity" figures), interconnect in GB/s (1e9 B/s) one direction per card, rent in USD per
   card-hour. Peaks come from vendor datasheets or tables quoting them; rents from the
   cheapest on-demand quote in ``cloud_prices.csv`` (h100-sxm: the SPEC preset, 2.50).
 - apis: USD per 1M input / output tokens, from the public litellm price list dated 2026-07-24.
   Rows flagged in the source, zero prices and prices outside 0.01..200 USD per 1M are rejected
-  at load (and logged); see :func:`load_api_prices`.
+  at load (and logged); see :func:`load_api_prices`. A row may carry a long-prompt tier, as the
+  price list publishes it (``input_cost_per_token_above_200k_tokens`` and the like): a threshold
+  in prompt tokens (``tier_above_tok``) and the prices of a request whose prompt exceeds it
+  (``tier_api_in``, ``tier_api_out``), with their own source and read date.
 
 Everything is read once and cached; the returned mappings are read-only, so a caller cannot
 alter what the next caller sees (copy with ``dict(row)`` to get a mutable row).
@@ -39,6 +44,7 @@ __all__ = [
     "API_PRICE_MAX",
     "API_PRICE_MIN",
     "DATA_DIR",
+    "LABEL_USED",
     "PRECISIONS",
     "CatalogueError",
     "apis",
@@ -49,6 +55,7 @@ __all__ = [
     "load_cards",
     "load_models",
     "load_weight_formats",
+    "memory_text",
     "models",
     "rejected_apis",
 ]
@@ -75,14 +82,20 @@ MODEL_COLUMNS = (
     "api_ref", "api_ref_note", "source", "read_on", "notes",
 )
 CARD_COLUMNS = (
-    "id", "name", "vendor", "mem_gib", "bw_tbs", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+    "id", "name", "vendor", "mem_gib", "mem_mib", "mem_source", "mem_read_on", "bw_tbs", "bf16_tflops",
+    "fp16_tflops", "fp8_tflops",
     "int8_tops", "fp4_tflops", "link_gbs", "link_kind", "usd_hr", "usd_hr_source",
     "usd_hr_date", "source", "read_on", "notes",
 )
 API_COLUMNS = (
     "id", "provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on", "flag",
+    "tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on",
 )
+#: Columns of a long-prompt tier: all empty (no tier) or all given.
+TIER_COLUMNS = ("tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on")
 API_KINDS = ("open-weight", "closed")
+#: What a card's notes say when no driver-reported memory figure was found and the label is used.
+LABEL_USED = "driver figure not found; label used"
 CLOUD_NUMERIC = ("gpus_per_instance", "usd_per_instance_hour", "usd_per_gpu_hour")
 
 
@@ -216,18 +229,22 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     """Read an API price file and split it into accepted and rejected rows.
 
     ``path``: a CSV with columns ``id, provider, model, family, kind, api_in, api_out, source,
-    read_on, flag``; prices in USD per 1M tokens (input, output).
+    read_on, flag`` and the long-prompt tier ``tier_above_tok, tier_api_in, tier_api_out,
+    tier_source, tier_read_on`` (all empty when the row has no tier); prices in USD per 1M tokens
+    (input, output); the threshold in prompt tokens.
 
     A row is rejected, with its reason, when its ``flag`` cell is not empty (the source marked it
     wrong), when a price is zero (a placeholder, not a quote) or when a price lies outside
     ``API_PRICE_MIN``..``API_PRICE_MAX`` (0.01..200 USD per 1M, which catches prices off by
-    orders of magnitude). Each rejection is logged: at INFO when the source had flagged the
-    row, at WARNING otherwise.
+    orders of magnitude); the tier's prices are held to the same band. Each rejection is logged:
+    at INFO when the source had flagged the row, at WARNING otherwise.
 
     Returns ``(accepted, rejected)``: ``accepted`` maps id -> dict with keys provider, model,
-    family, kind, api_in, api_out, source, read_on; ``rejected`` is a list of (id, reason).
+    family, kind, api_in, api_out, source, read_on, tier_above_tok (int, None without a tier),
+    tier_api_in, tier_api_out (None without a tier), tier_source, tier_read_on ("" without a
+    tier); ``rejected`` is a list of (id, reason).
     Raises :class:`CatalogueError` when the file itself is broken (missing column, duplicate or
-    malformed id, a price that is not a number, an unknown kind, a bad date).
+    malformed id, a price that is not a number, an unknown kind, a bad date, a tier given in part).
     """
     accepted: dict[str, dict] = {}
     rejected: list[tuple[str, str]] = []
@@ -247,12 +264,14 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
             "api_out": row.number("api_out"),
             "source": row.text("source"),
             "read_on": row.date("read_on"),
+            **_tier(row),
         }
         flag = row.text("flag", required=False)
         reasons = []
         if flag:
             reasons.append(f"flagged in the source data: {flag}")
-        for col in ("api_in", "api_out"):
+        priced = ("api_in", "api_out") + (("tier_api_in", "tier_api_out") if rec["tier_above_tok"] else ())
+        for col in priced:
             price = rec[col]
             if price == 0:
                 reasons.append(f"{col} is 0 USD per 1M tokens (a placeholder, not a quote)")
@@ -271,6 +290,24 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     return accepted, rejected
 
 
+def _tier(row: _Row) -> dict:
+    """The long-prompt tier of a price row: every tier cell given, or none."""
+    given = [c for c in TIER_COLUMNS if row.text(c, required=False)]
+    if not given:
+        return {"tier_above_tok": None, "tier_api_in": None, "tier_api_out": None,
+                "tier_source": "", "tier_read_on": ""}
+    if len(given) != len(TIER_COLUMNS):
+        missing = next(c for c in TIER_COLUMNS if c not in given)
+        raise row.fail(missing, f"a long-prompt tier needs every one of {', '.join(TIER_COLUMNS)}")
+    return {
+        "tier_above_tok": row.integer("tier_above_tok", 1),
+        "tier_api_in": row.number("tier_api_in"),
+        "tier_api_out": row.number("tier_api_out"),
+        "tier_source": row.text("tier_source"),
+        "tier_read_on": row.date("tier_read_on"),
+    }
+
+
 @functools.lru_cache(maxsize=None)
 def _api_table() -> tuple[Mapping[str, dict], tuple[tuple[str, str], ...]]:
     accepted, rejected = load_api_prices(DATA_DIR / "api_prices.csv")
@@ -286,7 +323,10 @@ def apis() -> Mapping[str, dict]:
 
     id is the litellm key lowercased (e.g. ``"together_ai/openai/gpt-oss-120b"``). Each row has
     ``provider``, ``model``, ``family``, ``kind`` ("open-weight" or "closed"), ``api_in`` and
-    ``api_out`` (USD per 1M input / output tokens), ``source`` and ``read_on`` (YYYY-MM-DD).
+    ``api_out`` (USD per 1M input / output tokens), ``source`` and ``read_on`` (YYYY-MM-DD), and
+    its long-prompt tier: ``tier_above_tok`` (prompt tokens; None when the row has no tier),
+    ``tier_api_in`` and ``tier_api_out`` (USD per 1M, the prices of a whole request whose prompt
+    exceeds the threshold), ``tier_source`` and ``tier_read_on``.
     Source: the public litellm price list dated 2026-07-24 (``calc/data/api_prices.csv``).
     """
     return _api_table()[0]
@@ -409,6 +449,9 @@ def load_cards(path) -> dict[str, dict]:
     """Read and check an accelerator-card file; returns id -> plain dict (not cached).
 
     Columns as in ``calc/data/cards.csv``. Memory, bandwidth and the bf16 peak must be > 0;
+    memory needs its source and read date, and where the driver figure ``mem_mib`` is given,
+    ``mem_gib`` must be exactly ``mem_mib / 1024`` (an empty ``mem_mib`` means no driver figure
+    was found and the label is used, which ``notes`` must say);
     other peaks, ``link_gbs`` and ``usd_hr`` may be empty (None) but otherwise must be > 0
     (``usd_hr`` >= 0); a rent needs its ``usd_hr_source`` and ``usd_hr_date``. Raises
     :class:`CatalogueError` naming the file, line and column of the first problem.
@@ -430,12 +473,23 @@ def load_cards(path) -> dict[str, dict]:
         else:
             usd_source = row.text("usd_hr_source", required=False)
             usd_date = row.text("usd_hr_date", required=False)
+        mem_gib = row.positive("mem_gib")
+        mem_mib = None
+        if row.text("mem_mib", required=False):
+            mem_mib = row.integer("mem_mib", 1)
+            if not math.isclose(mem_gib, mem_mib / 1024, rel_tol=0, abs_tol=1e-9):
+                raise row.fail("mem_gib", f"must be mem_mib / 1024 = {mem_mib / 1024!r} GiB (the driver figure)")
+        elif LABEL_USED not in row.text("notes", required=False):
+            raise row.fail("mem_mib", f"is empty: notes must say '{LABEL_USED}'")
         link = row.positive("link_gbs", optional=True)
         link_kind = row.text("link_kind", required=link is not None)
         out[key] = {
             "name": row.text("name"),
             "vendor": row.text("vendor"),
-            "mem_gib": row.positive("mem_gib"),
+            "mem_gib": mem_gib,
+            "mem_mib": mem_mib,
+            "mem_source": row.text("mem_source"),
+            "mem_read_on": row.date("mem_read_on"),
             "bw_tbs": row.positive("bw_tbs"),
             "peaks": peaks,
             "link_gbs": link,
@@ -454,7 +508,10 @@ def load_cards(path) -> dict[str, dict]:
 def cards() -> Mapping[str, dict]:
     """Accelerator presets: id -> card (read-only).
 
-    Keys: name, vendor, mem_gib (GiB per card; the vendor's "GB" label read as GiB), bw_tbs
+    Keys: name (with the marketing memory label, e.g. "L40S 48 GB"), vendor, mem_gib (GiB per
+    card as the driver reports it: ``mem_mib / 1024``; the label read as GiB where no driver figure
+    was found), mem_mib (the driver's total in MiB, None where not found), mem_source and
+    mem_read_on (the public document showing that figure, and when it was read), bw_tbs
     (memory bandwidth, TB/s = 1e12 B/s), peaks (dict bf16/fp16/fp8/int8/fp4 -> dense peak in
     TFLOP/s, TOPS for int8, None where the card has no such units or the figure is unknown;
     never a "with sparsity" figure), link_gbs (interconnect per card, one direction, GB/s;
@@ -466,6 +523,14 @@ def cards() -> Mapping[str, dict]:
     for key, card in load_cards(DATA_DIR / "cards.csv").items():
         frozen[key] = _ReadOnlyDict(card, peaks=_ReadOnlyDict(card["peaks"]))
     return types.MappingProxyType(frozen)
+
+
+def memory_text(card: Mapping) -> str:
+    """A card's memory for people: "44.99 GiB (46,068 MiB)" from the driver's figure, or
+    "256 GiB (label; driver figure not found)" where the label is used."""
+    if card["mem_mib"] is None:
+        return f"{card['mem_gib']:g} GiB (label; driver figure not found)"
+    return f"{card['mem_gib']:.2f} GiB ({card['mem_mib']:,} MiB)"
 
 
 # --------------------------------------------------------------------------- cloud quotes

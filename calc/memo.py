@@ -116,13 +116,14 @@ def card_name(s: Scenario) -> str:
 
 
 def cards_text(s: Scenario, count: Optional[int] = None) -> str:
-    """"1 H100 SXM card", "4 H100 SXM cards"."""
+    """"1 H100 SXM 80 GB card", "4 H100 SXM 80 GB cards" (the card name carries its memory label)."""
     n = s.gpus if count is None else count
     return f"{n:,} {card_name(s)} card{'s' if n != 1 else ''}"
 
 
 def hardware_text(s: Scenario, replicas: int) -> str:
-    """What self-hosting needs: "1 H100 SXM card", "3 L40S cards", "2 replicas of 4 H100 SXM cards (8 cards)"."""
+    """What self-hosting needs: "1 H100 SXM 80 GB card", "3 L40S 48 GB cards",
+    "2 replicas of 4 H100 SXM 80 GB cards (8 cards)"."""
     if s.gpus == 1:
         return cards_text(s, replicas)
     text = f"{replicas:,} replica{'s' if replicas != 1 else ''} of {cards_text(s)}"
@@ -244,7 +245,7 @@ def verdict_sentence(scenario: Scenario, report: Optional[dict] = None) -> str:
     volumes to 3; more digits only where two different totals would otherwise read the same).
 
     Example (the defaults): "The API is cheaper: at 10,000 requests a day it costs about 340 USD a month,
-    while self-hosting needs 1 H100 SXM card and costs about 5,800 USD a month including upkeep.
+    while self-hosting needs 1 H100 SXM 80 GB card and costs about 5,800 USD a month including upkeep.
     Self-hosting first breaks even at about 274,000 requests a day and is cheaper at every volume above
     about 326,000."
     """
@@ -305,8 +306,11 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     """Monthly cost at the scenario's volume: columns ``option``, ``usd_month``, ``how``."""
     s = d.scenario
     R = float(traffic.requests_month(s))
-    api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {s.api_in:g} + {tokens_text(R * s.out_tok)} output tokens "
-               f"× {s.api_out:g} USD per 1M")
+    p_in, p_out = traffic.api_prices(s)
+    api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {p_in:g} + {tokens_text(R * s.out_tok)} output tokens "
+               f"× {p_out:g} USD per 1M")
+    if (p_in, p_out) != (s.api_in, s.api_out):
+        api_how += f" (prompts above {traffic.api_tier(s)['tier_above_tok']:,} tokens: the long-prompt tier)"
     if not d.fits:
         sh_how = "does not fit"
     elif not d.priced:
@@ -480,6 +484,10 @@ def assumptions(s: Scenario) -> list[str]:
                 f"prompt / output tokens; source: {api['source']}, read {api['read_on']}.")
         if (s.api_in, s.api_out) != (api["api_in"], api["api_out"]):
             line += f" The link sets {s.api_in:g} / {s.api_out:g} instead."
+        if api["tier_above_tok"] is not None:
+            line += (f" A request whose prompt exceeds {api['tier_above_tok']:,} tokens is billed entirely at "
+                     f"{api['tier_api_in']:g} / {api['tier_api_out']:g} USD per 1M (long-prompt tier; source: "
+                     f"{api['tier_source']}, read {api['tier_read_on']}).")
         out.append(line)
     card = cards.get(s.card)
     if card:
@@ -493,6 +501,8 @@ def assumptions(s: Scenario) -> list[str]:
             out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
         out.append(f"Card figures ({card['name']}: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
                    f"at {s.compute}): {card['source']}, read {card['read_on']}.")
+        out.append(f"Card memory ({card['name']}): {catalogue.memory_text(card)}; source: "
+                   f"{card['mem_source']}, read {card['mem_read_on']}.")
     else:
         rent = "not set" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"
         out.append(f"Custom card: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "

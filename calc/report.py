@@ -70,6 +70,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if changed["card"]:
         out.append(f"{catalogue.cards()[s.card]['name']} preset with its own figures: "
                    f"{', '.join(changed['card'])} differ from the datasheet")
+    tier_note = traffic.api_tier_note(s)
+    if tier_note:
+        out.append(tier_note)
     if preset and s.api == preset["api_ref"] and preset.get("api_ref_note"):
         out.append(f"API price: {preset['api_ref_note']}; pick a closer row or type your own prices")
     card = catalogue.cards().get(s.card)

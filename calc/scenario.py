@@ -102,7 +102,7 @@ KEYS: dict[str, KeySpec] = {k.key: k for k in [
     _spec("window_layers", "Layers using the window", "an integer from 0 to layers", "How many layers attend only within the window.", "model"),
     _spec("embed_b", "Input-embedding parameters (billions)", _range_text("embed_b", ", and < active_b"), "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model"),
     _spec("card", "Accelerator", "a card preset id or 'custom'", "Preset card; its datasheet figures fill the fields below.", "hardware"),
-    _spec("mem_gib", "Memory per card (GiB)", _range_text("mem_gib"), "Device memory, GiB = 2^30 bytes.", "hardware"),
+    _spec("mem_gib", "Memory per card (GiB)", _range_text("mem_gib"), "Device memory as the driver reports it (nvidia-smi total; the card preset records it, not the label), GiB = 2^30 bytes.", "hardware"),
     _spec("bw_tbs", "Memory bandwidth per card (TB/s)", _range_text("bw_tbs"), "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.", "hardware"),
     _spec("tflops", "Dense peak per card (TFLOP/s)", _range_text("tflops"), "Dense (not 'with sparsity') peak at the compute precision.", "hardware"),
     _spec("gpus", "Cards (tensor parallel)", _range_text("gpus"), "Cards one model replica is split over.", "hardware"),

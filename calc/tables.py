@@ -149,29 +149,36 @@ def models_table() -> pd.DataFrame:
 
 
 def cards_table() -> pd.DataFrame:
-    """The card catalogue: dense peaks per precision, memory, bandwidth, interconnect and rent."""
+    """The card catalogue: dense peaks per precision, memory (as the driver reports it, with its source),
+    bandwidth, interconnect and rent."""
     from . import catalogue
 
     rows = []
     for cid, c in catalogue.cards().items():
         rows.append({
-            "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "bw_tbs": c["bw_tbs"],
+            "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "mem_mib": c["mem_mib"],
+            "mem_source": c["mem_source"], "mem_read_on": c["mem_read_on"], "bw_tbs": c["bw_tbs"],
             **{f"{p}_tflops": c["peaks"].get(p) for p in ("bf16", "fp8", "int8", "fp4")},
             "flop_per_byte_bf16": c["peaks"]["bf16"] / c["bw_tbs"] if c["peaks"].get("bf16") else None,
             "link_gbs": c["link_gbs"], "link_kind": c["link_kind"], "usd_hr": c["usd_hr"],
             "usd_hr_source": c["usd_hr_source"], "usd_hr_date": c["usd_hr_date"], "source": c["source"],
             "read_on": c["read_on"], "notes": c["notes"],
         })
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["mem_mib"] = df["mem_mib"].astype("Int64")  # blank where no driver figure was found
+    return df
 
 
 def apis_table() -> pd.DataFrame:
-    """API price rows accepted at load (USD per 1M input / output tokens) with their sources."""
+    """API price rows accepted at load (USD per 1M input / output tokens) with their sources, and the
+    long-prompt tier where a row has one (threshold in prompt tokens, prices above it, its source)."""
     from . import catalogue
 
-    return pd.DataFrame([{"id": aid, **{k: a[k] for k in ("provider", "model", "family", "kind", "api_in", "api_out",
-                                                          "source", "read_on")}}
-                         for aid, a in catalogue.apis().items()])
+    cols = ("provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on",
+            "tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on")
+    df = pd.DataFrame([{"id": aid, **{k: a[k] for k in cols}} for aid, a in catalogue.apis().items()])
+    df["tier_above_tok"] = df["tier_above_tok"].astype("Int64")  # blank where the row has no tier
+    return df
 
 
 def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import model
+from . import catalogue, model
 from .scenario import Scenario
 
 
@@ -98,10 +99,60 @@ def requests_month(s: Scenario, req_day: Optional[ArrayLike] = None) -> NDArray:
     return np.asarray(s.req_day if req_day is None else req_day, dtype=float) * s.hours / 24
 
 
+def api_tier(s: Scenario) -> Optional[Mapping]:
+    """The long-prompt tier of the scenario's API row (its catalogue row), or None when it has none."""
+    row = catalogue.apis().get(s.api)
+    return row if row is not None and row["tier_above_tok"] is not None else None
+
+
+def api_prices(s: Scenario) -> tuple[float, float]:
+    """(input, output) USD per 1M tokens that one request of the scenario is billed at.
+
+    A request whose prompt exceeds the row's long-prompt threshold (``in_tok > tier_above_tok``) is
+    billed entirely at the tier's prices, as the providers bill it (SPEC section 7); the tier comes from
+    the catalogue row even when the link sets its own ``api_in``/``api_out``, which price the requests
+    at or below the threshold.
+    """
+    tier = api_tier(s)
+    if tier is not None and s.in_tok > tier["tier_above_tok"]:
+        return tier["tier_api_in"], tier["tier_api_out"]
+    return s.api_in, s.api_out
+
+
+def api_usd_per_request(s: Scenario) -> float:
+    """API cost of one request, USD: ``(in_tok*p_in + out_tok*p_out)/1e6`` at :func:`api_prices`.
+
+    The one place the API is priced: the monthly bill, the break-even load and every per-request figure
+    use it.
+    """
+    p_in, p_out = api_prices(s)
+    return (s.in_tok * p_in + s.out_tok * p_out) / 1e6
+
+
+def api_tier_note(s: Scenario) -> Optional[str]:
+    """A plain-language note when the scenario's API row has a long-prompt tier that matters here: the
+    prompt is above its threshold, or the link sets its own prices (the tier still applies). None otherwise."""
+    tier = api_tier(s)
+    if tier is None:
+        return None
+    above = s.in_tok > tier["tier_above_tok"]
+    own = (s.api_in, s.api_out) != (tier["api_in"], tier["api_out"])
+    if not (above or own):
+        return None
+    note = (f"prompts above {tier['tier_above_tok']:,} tokens are billed at {tier['tier_api_in']:g} / "
+            f"{tier['tier_api_out']:g} USD per 1M on this row ({s.api})")
+    if above:
+        note += (f": this scenario's {s.in_tok:,}-token prompts pay those prices for the whole request, "
+                 f"not {s.api_in:g} / {s.api_out:g}")
+    if own:
+        note += "; the api_in / api_out set in the link price only prompts up to that threshold"
+    return note
+
+
 def api_usd_month(s: Scenario, req_day: ArrayLike) -> NDArray:
-    """API bill per month: ``(Tin*api_in + Tout*api_out)/1e6`` with ``R = req_day*hours/24`` requests."""
-    R = requests_month(s, req_day)
-    return (R * s.in_tok * s.api_in + R * s.out_tok * s.api_out) / 1e6
+    """API bill per month: ``R * c_api`` with ``R = req_day*hours/24`` requests and ``c_api`` the cost of one
+    request (:func:`api_usd_per_request`; without a long-prompt tier ``(Tin*api_in + Tout*api_out)/1e6``)."""
+    return requests_month(s, req_day) * api_usd_per_request(s)
 
 
 def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Optional[Capacity] = None) -> dict[str, NDArray]:
@@ -119,10 +170,10 @@ def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Optional[Capacity] = Non
 
 
 def _break_even_terms(s: Scenario) -> tuple[float, float]:
-    """(k, c_rep): API USD per month per request-per-day, ``c_api*hours/24``, and one replica's monthly rent,
-    ``g*usd_hr*hours`` (SPEC section 6). Needs a priced card."""
-    c_api = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6
-    return c_api * s.hours / 24, s.gpus * s.usd_hr * s.hours
+    """(k, c_rep): API USD per month per request-per-day, ``c_api*hours/24`` (``c_api`` from
+    :func:`api_usd_per_request`), and one replica's monthly rent, ``g*usd_hr*hours`` (SPEC section 6).
+    Needs a priced card."""
+    return api_usd_per_request(s) * s.hours / 24, s.gpus * s.usd_hr * s.hours
 
 
 def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
@@ -166,13 +217,14 @@ def price_to_flip(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float
 def usd_per_request(s: Scenario, cap: Optional[Capacity] = None) -> tuple[float, Optional[float]]:
     """(API, rent) in USD per request, the two slopes the break-even load compares.
 
-    API: ``c_api = (in_tok*api_in + out_tok*api_out)/1e6``. Rent: one replica's monthly rent spread over
+    API: ``c_api`` of :func:`api_usd_per_request` (the long-prompt tier applied). Rent: one replica's monthly
+    rent spread over
     the requests it serves when it runs at its busiest-hour capacity, ``c_rep / (x_cap*hours/24)`` with
     ``c_rep = g*usd_hr*hours`` (None when the card has no price or nothing fits). Self-hosting can break
     even only when the API costs more per request than this rent (SPEC section 6, ``k*x_cap > c_rep``).
     """
     cap = cap or capacity(s)
-    c_api = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6
+    c_api = api_usd_per_request(s)
     if s.usd_hr is None or cap.max_batch == 0:
         return c_api, None
     return c_api, s.gpus * s.usd_hr * s.hours / (cap.x_cap * s.hours / 24)

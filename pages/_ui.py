@@ -166,7 +166,10 @@ def _widget(key: str) -> None:
                 row = names.get(v)
                 if row is None:
                     return v
-                return f"{row['api_in']:g} / {row['api_out']:g} USD · {row['provider']} · {row['model'].split('/')[-1]}"
+                tier = "" if row["tier_above_tok"] is None else (
+                    f" ({row['tier_api_in']:g} / {row['tier_api_out']:g} above {row['tier_above_tok']:,} prompt tokens)")
+                return (f"{row['api_in']:g} / {row['api_out']:g} USD{tier} · {row['provider']} · "
+                        f"{row['model'].split('/')[-1]}")
         else:
             opts = list(names) + [CUSTOM]
 

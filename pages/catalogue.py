@@ -52,20 +52,29 @@ ui.download_csv(models, "catalogue-models")
 st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
 st.dataframe(cards, hide_index=True, width="stretch", column_config={
-    "mem_gib": NUM("Memory (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
+    "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
+    "mem_source": "Memory source", "mem_read_on": "Memory read on", "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
     "bf16_tflops": NUM("BF16 dense (TFLOP/s)", format="%.1f"), "fp8_tflops": NUM("FP8 dense (TFLOP/s)", format="%.1f"),
     "int8_tflops": NUM("INT8 dense (TOPS)", format="%.1f"), "fp4_tflops": NUM("FP4 dense (TFLOP/s)", format="%.0f"),
     "flop_per_byte_bf16": NUM("FLOP per byte (BF16)", format="%.0f"),
     "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
 })
-st.caption("FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
+st.caption("Memory is the total the driver reports (nvidia-smi, ECC on for datacenter cards; rocm-smi; hl-smi), "
+           "not the label in the card's name; a blank MiB cell means no driver figure was found and the label is used. "
+           "FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
            "when attention is not counted. None: the card has no such units, or no public figure was found.")
 ui.download_csv(cards, "catalogue-cards")
 
 st.subheader("API prices")
 apis = ui.catalogue_table("apis_table")
 st.dataframe(apis, hide_index=True, width="stretch", column_config={
-    "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f")})
+    "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f"),
+    "tier_above_tok": NUM("Long prompt above (tokens)", format="%d"),
+    "tier_api_in": NUM("Input above (USD / 1M)", format="%.3f"),
+    "tier_api_out": NUM("Output above (USD / 1M)", format="%.3f"),
+    "tier_source": "Tier source", "tier_read_on": "Tier read on"})
+st.caption("A request whose prompt is longer than a row's long-prompt threshold is billed entirely at the prices "
+           "above it, as the price list publishes them.")
 with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
     st.dataframe([{"id": i, "reason": why} for i, why in catalogue.rejected_apis()], hide_index=True, width="stretch")
 ui.download_csv(apis, "catalogue-apis")

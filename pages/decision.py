@@ -4,7 +4,7 @@ import altair as alt
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse
+from calc import parse, traffic
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -25,7 +25,7 @@ st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.o
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("API per month", ui.money(d.api_usd_month),
-          help=f"{s.api_in:g} USD per 1M prompt tokens and {s.api_out:g} per 1M output tokens.")
+          help="{:g} USD per 1M prompt tokens and {:g} per 1M output tokens.".format(*traffic.api_prices(s)))
 c2.metric("Self-hosting per month", ui.money(d.self_host_usd_month),
           help="Rent of every replica, busy or not, plus upkeep.")
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else dm.cell(d.capacity_cards),

@@ -1,4 +1,4 @@
-"""Independent reference implementation of SPEC.md sections 2, 3, 5 and 6.
+"""Independent reference implementation of SPEC.md sections 2, 3, 5 and 6 (and the long-prompt API tier of 7).
 
 Used only by the tests to cross-check ``calc.report``. It is written from the SPEC text and the
 team's resolution rules alone, shares no code with the ``calc`` package except the raw preset
@@ -388,10 +388,21 @@ def ttft_ms(m, in_tok):
         + t_comm(m, in_tok) * 1e3
 
 
+def c_api(s):
+    """SPEC s6 API cost of one request; SPEC s7: a prompt above the row's long-prompt threshold bills the
+    whole request at the tier's prices (contract: the tier comes from the catalogue row even when the link
+    sets api_in/api_out)."""
+    row = catalogue.apis()[s["api"]]
+    p_in, p_out = s["api_in"], s["api_out"]
+    if row["tier_above_tok"] is not None and s["in_tok"] > row["tier_above_tok"]:
+        p_in, p_out = row["tier_api_in"], row["tier_api_out"]
+    return (s["in_tok"] * p_in + s["out_tok"] * p_out) / 1e6
+
+
 def break_even_req_day(s, s_req):
     """SPEC s6 break-even load, or None."""
-    c_api = (s["in_tok"] * s["api_in"] + s["out_tok"] * s["api_out"]) / 1e6
-    k = c_api * s["hours"] / 24
+    c_api_ = c_api(s)
+    k = c_api_ * s["hours"] / 24
     c_rep = s["gpus"] * s["usd_hr"] * s["hours"]
     x_cap = 86400 / (s["peak"] * s_req)
     if k * x_cap <= c_rep:
@@ -416,7 +427,7 @@ def traffic(m, s) -> dict:
     )
     priced = s["usd_hr"] is not None
     if priced or not NULL_EVERY_USD_FIGURE:  # contract: without a rent price USD figures are null
-        out["api_usd_month"] = (R * s["in_tok"] * s["api_in"] + R * s["out_tok"] * s["api_out"]) / 1e6
+        out["api_usd_month"] = R * c_api(s)  # SPEC s6 (Tin*api_in + Tout*api_out)/1e6, s7 tier
     if max_batch(m, n) == 0:
         out["verdict"] = "does not fit"  # SPEC s6: self-hosting figures stay null
         return out

@@ -4,9 +4,11 @@ import pytest
 from apptest import open_app, texts
 
 PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/catalogue.py"]
+# The seed tables' case (SPEC section 4): 70B at 4 bits on one H100 with mem_gib=80 given explicitly, as the
+# tables do (the preset itself carries the driver's 79.65 GiB).
 SEED = {"model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
-        "card": "h100-sxm", "weights": "4", "kv": "fp16", "ctx": "8192", "attn": "0", "overhead_gib": "4",
-        "eff": "0.7", "usd_hr": "2.5"}
+        "card": "h100-sxm", "mem_gib": "80", "weights": "4", "kv": "fp16", "ctx": "8192", "attn": "0",
+        "overhead_gib": "4", "eff": "0.7", "usd_hr": "2.5"}
 
 
 
@@ -109,7 +111,8 @@ def test_going_custom_keeps_the_card_figures_and_a_new_card_brings_its_own():
     at.selectbox(key="card").set_value("custom").run()
     assert at.query_params["card"] == "custom" and at.query_params["bw_tbs"] == "2.039"
     at.selectbox(key="card").set_value("l40s").run()
-    assert at.query_params["bw_tbs"] == "0.864" and at.query_params["mem_gib"] == "48"
+    # The L40S brings the memory its driver reports (46,068 MiB), not its 48 GB label.
+    assert at.query_params["bw_tbs"] == "0.864" and at.query_params["mem_gib"] == str(46068 / 1024) == "44.98828125"
     at.number_input(key="usd_hr").set_value(0.5).run()  # a rent quote does not make the card custom
     assert at.query_params["card"] == "l40s" and at.query_params["usd_hr"] == "0.5"
 
@@ -149,3 +152,22 @@ def test_no_price_for_a_set_up_that_cannot_run():
     at = open_app({"weights": "bf16"}, "pages/cost.py")
     assert not at.exception
     assert at.metric[0].value == "—" and "cannot run" in texts(at.error)
+
+
+def test_a_long_prompt_link_shows_the_tier_bill_and_its_note():
+    at = open_app({"api": "gemini/gemini-2.5-pro", "in_tok": "250000", "out_tok": "1000", "req_day": "1000"},
+                  "pages/decision.py")
+    assert not at.exception
+    assert "19,200" in texts(at.metric)  # 30,000 requests at 2.5 / 15 USD per 1M, not 9,675 at the base prices
+    assert "prompts above 200,000 tokens are billed at 2.5 / 15 USD per 1M on this row" in " ".join(
+        texts(kind) for kind in (at.caption, at.warning, at.info, at.markdown))
+
+
+def test_catalogue_page_shows_driver_memory_and_tiers():
+    at = open_app(page="pages/catalogue.py")
+    assert not at.exception
+    cards = next(df.value for df in at.dataframe if "mem_source" in df.value.columns)
+    l40s = cards.set_index("id").loc["l40s"]
+    assert l40s["name"] == "L40S 48 GB" and l40s["mem_mib"] == 46068 and l40s["mem_gib"] == 46068 / 1024
+    apis = next(df.value for df in at.dataframe if "tier_above_tok" in df.value.columns)
+    assert apis.set_index("id").loc["gemini/gemini-2.5-pro", "tier_api_out"] == 15

@@ -86,7 +86,9 @@ def test_every_api_row_has_source_and_read_on():
 
 def test_h100_sxm_contract_figures():
     c = cat.cards()["h100-sxm"]
-    assert c["mem_gib"] == 80
+    # SPEC s7: the driver's figure (nvidia-smi 81559 MiB), not the "80 GB" of SPEC s1's label.
+    assert c["mem_mib"] == 81559 and c["mem_gib"] == 81559 / 1024 == pytest.approx(79.65, abs=0.005)
+    assert "80 GB" in c["name"]
     assert c["bw_tbs"] == 3.35
     assert c["peaks"]["bf16"] == 989
     assert c["usd_hr"] == 2.50
@@ -96,14 +98,19 @@ def test_h100_sxm_contract_figures():
 
 def test_a100_80gb():
     c = cat.cards()["a100-80gb"]
-    assert c["mem_gib"] == 80
+    assert c["mem_mib"] == 81920 and c["mem_gib"] == 80  # the driver shows the full 80 GiB
     assert c["peaks"]["bf16"] == 312
     assert c["bw_tbs"] == pytest.approx(2.04, abs=0.01)
 
 
 def test_l40s():
     c = cat.cards()["l40s"]
-    assert c["mem_gib"] == 48
+    # SPEC s7: an L40S sold as 48 GB shows 46,068 MiB in nvidia-smi = 44.99 GiB.
+    assert c["mem_mib"] == 46068
+    assert c["mem_gib"] == 46068 / 1024 == 44.98828125
+    assert round(c["mem_gib"], 2) == 44.99
+    assert c["name"] == "L40S 48 GB"  # the label stays in the name
+    assert "46068" in c["mem_source"] and c["mem_read_on"] == "2026-11-30"
     assert c["bw_tbs"] == 0.864
     assert c["peaks"]["bf16"] == pytest.approx(362, abs=0.1)
 
@@ -147,6 +154,54 @@ def test_card_fields_types():
         for prec, value in c["peaks"].items():
             if value is None:
                 assert prec in c["notes"], (key, prec)
+
+
+# Driver-reported totals (MiB) recorded per card, each from a public document (SPEC s7).
+DRIVER_MIB = {
+    "h100-sxm": 81559, "h100-pcie": 81559, "h100-nvl": 95830, "h200-sxm": 143771, "a100-40gb": 40960,
+    "a100-80gb": 81920, "a100-80gb-pcie": 81920, "l40s": 46068, "l4": 23034, "a10": 23028, "rtx-4090": 24564,
+    "rtx-6000-ada": 49140, "mi300x": 196592, "mi325x": None, "b200": 183359, "gb200": 189471, "gaudi-3": 131072,
+}
+
+
+def test_card_memory_is_the_driver_figure_with_its_source():
+    cards = cat.cards()
+    assert set(DRIVER_MIB) == set(cards)
+    for key, c in cards.items():
+        assert c["mem_mib"] == DRIVER_MIB[key], key
+        assert c["mem_source"].strip() and DATE_RE.match(c["mem_read_on"]), key
+        if c["mem_mib"] is None:
+            # No driver figure found: the label is used, and the row says so.
+            assert cat.LABEL_USED in c["notes"], key
+            assert re.search(rf"\b{c['mem_gib']:g} GB\b", c["name"]), key
+        else:
+            assert c["mem_gib"] == c["mem_mib"] / 1024, key
+            assert str(c["mem_mib"]) in c["mem_source"] or key == "mi300x", key
+            # The driver never shows more than the label (read as GiB); the label is in the name.
+            label = float(re.search(r"(\d+) ?GB", c["name"]).group(1))
+            assert c["mem_gib"] <= label, key
+    assert "206141652992" in cards["mi300x"]["mem_source"]  # rocm-smi prints bytes: 196592 MiB
+
+
+def test_memory_text_for_people():
+    assert cat.memory_text(cat.cards()["l40s"]) == "44.99 GiB (46,068 MiB)"
+    assert cat.memory_text(cat.cards()["mi325x"]) == "256 GiB (label; driver figure not found)"
+
+
+@pytest.mark.parametrize("edit,match", [
+    ({"mem_gib": "48"}, "mem_mib / 1024"),  # a label beside a driver figure
+    ({"mem_mib": "", "notes": "no word on memory"}, "label used"),
+    ({"mem_source": ""}, "mem_source"),
+    ({"mem_read_on": "yesterday"}, "mem_read_on"),
+    ({"mem_mib": "46068.5"}, "mem_mib"),
+])
+def test_broken_card_memory_raises(tmp_path, edit, match):
+    def change(rows):
+        row = next(r for r in rows if r["id"] == "l40s")
+        row.update(edit)
+    path = _copy_with(tmp_path, "cards.csv", change)
+    with pytest.raises(cat.CatalogueError, match=match):
+        cat.load_cards(path)
 
 
 def test_pcie_link_figures_one_direction():
@@ -390,7 +445,7 @@ def test_cached_tables_are_read_only():
 def test_rows_copy_and_serialise():
     row = dict(cat.cards()["h100-sxm"])
     row["mem_gib"] = 1
-    assert cat.cards()["h100-sxm"]["mem_gib"] == 80
+    assert cat.cards()["h100-sxm"]["mem_gib"] == 81559 / 1024
     assert json.loads(json.dumps(cat.models()["llama-3.1-8b"]))["layers"] == 32
     deep = copy.deepcopy(cat.cards()["a100-80gb"])
     assert deep == cat.cards()["a100-80gb"]

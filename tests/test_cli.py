@@ -56,10 +56,24 @@ def test_list_prints_preset_ids_one_per_line():
     for what, must in (("models", "llama-3.1-70b"), ("cards", "h100-sxm"), ("apis", None)):
         out = run("--list", what)
         assert out.returncode == 0
-        ids = out.stdout.split()
-        assert ids and all(i == i.lower() for i in ids)
+        ids = [line.split("\t")[0] for line in out.stdout.splitlines()]
+        assert ids and all(i == i.lower() and " " not in i for i in ids)
         if must:
             assert must in ids
+
+
+def test_list_cards_shows_the_driver_memory_and_its_source():
+    out = run("--list", "cards")
+    assert out.returncode == 0 and out.stderr == ""
+    lines = {line.split("\t")[0]: line.split("\t") for line in out.stdout.splitlines()}
+    assert all(len(fields) == 4 for fields in lines.values())
+    card_id, name, memory, source = lines["l40s"]
+    assert name == "L40S 48 GB" and memory == "44.99 GiB (46,068 MiB)"
+    assert "46068 MiB" in source and "(read 2026-11-30)" in source
+    assert lines["h100-sxm"][1:3] == ["H100 SXM 80 GB", "79.65 GiB (81,559 MiB)"]
+    assert lines["a100-80gb"][2] == "80.00 GiB (81,920 MiB)"
+    assert lines["mi325x"][2] == "256 GiB (label; driver figure not found)"
+    assert all(fields[3].strip() for fields in lines.values())
 
 
 def test_a_bare_query_whose_value_holds_an_address_is_still_read():

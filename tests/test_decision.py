@@ -77,7 +77,7 @@ def test_page_runs_clean_on_defaults_and_names_both_totals():
     assert not at.error
     verdict = texts(at.info)
     assert ("343" in verdict or "340" in verdict) and "5,800" in verdict
-    assert "274,000" in verdict and "1 H100 SXM card" in verdict
+    assert "274,000" in verdict and "1 H100 SXM 80 GB card" in verdict
     assert at.query_params["model"] == "llama-3.1-70b"
     assert "decision-memo.md" in files
     assert {"decision-cost-by-volume.csv", "decision-capacity.csv", "decision-cost-per-million.csv"} <= set(files)
@@ -87,7 +87,7 @@ def test_page_where_self_hosting_wins():
     at, _ = open_decision(SELF_HOST)
     assert not at.exception
     verdict = texts(at.info)
-    assert verdict.startswith("**Self-host.**") and "16 L40S cards" in verdict
+    assert verdict.startswith("**Self-host.**") and "16 L40S 48 GB cards" in verdict
     assert "10,000 USD a month" in verdict and "21,000 USD a month" in verdict
     assert at.query_params["req_day"] == "3000000"
 
@@ -161,12 +161,12 @@ def sentence(link=""):
 def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs about 340 USD a month, while self-hosting needs "
-        "1 H100 SXM card and costs about 5,800 USD a month including upkeep. Self-hosting first breaks even at about "
-        "274,000 requests a day and is cheaper at every volume above about 326,000.")
+        "1 H100 SXM 80 GB card and costs about 5,800 USD a month including upkeep. Self-hosting first breaks even "
+        "at about 274,000 requests a day and is cheaper at every volume above about 326,000.")
 
 
 def test_sentence_cases():
-    assert "3 replicas of 4 H100 SXM cards (12 cards)" in sentence("gpus=4&req_day=1000000")
+    assert "3 replicas of 4 H100 SXM 80 GB cards (12 cards)" in sentence("gpus=4&req_day=1000000")
     assert sentence("gpus=4&req_day=1000000").startswith("Self-hosting is cheaper")
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
     assert "never breaks even" in never and "card rent alone" in never
@@ -186,7 +186,7 @@ def test_memo_is_deterministic_and_complete():
     p = parse("model=llama-3.1-8b&card=l40s&req_day=3000000&usd_hr=0.79&upkeep=1000")
     text = memo(p, base_url="https://calc.example.internal/")
     assert text == memo(p, base_url="https://calc.example.internal")
-    assert text.startswith("# Self-host or API: Llama 3.1 8B on L40S\n")
+    assert text.startswith("# Self-host or API: Llama 3.1 8B on L40S 48 GB\n")
     for heading in ("## What would change the verdict", "## Monthly cost at 3,000,000 requests a day",
                     "## Capacity for the busiest hour", "## Monthly cost by volume", "## Inputs",
                     "## Assumptions and sources", "## Reasons to self-host that no cost figure captures", "## Reproduce"):
@@ -195,7 +195,7 @@ def test_memo_is_deterministic_and_complete():
     assert "read 2026-07-24" in text  # the API row's date
     assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
     assert "set in the link" not in text
-    assert "| 10,000,000 | 53 | 53 |" in text
+    assert "| 10,000,000 | 54 | 54 |" in text  # L40S at its driver-reported 44.99 GiB
 
 
 def test_memo_default_base_url(monkeypatch):

@@ -1,0 +1,124 @@
+"""Long-prompt API tiers (SPEC section 7): a request whose prompt exceeds a price row's threshold is billed
+entirely at the tier's prices; the monthly bill, the per-request cost and the break-even load all use it."""
+
+import csv
+import math
+from urllib.parse import parse_qsl
+
+import pytest
+
+from calc import catalogue as cat
+from calc import parse, report, traffic
+
+try:
+    from tests.reference_model import reference_report
+except ImportError:  # tests/ on sys.path instead of the repository root
+    from reference_model import reference_report
+
+GEMINI = "api=gemini/gemini-2.5-pro&out_tok=1000&req_day=1000"  # 30,000 requests a month at hours=720
+TIER_NOTE = "prompts above 200,000 tokens are billed at 2.5 / 15 USD per 1M on this row"
+
+
+def test_long_prompt_is_billed_at_the_tier():
+    r = report(GEMINI + "&in_tok=250000")
+    assert r["requests_month"] == 30000
+    # 30,000 x (250,000 x 2.50 + 1,000 x 15) / 1e6 = 19,200 (base prices 1.25 / 10 would give 9,675).
+    assert r["api_usd_month"] == pytest.approx(19200, abs=1e-6)
+    assert any(TIER_NOTE in w for w in r["warnings"])
+
+
+def test_prompt_at_the_threshold_is_billed_at_the_base_prices():
+    at = report(GEMINI + "&in_tok=200000")
+    assert at["api_usd_month"] == pytest.approx(30000 * (200000 * 1.25 + 1000 * 10) / 1e6, abs=1e-6) == 7800
+    assert not any("prompts above" in w for w in at["warnings"])
+    above = report(GEMINI + "&in_tok=200001")  # one token over: the whole request at the tier
+    assert above["api_usd_month"] == pytest.approx(30000 * (200001 * 2.5 + 1000 * 15) / 1e6, abs=1e-6)
+
+
+def test_catalogue_loads_tiers_with_their_sources():
+    apis = cat.apis()
+    expected = {"gemini/gemini-2.5-pro": (200000, 2.5, 15.0),
+                "claude-sonnet-4-20250514": (200000, 6.0, 22.5),
+                "claude-sonnet-4-5-20250929": (200000, 6.0, 22.5)}
+    tiered = {k: (a["tier_above_tok"], a["tier_api_in"], a["tier_api_out"])
+              for k, a in apis.items() if a["tier_above_tok"] is not None}
+    assert tiered == expected
+    for key in expected:
+        row = apis[key]
+        assert isinstance(row["tier_above_tok"], int)
+        assert "litellm" in row["tier_source"] and "above_200k_tokens" in row["tier_source"], key
+        assert row["tier_read_on"] == "2026-11-30"
+        assert row["tier_api_in"] > row["api_in"] and row["tier_api_out"] > row["api_out"]
+    for key, row in apis.items():
+        if row["tier_above_tok"] is None:
+            assert row["tier_api_in"] is None and row["tier_api_out"] is None and row["tier_source"] == "", key
+
+
+def test_a_link_price_keeps_the_rows_tier_and_says_so():
+    r = report(GEMINI + "&in_tok=250000&api_in=1&api_out=8")
+    assert r["api_usd_month"] == pytest.approx(19200, abs=1e-6)  # the tier still applies above 200k
+    assert any(TIER_NOTE in w and "api_in / api_out set in the link" in w for w in r["warnings"])
+    short = report(GEMINI + "&in_tok=1000&api_in=1&api_out=8")
+    assert short["api_usd_month"] == pytest.approx(30000 * (1000 * 1 + 1000 * 8) / 1e6, abs=1e-9)
+    assert any(TIER_NOTE in w for w in short["warnings"])
+
+
+def test_one_function_prices_a_request_and_everything_uses_it():
+    link = "model=llama-3.1-8b&card=h200-sxm&" + GEMINI + "&in_tok=250000"
+    s = parse(link).scenario
+    assert traffic.api_prices(s) == (2.5, 15.0)
+    assert traffic.api_usd_per_request(s) == pytest.approx(0.64)
+    assert traffic.usd_per_request(s)[0] == pytest.approx(0.64)
+    assert float(traffic.api_usd_month(s, s.req_day)) == pytest.approx(0.64 * 30000)
+    # Break-even (SPEC s6) with c_api = 0.64 USD per request.
+    cap = traffic.capacity(s)
+    k, c_rep = 0.64 * s.hours / 24, s.gpus * s.usd_hr * s.hours
+    assert k * cap.x_cap > c_rep
+    r = max(1, math.ceil(s.upkeep / (k * cap.x_cap - c_rep)))
+    expected = max((r - 1) * cap.x_cap, (r * c_rep + s.upkeep) / k)
+    assert traffic.break_even_req_day(s, cap) == pytest.approx(expected, rel=1e-12)
+    assert report(link)["break_even_req_day"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_rows_without_a_tier_bill_long_prompts_at_their_prices():
+    r = report("api=gpt-4.1&in_tok=500000&out_tok=1000&req_day=1000")
+    assert r["api_usd_month"] == pytest.approx(30000 * (500000 * 2.0 + 1000 * 8.0) / 1e6, abs=1e-6)
+    assert not any("prompts above" in w for w in r["warnings"])
+
+
+@pytest.mark.parametrize("in_tok", [1000, 200000, 250000])
+def test_reference_agrees_on_the_tier(in_tok):
+    link = "model=llama-3.1-8b&card=h200-sxm&" + GEMINI + f"&in_tok={in_tok}"
+    assert reference_report(dict(parse_qsl(link)))["api_usd_month"] == pytest.approx(report(link)["api_usd_month"])
+
+
+def _price_file(tmp_path, tier):
+    path = tmp_path / "prices.csv"
+    row = dict(id="gemini/x", provider="gemini", model="gemini/x", family="x", kind="closed", api_in=1.25,
+               api_out=10, source="test", read_on="2026-07-24", flag="", **tier)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cat.API_COLUMNS)
+        w.writeheader()
+        w.writerow(row)
+    return path
+
+
+def test_a_tier_given_in_part_is_a_broken_file(tmp_path):
+    path = _price_file(tmp_path, dict(tier_above_tok=200000, tier_api_in=2.5))
+    with pytest.raises(cat.CatalogueError, match="tier_api_out"):
+        cat.load_api_prices(path)
+    path = _price_file(tmp_path, dict(tier_above_tok="lots", tier_api_in=2.5, tier_api_out=15,
+                                      tier_source="test", tier_read_on="2026-11-30"))
+    with pytest.raises(cat.CatalogueError, match="tier_above_tok"):
+        cat.load_api_prices(path)
+
+
+def test_a_tier_price_outside_the_band_refuses_the_row(tmp_path):
+    path = _price_file(tmp_path, dict(tier_above_tok=200000, tier_api_in=2500, tier_api_out=15,
+                                      tier_source="test", tier_read_on="2026-11-30"))
+    accepted, rejected = cat.load_api_prices(path)
+    assert not accepted and "tier_api_in" in dict(rejected)["gemini/x"]
+    good = _price_file(tmp_path, dict(tier_above_tok=200000, tier_api_in=2.5, tier_api_out=15,
+                                      tier_source="test", tier_read_on="2026-11-30"))
+    row = cat.load_api_prices(good)[0]["gemini/x"]
+    assert (row["tier_above_tok"], row["tier_api_in"], row["tier_api_out"]) == (200000, 2.5, 15.0)
