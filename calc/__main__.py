@@ -18,10 +18,23 @@ from .scenario import ScenarioError, load, split_link
 MAX_CONFIG_BYTES = 1_000_000
 
 
+def _keys_help() -> str:
+    """The link keys, from the one key table: meaning, unit, what each accepts and its default."""
+    from .scenario import KEY_TABLE, PRESET
+    lines = ["link keys (each a URL query key; a preset fills the ones marked 'preset'):"]
+    for k in KEY_TABLE:
+        default = "preset" if k.default == PRESET else "none" if k.default is None else k.default
+        unit = f" [{k.unit}]" if k.unit else ""
+        lines.append(f"  {k.key:<16} {k.label}{unit}; default {default}")
+        lines.append(f"  {'':<16} accepts {k.accepted}")
+    return "\n".join(lines)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m calc",
-        description="Self-host or API: print the report of a scenario link as JSON.")
+        description="Self-host or API: print the report of a scenario link as JSON.",
+        epilog=_keys_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("link", nargs="?", default="",
                    help="a whole URL of the app or a bare query string, e.g. 'model=llama-3.1-8b&card=l40s'")
     p.add_argument("--hf-config", metavar="FILE",

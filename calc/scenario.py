@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Mapping, Optional, Union
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from . import catalogue
 
@@ -46,90 +46,173 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-#: Accepted range of every numeric key, both ends included: (type, lowest, highest). The lowest values
-#: keep every division in the model finite; the app's number inputs use the same ranges.
-RANGES: dict[str, tuple[type, float, float]] = {
-    "params_b": (float, 1e-6, 1e5), "active_b": (float, 1e-6, 1e5), "layers": (int, 1, 10_000),
-    "heads": (int, 1, 100_000), "kv_heads": (int, 1, 100_000), "head_dim": (int, 1, 100_000),
-    "hidden": (int, 1, 10_000_000_000), "experts": (int, 0, 100_000), "experts_active": (int, 0, 100_000),
-    "kv_latent": (int, 0, 1_000_000), "window": (int, 0, 100_000_000), "window_layers": (int, 0, 10_000),
-    "embed_b": (float, 0, 1e5), "mem_gib": (float, 0.001, 1e5), "bw_tbs": (float, 0.001, 1e4),
-    "tflops": (float, 0.001, 1e6), "gpus": (int, 1, 64), "link_gbs": (float, 0.001, 1e5),
-    "link_us": (float, 0, 1e6), "ctx": (int, 1, 100_000_000), "batch": (int, 1, 1_000_000),
-    "eff": (float, 0.001, 1), "overhead_gib": (float, 0, 1e5), "usd_hr": (float, 0, 1e4),
-    "duty": (float, 0.001, 1), "upkeep": (float, 0, 1e9), "hours": (float, 1, 744),
-    "req_day": (float, 0.001, 1e12), "in_tok": (int, 0, 10_000_000), "out_tok": (int, 1, 10_000_000),
-    "peak": (float, 1, 1000), "tpot_ms": (float, 0.001, 1e6), "api_in": (float, 0, 1000),
-    "api_out": (float, 0, 1000),
-}
-
-
-def _range_text(key: str, extra: str = "") -> str:
-    kind, lo, hi = RANGES[key]
-    what = "an integer" if kind is int else "a number"
-    return f"{what} from {_fmt(float(lo))} to {_fmt(float(hi))}{extra}"
+#: What an empty value means, for keys that may be empty.
+AUTO, NONE_GIVEN, UNKNOWN = "auto", "none", "unknown"
+#: A default that comes from the model, card or API preset (resolved in :func:`_resolve`).
+PRESET = "preset"
 
 
 @dataclass(frozen=True)
-class KeySpec:
-    """One link key: what it means, its unit, what it accepts, and how the app labels it."""
+class Key:
+    """One link key: the single place that declares it.
+
+    ``kind`` is ``"float"`` or ``"int"`` (a number in ``lo..hi``, both ends included), ``"id"`` (a preset id),
+    ``"weights"`` / ``"kv"`` (a format name or bits 1..32), ``"choice"`` (one of ``choices``), ``"flag"`` (0 or 1)
+    or ``"batch"`` (``auto`` or an integer in ``lo..hi``). ``default`` is the value when neither the link nor a
+    preset gives one (:data:`PRESET`: the preset's figure). ``empty`` says what an empty value means for keys that
+    may be left empty (``auto``, ``none``, ``unknown``). ``step`` and ``fmt`` are how the app's number input moves
+    and shows it; ``group`` is the sidebar group; ``unit`` is for people.
+    """
 
     key: str
+    kind: str
     label: str
-    accepted: str
     help: str
     group: str
+    default: Any = PRESET
+    lo: Optional[float] = None
+    hi: Optional[float] = None
+    unit: str = ""
+    step: Optional[float] = None
+    fmt: Optional[str] = None
+    empty: Optional[str] = None
+    choices: tuple[str, ...] = ()
+    rule: str = ""  # a consistency rule with another key, added to the accepted text
+    accepted_text: str = ""  # what the key accepts, where the kind alone cannot say it
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in ("float", "int")
+
+    @property
+    def accepted(self) -> str:
+        """What the key accepts, in words (every error message ends with it)."""
+        if self.accepted_text:
+            return self.accepted_text
+        if self.kind in ("float", "int", "batch"):
+            what = "an integer" if self.kind != "float" else "a number"
+            text = f"{what} from {_fmt(float(self.lo))} to {_fmt(float(self.hi))}{self.rule}"
+            if self.kind == "batch":
+                return "'auto' or " + text
+            return text + (", or empty for none" if self.empty == NONE_GIVEN else "")
+        if self.kind in ("weights", "kv"):
+            names = WEIGHT_FORMATS if self.kind == "weights" else KV_FORMATS
+            return "one of " + ", ".join(names) + (", or bits per weight from 1 to 32" if self.kind == "weights"
+                                                    else ", or bits from 1 to 32")
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "flag":
+            return "1 or 0"
+        raise ValueError(f"no accepted text for {self.key}")  # pragma: no cover
 
 
-def _spec(key: str, label: str, accepted: str, help: str, group: str) -> KeySpec:
-    return KeySpec(key, label, accepted, help, group)
+def _K(key: str, kind: str, label: str, help: str, group: str, **figures: Any) -> Key:
+    return Key(key, kind, label, help, group, **figures)
 
 
-#: Every link key in link order (SPEC sections 1, 5 and 6). Keys are never renamed or re-purposed.
-KEYS: dict[str, KeySpec] = {k.key: k for k in [
-    _spec("model", "Model", "a model preset id or 'custom'", "Preset model; its shape fills the fields below.", "model"),
-    _spec("params_b", "Total parameters (billions)", _range_text("params_b"), "All weights held in memory, MoE experts included.", "model"),
-    _spec("active_b", "Active parameters per token (billions)", _range_text("active_b", ", and <= params_b"), "Parameters one token uses; equals the total for a dense model.", "model"),
-    _spec("layers", "Layers", _range_text("layers"), "Transformer blocks.", "model"),
-    _spec("heads", "Query heads", _range_text("heads"), "Attention (query) heads per layer.", "model"),
-    _spec("kv_heads", "KV heads (GQA)", _range_text("kv_heads", ", and <= heads"), "Key/value heads per layer; fewer than query heads under grouped-query attention.", "model"),
-    _spec("head_dim", "Head dimension", _range_text("head_dim"), "Width of one attention head.", "model"),
-    _spec("hidden", "Model width (hidden size)", _range_text("hidden"), "Residual-stream width; sets the tensor-parallel all-reduce size.", "model"),
-    _spec("experts", "Routed experts per MoE layer", "0 (dense) or an integer from 2 to 100000", "0 for a dense model.", "model"),
-    _spec("experts_active", "Routed experts per token", "an integer with 1 <= experts_active < experts (0 when dense)", "Experts each token is routed to.", "model"),
-    _spec("kv_latent", "MLA latent width per layer", "0 (no MLA) or an integer from 1 to 1000000", "kv_lora_rank + qk_rope_head_dim for multi-head latent attention; 0 = plain KV cache.", "model"),
-    _spec("window", "Sliding window (tokens)", "0 (none) or an integer from 1 to 100000000", "Attention window of the windowed layers; 0 = no window.", "model"),
-    _spec("window_layers", "Layers using the window", "an integer from 0 to layers", "How many layers attend only within the window.", "model"),
-    _spec("embed_b", "Input-embedding parameters (billions)", _range_text("embed_b", ", and < active_b"), "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model"),
-    _spec("card", "Accelerator", "a card preset id or 'custom'", "Preset card; its datasheet figures fill the fields below.", "hardware"),
-    _spec("mem_gib", "Memory per card (GiB)", _range_text("mem_gib"), "Device memory as the driver reports it (nvidia-smi total; the card preset records it, not the label), GiB = 2^30 bytes.", "hardware"),
-    _spec("bw_tbs", "Memory bandwidth per card (TB/s)", _range_text("bw_tbs"), "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.", "hardware"),
-    _spec("tflops", "Dense peak per card (TFLOP/s)", _range_text("tflops"), "Dense (not 'with sparsity') peak at the compute precision.", "hardware"),
-    _spec("gpus", "Cards (tensor parallel)", _range_text("gpus"), "Cards one model replica is split over.", "hardware"),
-    _spec("compute", "Compute precision", "one of bf16, fp16, fp8, int8, fp4, and a precision the card has", "Precision the matrix units run at; picks the card's dense peak.", "hardware"),
-    _spec("link_gbs", "Interconnect per card (GB/s, one direction)", _range_text("link_gbs"), "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware"),
-    _spec("link_us", "All-reduce latency (µs)", _range_text("link_us"), "Fixed cost of one all-reduce.", "hardware"),
-    _spec("weights", "Weight format", "one of " + ", ".join(WEIGHT_FORMATS) + ", or bits per weight from 1 to 32", "Bits per weight, scales included (int4-g128 = 4.25).", "precision"),
-    _spec("weights_experts", "Routed-expert weight format", "one of " + ", ".join(WEIGHT_FORMATS) + ", or bits per weight from 1 to 32", "Format of the routed-expert weights of an MoE model (gpt-oss ships them in mxfp4); default: the weight format.", "precision"),
-    _spec("kv", "KV-cache format", "one of " + ", ".join(KV_FORMATS) + ", or bits from 1 to 32", "Precision of cached keys and values.", "precision"),
-    _spec("ctx", "Context (tokens per sequence)", _range_text("ctx"), "Tokens held in the KV cache per sequence (worst case).", "precision"),
-    _spec("batch", "Batch (sequences per step)", "'auto' or " + _range_text("batch"), "Concurrent sequences per decode step; auto = largest useful batch.", "precision"),
-    _spec("eff", "Efficiency (fraction of peak)", _range_text("eff"), "Fraction of peak compute and bandwidth kernels reach.", "advanced"),
-    _spec("overhead_gib", "Reserved memory per card (GiB)", _range_text("overhead_gib"), "Activations, workspace, fragmentation.", "advanced"),
-    _spec("usd_hr", "Rent per card-hour (USD)", _range_text("usd_hr"), "Your hourly quote per card.", "money"),
-    _spec("duty", "Duty cycle (busy fraction)", _range_text("duty"), "Fraction of the month the cards do useful work.", "money"),
-    _spec("upkeep", "Upkeep per month (USD)", _range_text("upkeep"), "Engineering time on serving, all cards together; does not fall with volume.", "money"),
-    _spec("hours", "Hours in a month", _range_text("hours"), "Hours the cards are rented per month.", "money"),
-    _spec("attn", "Count attention in the step", "1 or 0", "1 counts KV-cache reads and attention FLOPs; 0 reproduces the weights-only textbook tables.", "advanced"),
-    _spec("req_day", "Requests per day", _range_text("req_day"), "Average daily request volume.", "traffic"),
-    _spec("in_tok", "Prompt tokens per request", _range_text("in_tok"), "Input tokens per request.", "traffic"),
-    _spec("out_tok", "Output tokens per request", _range_text("out_tok"), "Generated tokens per request.", "traffic"),
-    _spec("peak", "Peak-hour factor", _range_text("peak"), "Busiest hour's request rate over the average hour's.", "traffic"),
-    _spec("tpot_ms", "Latency target: time per output token (ms)", _range_text("tpot_ms", ", or empty for none"), "Longest acceptable time per output token; empty = no target.", "traffic"),
-    _spec("api", "API price row", "an API price id from the catalogue", "Provider and model to compare with.", "traffic"),
-    _spec("api_in", "API input price (USD per 1M tokens)", _range_text("api_in"), "Price per million prompt tokens.", "traffic"),
-    _spec("api_out", "API output price (USD per 1M tokens)", _range_text("api_out"), "Price per million output tokens.", "traffic"),
-]}
+#: Every link key in link order (SPEC sections 1, 5, 6 and 7): the one table the pydantic models, the command
+#: line's help and the app's inputs are made from. Keys are never renamed or re-purposed. The lowest values of
+#: the numeric ranges keep every division in the model finite.
+KEY_TABLE: tuple[Key, ...] = (
+    _K("model", "id", "Model", "Preset model; its shape fills the fields below.", "model",
+       default=DEFAULT_MODEL, accepted_text="a model preset id or 'custom'"),
+    _K("params_b", "float", "Total parameters (billions)", "All weights held in memory, MoE experts included.",
+       "model", lo=1e-6, hi=1e5, unit="billion parameters", step=1.0, fmt="%g"),
+    _K("active_b", "float", "Active parameters per token (billions)",
+       "Parameters one token uses; equals the total for a dense model.", "model",
+       lo=1e-6, hi=1e5, unit="billion parameters", step=1.0, fmt="%g", rule=", and <= params_b"),
+    _K("layers", "int", "Layers", "Transformer blocks.", "model", lo=1, hi=10_000, step=1),
+    _K("heads", "int", "Query heads", "Attention (query) heads per layer.", "model", lo=1, hi=100_000, step=1),
+    _K("kv_heads", "int", "KV heads (GQA)",
+       "Key/value heads per layer; fewer than query heads under grouped-query attention.", "model",
+       lo=1, hi=100_000, step=1, rule=", and <= heads"),
+    _K("head_dim", "int", "Head dimension", "Width of one attention head.", "model", lo=1, hi=100_000, step=1),
+    _K("hidden", "int", "Model width (hidden size)", "Residual-stream width; sets the tensor-parallel all-reduce size.",
+       "model", lo=1, hi=10_000_000_000, step=1),
+    _K("experts", "int", "Routed experts per MoE layer", "0 for a dense model.", "model", lo=0, hi=100_000, step=1,
+       accepted_text="0 (dense) or an integer from 2 to 100000"),
+    _K("experts_active", "int", "Routed experts per token", "Experts each token is routed to.", "model",
+       lo=0, hi=100_000, step=1, accepted_text="an integer with 1 <= experts_active < experts (0 when dense)"),
+    _K("kv_latent", "int", "MLA latent width per layer",
+       "kv_lora_rank + qk_rope_head_dim for multi-head latent attention; 0 = plain KV cache.", "model",
+       lo=0, hi=1_000_000, step=1, accepted_text="0 (no MLA) or an integer from 1 to 1000000"),
+    _K("window", "int", "Sliding window (tokens)", "Attention window of the windowed layers; 0 = no window.", "model",
+       lo=0, hi=100_000_000, unit="tokens", step=1, accepted_text="0 (none) or an integer from 1 to 100000000"),
+    _K("window_layers", "int", "Layers using the window", "How many layers attend only within the window.", "model",
+       lo=0, hi=10_000, step=1, accepted_text="an integer from 0 to layers"),
+    _K("embed_b", "float", "Input-embedding parameters (billions)",
+       "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model",
+       lo=0, hi=1e5, unit="billion parameters", step=0.1, fmt="%g", rule=", and < active_b"),
+    _K("card", "id", "Accelerator", "Preset card; its datasheet figures fill the fields below.", "hardware",
+       default=DEFAULT_CARD, accepted_text="a card preset id or 'custom'"),
+    _K("mem_gib", "float", "Memory per card (GiB)",
+       "Device memory as the driver reports it (nvidia-smi total; the card preset records it, not the label), "
+       "GiB = 2^30 bytes.", "hardware", lo=0.001, hi=1e5, unit="GiB", step=1.0, fmt="%g"),
+    _K("bw_tbs", "float", "Memory bandwidth per card (TB/s)", "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.",
+       "hardware", lo=0.001, hi=1e4, unit="TB/s", step=0.1, fmt="%g"),
+    _K("tflops", "float", "Dense peak per card (TFLOP/s)", "Dense (not 'with sparsity') peak at the compute precision.",
+       "hardware", lo=0.001, hi=1e6, unit="TFLOP/s", step=10.0, fmt="%g"),
+    _K("gpus", "int", "Cards (tensor parallel)", "Cards one model replica is split over.", "hardware",
+       default=1, lo=1, hi=64, unit="cards", step=1),
+    _K("compute", "choice", "Compute precision", "Precision the matrix units run at; picks the card's dense peak.",
+       "hardware", default="bf16", choices=COMPUTE_PRECISIONS,
+       accepted_text="one of bf16, fp16, fp8, int8, fp4, and a precision the card has"),
+    _K("link_gbs", "float", "Interconnect per card (GB/s, one direction)",
+       "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware",
+       lo=0.001, hi=1e5, unit="GB/s", step=10.0, fmt="%g"),
+    _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
+       default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g"),
+    _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
+       default=DEFAULT_WEIGHTS),
+    _K("weights_experts", "weights", "Routed-expert weight format",
+       "Format of the routed-expert weights of an MoE model (gpt-oss ships them in mxfp4); default: the weight format.",
+       "precision"),
+    _K("kv", "kv", "KV-cache format", "Precision of cached keys and values.", "precision", default="fp16"),
+    _K("ctx", "int", "Context (tokens per sequence)", "Tokens held in the KV cache per sequence (worst case).",
+       "precision", default=8192, lo=1, hi=100_000_000, unit="tokens", step=1024),
+    _K("batch", "batch", "Batch (sequences per step)",
+       "Concurrent sequences per decode step; auto = largest useful batch.", "precision",
+       default=AUTO, lo=1, hi=1_000_000, unit="sequences", step=1, empty=AUTO),
+    _K("eff", "float", "Efficiency (fraction of peak)", "Fraction of peak compute and bandwidth kernels reach.",
+       "advanced", default=0.7, lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("overhead_gib", "float", "Reserved memory per card (GiB)", "Activations, workspace, fragmentation.", "advanced",
+       default=4.0, lo=0, hi=1e5, unit="GiB", step=1.0, fmt="%g"),
+    _K("usd_hr", "float", "Rent per card-hour (USD)", "Your hourly quote per card.", "money",
+       lo=0, hi=1e4, unit="USD per card-hour", step=0.1, fmt="%.2f", empty=UNKNOWN),
+    _K("duty", "float", "Duty cycle (busy fraction)", "Fraction of the month the cards do useful work.", "money",
+       default=0.3, lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("upkeep", "float", "Upkeep per month (USD)",
+       "Engineering time on serving, all cards together; does not fall with volume.", "money",
+       default=4000.0, lo=0, hi=1e9, unit="USD per month", step=500.0, fmt="%g"),
+    _K("hours", "float", "Hours in a month", "Hours the cards are rented per month.", "money",
+       default=720.0, lo=1, hi=744, unit="hours", step=24.0, fmt="%g"),
+    _K("attn", "flag", "Count attention in the step",
+       "1 counts KV-cache reads and attention FLOPs; 0 reproduces the weights-only textbook tables.", "advanced",
+       default=1),
+    _K("req_day", "float", "Requests per day", "Average daily request volume.", "traffic",
+       default=10000.0, lo=0.001, hi=1e12, unit="requests per day", step=1000.0, fmt="%g"),
+    _K("in_tok", "int", "Prompt tokens per request", "Input tokens per request.", "traffic",
+       default=1000, lo=0, hi=10_000_000, unit="tokens", step=100),
+    _K("out_tok", "int", "Output tokens per request", "Generated tokens per request.", "traffic",
+       default=300, lo=1, hi=10_000_000, unit="tokens", step=50),
+    _K("peak", "float", "Peak-hour factor", "Busiest hour's request rate over the average hour's.", "traffic",
+       default=3.0, lo=1, hi=1000, step=0.5, fmt="%g"),
+    _K("tpot_ms", "float", "Latency target: time per output token (ms)",
+       "Longest acceptable time per output token; empty = no target.", "traffic",
+       default=None, lo=0.001, hi=1e6, unit="ms", step=5.0, fmt="%g", empty=NONE_GIVEN),
+    _K("api", "id", "API price row", "Provider and model to compare with.", "traffic",
+       accepted_text="an API price id from the catalogue"),
+    _K("api_in", "float", "API input price (USD per 1M tokens)", "Price per million prompt tokens.", "traffic",
+       lo=0, hi=1000, unit="USD per 1M tokens", step=0.05, fmt="%g"),
+    _K("api_out", "float", "API output price (USD per 1M tokens)", "Price per million output tokens.", "traffic",
+       lo=0, hi=1000, unit="USD per 1M tokens", step=0.05, fmt="%g"),
+)
+
+#: The table by key, in link order.
+KEYS: dict[str, Key] = {k.key: k for k in KEY_TABLE}
+#: Accepted range of every numeric key, both ends included: (type, lowest, highest).
+RANGES: dict[str, tuple[type, float, float]] = {
+    k.key: (float if k.kind == "float" else int, k.lo, k.hi) for k in KEY_TABLE if k.numeric or k.kind == "batch"}
 
 #: The figures a model preset supplies (its shape) and a card preset's datasheet figures.
 MODEL_FIGURES = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
@@ -156,172 +239,87 @@ def _bits(value: Any, formats: Mapping[str, float], key: str) -> str:
     return _fmt(bits)
 
 
-def _Num(key: str) -> Any:
-    """The pydantic type of a numeric key: its type and range from :data:`RANGES`, finite only."""
-    kind, lo, hi = RANGES[key]
-    if kind is int:
-        return Annotated[int, Field(ge=lo, le=hi)]
-    return Annotated[float, Field(ge=lo, le=hi, allow_inf_nan=False)]
+def _number_type(k: Key) -> Any:
+    """The pydantic type of a numeric key: its type and range from the table, finite only."""
+    if k.kind == "float":
+        return Annotated[float, Field(ge=k.lo, le=k.hi, allow_inf_nan=False)]
+    return Annotated[int, Field(ge=k.lo, le=k.hi)]
 
 
-class LinkInputs(BaseModel):
-    """The raw inputs of one link, each optional and checked on its own (ranges of SPEC sections 1, 5, 6)."""
+def _input_type(k: Key) -> Any:
+    """The type a link value of key ``k`` must have once its validator has normalised it."""
+    if k.numeric:
+        return _number_type(k)
+    if k.kind == "batch":
+        return Union[Literal["auto"], _number_type(k)]
+    if k.kind == "choice":
+        return Literal[k.choices]
+    if k.kind == "flag":
+        return Literal[0, 1]
+    return str
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, protected_namespaces=())
 
-    model: Optional[str] = None
-    params_b: Optional[_Num("params_b")] = None
-    active_b: Optional[_Num("active_b")] = None
-    layers: Optional[_Num("layers")] = None
-    heads: Optional[_Num("heads")] = None
-    kv_heads: Optional[_Num("kv_heads")] = None
-    head_dim: Optional[_Num("head_dim")] = None
-    hidden: Optional[_Num("hidden")] = None
-    experts: Optional[_Num("experts")] = None
-    experts_active: Optional[_Num("experts_active")] = None
-    kv_latent: Optional[_Num("kv_latent")] = None
-    window: Optional[_Num("window")] = None
-    window_layers: Optional[_Num("window_layers")] = None
-    embed_b: Optional[_Num("embed_b")] = None
-    card: Optional[str] = None
-    mem_gib: Optional[_Num("mem_gib")] = None
-    bw_tbs: Optional[_Num("bw_tbs")] = None
-    tflops: Optional[_Num("tflops")] = None
-    gpus: Optional[_Num("gpus")] = None
-    compute: Optional[Literal["bf16", "fp16", "fp8", "int8", "fp4"]] = None
-    link_gbs: Optional[_Num("link_gbs")] = None
-    link_us: Optional[_Num("link_us")] = None
-    weights: Optional[str] = None
-    weights_experts: Optional[str] = None
-    kv: Optional[str] = None
-    ctx: Optional[_Num("ctx")] = None
-    batch: Optional[Union[Literal["auto"], _Num("batch")]] = None
-    eff: Optional[_Num("eff")] = None
-    overhead_gib: Optional[_Num("overhead_gib")] = None
-    usd_hr: Optional[_Num("usd_hr")] = None
-    duty: Optional[_Num("duty")] = None
-    upkeep: Optional[_Num("upkeep")] = None
-    hours: Optional[_Num("hours")] = None
-    attn: Optional[Literal[0, 1]] = None
-    req_day: Optional[_Num("req_day")] = None
-    in_tok: Optional[_Num("in_tok")] = None
-    out_tok: Optional[_Num("out_tok")] = None
-    peak: Optional[_Num("peak")] = None
-    tpot_ms: Optional[_Num("tpot_ms")] = None
-    api: Optional[str] = None
-    api_in: Optional[_Num("api_in")] = None
-    api_out: Optional[_Num("api_out")] = None
+def _lower(v: Any) -> Any:
+    return v.strip().lower() if isinstance(v, str) else v
 
-    @field_validator("model", "card", "api", mode="before")
-    @classmethod
-    def _lower_id(cls, v: Any) -> Any:
-        return v.strip().lower() if isinstance(v, str) else v
 
-    @field_validator("model")
-    @classmethod
-    def _known_model(cls, v: Optional[str]) -> Optional[str]:
-        if v is not None and v != CUSTOM and v not in catalogue.models():
-            raise ValueError("unknown model")
+def _known(table: Any, what: str, custom: bool) -> Any:
+    def check(v: Optional[str]) -> Optional[str]:
+        if v is not None and not (custom and v == CUSTOM) and v not in table():
+            raise ValueError(f"unknown {what}")
         return v
-
-    @field_validator("card")
-    @classmethod
-    def _known_card(cls, v: Optional[str]) -> Optional[str]:
-        if v is not None and v != CUSTOM and v not in catalogue.cards():
-            raise ValueError("unknown card")
-        return v
-
-    @field_validator("api")
-    @classmethod
-    def _known_api(cls, v: Optional[str]) -> Optional[str]:
-        if v is not None and v not in catalogue.apis():
-            raise ValueError("unknown api")
-        return v
-
-    @field_validator("weights", "weights_experts", mode="before")
-    @classmethod
-    def _weights(cls, v: Any) -> Any:
-        return None if v is None else _bits(v, WEIGHT_FORMATS, "weights")
-
-    @field_validator("kv", mode="before")
-    @classmethod
-    def _kv(cls, v: Any) -> Any:
-        return None if v is None else _bits(v, KV_FORMATS, "kv")
-
-    @field_validator("compute", "batch", mode="before")
-    @classmethod
-    def _lower_word(cls, v: Any) -> Any:
-        return v.strip().lower() if isinstance(v, str) else v
-
-    @field_validator("attn", mode="before")
-    @classmethod
-    def _attn(cls, v: Any) -> Any:
-        if isinstance(v, bool):
-            return int(v)
-        if isinstance(v, str) and v.strip() in ("0", "1"):
-            return int(v.strip())
-        if isinstance(v, (int, float)) and v in (0, 1):
-            return int(v)
-        raise ValueError("attn must be 0 or 1")
-
-    @field_validator("tpot_ms", mode="before")
-    @classmethod
-    def _empty_none(cls, v: Any) -> Any:
-        return None if isinstance(v, str) and v.strip().lower() in ("", "none") else v
+    return check
 
 
-class Scenario(BaseModel):
-    """A complete, resolved scenario: every link key with the value used (SPEC sections 1, 5, 6).
+def _flag(v: Any) -> Any:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, str) and v.strip() in ("0", "1"):
+        return int(v.strip())
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return int(v)
+    raise ValueError("must be 0 or 1")
 
-    Billions for parameters, GiB for memory, TB/s for bandwidth, dense TFLOP/s for compute,
-    GB/s and microseconds for the interconnect, USD for money, tokens for context and traffic.
-    Optional values are None when absent (``tpot_ms``) or unknown (``usd_hr`` of an unpriced card).
-    """
+
+def _empty_none(v: Any) -> Any:
+    return None if isinstance(v, str) and v.strip().lower() in ("", "none") else v
+
+
+def _validators() -> dict[str, Any]:
+    """Per-kind normalisation of link values, before pydantic checks types and ranges."""
+    by_kind: dict[str, list[str]] = {}
+    for k in KEY_TABLE:
+        by_kind.setdefault(k.kind, []).append(k.key)
+    formats = {"weights": WEIGHT_FORMATS, "kv": KV_FORMATS}
+    out = {
+        "_lower": field_validator(*by_kind["id"], *by_kind["choice"], *by_kind["batch"], mode="before")(
+            classmethod(lambda cls, v: _lower(v))),
+        "_model": field_validator("model")(classmethod(lambda cls, v: _known(catalogue.models, "model", True)(v))),
+        "_card": field_validator("card")(classmethod(lambda cls, v: _known(catalogue.cards, "card", True)(v))),
+        "_api": field_validator("api")(classmethod(lambda cls, v: _known(catalogue.apis, "api", False)(v))),
+        "_flag": field_validator(*by_kind["flag"], mode="before")(classmethod(lambda cls, v: _flag(v))),
+        "_empty": field_validator(*[k.key for k in KEY_TABLE if k.empty == NONE_GIVEN], mode="before")(
+            classmethod(lambda cls, v: _empty_none(v))),
+    }
+    for kind, names in formats.items():
+        out[f"_{kind}"] = field_validator(*by_kind[kind], mode="before")(
+            classmethod(lambda cls, v, names=names, kind=kind: None if v is None else _bits(v, names, kind)))
+    return out
+
+
+#: The raw inputs of one link, each optional and checked on its own (types and ranges from :data:`KEY_TABLE`).
+LinkInputs = create_model(
+    "LinkInputs",
+    __config__=ConfigDict(extra="forbid", str_strip_whitespace=True, protected_namespaces=()),
+    __validators__=_validators(),
+    **{k.key: (Optional[_input_type(k)], None) for k in KEY_TABLE},
+)
+
+
+class _ScenarioBase(BaseModel):
+    """What every resolved scenario can say about itself (the fields come from :data:`KEY_TABLE`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
-
-    model: str
-    params_b: float
-    active_b: float
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    hidden: int
-    experts: int
-    experts_active: int
-    kv_latent: int
-    window: int
-    window_layers: int
-    embed_b: float
-    card: str
-    mem_gib: float
-    bw_tbs: float
-    tflops: float
-    gpus: int
-    compute: str
-    link_gbs: float
-    link_us: float
-    weights: str
-    weights_experts: str
-    kv: str
-    ctx: int
-    batch: Union[int, Literal["auto"]]
-    eff: float
-    overhead_gib: float
-    usd_hr: Optional[float]
-    duty: float
-    upkeep: float
-    hours: float
-    attn: int
-    req_day: float
-    in_tok: int
-    out_tok: int
-    peak: float
-    tpot_ms: Optional[float]
-    api: str
-    api_in: float
-    api_out: float
 
     @property
     def weight_bits(self) -> float:
@@ -354,6 +352,19 @@ class Scenario(BaseModel):
     def as_dict(self) -> dict[str, Any]:
         """Every key with its typed value (None where absent), in link order."""
         return {key: getattr(self, key) for key in KEYS}
+
+
+def _scenario_type(k: Key) -> Any:
+    base = {"float": float, "int": int, "flag": int, "batch": Union[int, Literal["auto"]]}.get(k.kind, str)
+    return Optional[base] if k.empty in (NONE_GIVEN, UNKNOWN) else base
+
+
+#: A complete, resolved scenario: every link key with the value used (SPEC sections 1, 5, 6, 7). Units as in
+#: :data:`KEY_TABLE`; optional values are None when absent (``tpot_ms``) or unknown (``usd_hr`` of an unpriced card).
+Scenario = create_model(
+    "Scenario", __base__=_ScenarioBase, __module__=__name__,
+    **{k.key: (_scenario_type(k), ...) for k in KEY_TABLE},
+)
 
 
 @dataclass(frozen=True)
@@ -498,7 +509,7 @@ class _Conflict(Exception):
 def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     """Fill every key from presets and defaults (contract rules); raise _Conflict on a broken rule."""
     models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
-    model_id = v.get("model", DEFAULT_MODEL)
+    model_id = v.get("model", KEYS["model"].default)
     base = models[model_id] if model_id != CUSTOM else models[DEFAULT_MODEL]
     preset = model_id != CUSTOM
 
@@ -526,9 +537,9 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     else:
         active_b = params_b
 
-    card_id = v.get("card", DEFAULT_CARD)
+    card_id = v.get("card", KEYS["card"].default)
     card = cards[card_id] if card_id != CUSTOM else cards[DEFAULT_CARD]
-    compute = v.get("compute", "bf16")
+    compute = v.get("compute", KEYS["compute"].default)
     if card_id != CUSTOM and card["peaks"].get(compute) is None:
         raise _Conflict(("compute",), f"{card['name']} has no dense {compute} peak")
     tflops = v.get("tflops")
@@ -584,19 +595,17 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
                             f"embedding table would be negative ({params_b - routed - embed_b:.6g} billion)",
                             "active_b", active_b)
 
-    return Scenario(
-        model=model_id, params_b=params_b, active_b=active_b, layers=layers, heads=heads, kv_heads=kv_heads,
-        head_dim=head_dim, hidden=hidden, experts=experts, experts_active=experts_active, kv_latent=kv_latent,
-        window=window, window_layers=window_layers, embed_b=embed_b,
-        card=card_id, mem_gib=v.get("mem_gib", card["mem_gib"]), bw_tbs=v.get("bw_tbs", card["bw_tbs"]),
-        tflops=tflops, gpus=v.get("gpus", 1), compute=compute, link_gbs=link_gbs, link_us=v.get("link_us", 10.0),
-        weights=weights, weights_experts=weights_experts, kv=v.get("kv", "fp16"), ctx=v.get("ctx", 8192),
-        batch=v.get("batch", "auto"), eff=v.get("eff", 0.7), overhead_gib=v.get("overhead_gib", 4.0),
-        usd_hr=usd_hr, duty=v.get("duty", 0.3), upkeep=v.get("upkeep", 4000.0), hours=v.get("hours", 720.0),
-        attn=v.get("attn", 1), req_day=v.get("req_day", 10000.0), in_tok=v.get("in_tok", 1000),
-        out_tok=v.get("out_tok", 300), peak=v.get("peak", 3.0), tpot_ms=v.get("tpot_ms"),
-        api=api_id, api_in=v.get("api_in", api["api_in"]), api_out=v.get("api_out", api["api_out"]),
-    )
+    resolved = {
+        "model": model_id, "params_b": params_b, "active_b": active_b, "layers": layers, "heads": heads,
+        "kv_heads": kv_heads, "head_dim": head_dim, "hidden": hidden, "experts": experts,
+        "experts_active": experts_active, "kv_latent": kv_latent, "window": window, "window_layers": window_layers,
+        "embed_b": embed_b, "card": card_id, "mem_gib": v.get("mem_gib", card["mem_gib"]),
+        "bw_tbs": v.get("bw_tbs", card["bw_tbs"]), "tflops": tflops, "compute": compute, "link_gbs": link_gbs,
+        "usd_hr": usd_hr, "weights": weights, "weights_experts": weights_experts, "api": api_id,
+        "api_in": v.get("api_in", api["api_in"]), "api_out": v.get("api_out", api["api_out"]),
+    }
+    # Every other key: the link's value, else the table's default.
+    return Scenario(**{k.key: resolved[k.key] if k.key in resolved else v.get(k.key, k.default) for k in KEY_TABLE})
 
 
 def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:

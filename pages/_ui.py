@@ -17,47 +17,19 @@ import streamlit as st
 
 from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, tables, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
-from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KV_FORMATS, LINK, MODEL_FIGURES, RANGES,
+from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KEY_TABLE, KV_FORMATS, LINK, MODEL_FIGURES,
+                           RANGES,
                            WEIGHT_FORMATS, link_too_long)
 
 
 
-@dataclass(frozen=True)
-class Num:
-    """How a numeric link key is shown as a number input; its range is the one calc accepts."""
-
-    step: float
-    fmt: Optional[str] = None
-    none_text: Optional[str] = None  # placeholder when empty (None) is allowed
-
-    @staticmethod
-    def bounds(key: str) -> tuple[bool, float, float]:
-        """(integer?, lowest, highest) of a key, from calc's RANGES."""
-        kind, lo, hi = RANGES[key]
-        return kind is int, lo, hi
-
-
-NUMBERS: dict[str, Num] = {
-    "params_b": Num(1.0, "%g"), "active_b": Num(1.0, "%g"), "layers": Num(1), "heads": Num(1), "kv_heads": Num(1),
-    "head_dim": Num(1), "hidden": Num(1), "experts": Num(1), "experts_active": Num(1), "kv_latent": Num(1),
-    "window": Num(1), "window_layers": Num(1), "embed_b": Num(0.1, "%g"), "mem_gib": Num(1.0, "%g"),
-    "bw_tbs": Num(0.1, "%g"), "tflops": Num(10.0, "%g"), "gpus": Num(1), "link_gbs": Num(10.0, "%g"),
-    "link_us": Num(1.0, "%g"), "ctx": Num(1024), "batch": Num(1, none_text="auto"), "eff": Num(0.05, "%g"),
-    "overhead_gib": Num(1.0, "%g"), "usd_hr": Num(0.1, "%.2f", none_text="no price: enter one"),
-    "duty": Num(0.05, "%g"), "upkeep": Num(500.0, "%g"), "hours": Num(24.0, "%g"), "req_day": Num(1000.0, "%g"),
-    "in_tok": Num(100), "out_tok": Num(50), "peak": Num(0.5, "%g"),
-    "tpot_ms": Num(5.0, "%g", none_text="no target"), "api_in": Num(0.05, "%g"), "api_out": Num(0.05, "%g"),
-}
-
-GROUPS = [
-    ("Model", ["model", *MODEL_FIGURES]),
-    ("Hardware", ["card", "gpus", *CARD_FIGURES, "compute", "link_gbs", "link_us"]),
-    ("Precision and context", ["weights", "weights_experts", "kv", "ctx", "batch"]),
-    ("Money", ["usd_hr", "duty", "upkeep", "hours"]),
-    ("Traffic and API", ["req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out"]),
-    ("Advanced", ["eff", "overhead_gib", "attn"]),
-]
+#: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
+GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "precision": "Precision and context", "money": "Money",
+                "traffic": "Traffic and API", "advanced": "Advanced"}
+GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, title in GROUP_TITLES.items()]
 OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
+#: Placeholder text of an input left empty, by what empty means.
+EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no target"}
 
 
 # ---------------------------------------------------------------- scenario <-> widget state
@@ -68,8 +40,8 @@ def _widget_value(key: str, value: Any) -> Any:
         return bool(value)
     if key == "batch":
         return None if value == "auto" else int(value)
-    if key in NUMBERS and value is not None:
-        return int(value) if Num.bounds(key)[0] else float(value)
+    if key in RANGES and value is not None:
+        return int(value) if RANGES[key][0] is int else float(value)
     return value
 
 
@@ -185,12 +157,11 @@ def _widget(key: str) -> None:
     elif key == "attn":
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:
-        num = NUMBERS[key]
-        integer, lo, hi = Num.bounds(key)
-        cast = int if integer else float
-        nullable = {"value": None} if num.none_text else {}  # an empty box means auto / none / unknown
-        st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(num.step),
-                        format=num.fmt, placeholder=num.none_text, on_change=_on_override, args=(key, parent),
+        cast, lo, hi = RANGES[key]
+        placeholder = EMPTY_TEXT.get(spec.empty or "")
+        nullable = {"value": None} if placeholder else {}  # an empty box means auto / none / unknown
+        st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(spec.step),
+                        format=spec.fmt, placeholder=placeholder, on_change=_on_override, args=(key, parent),
                         **nullable, **common)
     err = _errors().get(key)
     if err is not None:
