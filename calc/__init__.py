@@ -9,9 +9,10 @@ URL query string parsed by :mod:`calc.scenario`.
 
 from .scenario import (KEYS, FieldError, Parsed, Scenario, ScenarioError, load, parse, split_link,
                        with_change)
-from .report import build, report
+from .evaluate import Evaluation, build, evaluate, report
 
-__all__ = ["KEYS", "FieldError", "Parsed", "Scenario", "ScenarioError", "build", "from_hf_config",
+__all__ = ["KEYS", "Evaluation", "FieldError", "Parsed", "Scenario", "ScenarioError", "build", "evaluate",
+           "from_hf_config",
            "load", "parse", "report", "split_link", "with_change"]
 
 

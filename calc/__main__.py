@@ -12,7 +12,7 @@ import sys
 from typing import Optional, Sequence
 
 from . import catalogue
-from .report import build
+from .evaluate import evaluate
 from .scenario import ScenarioError, load, split_link
 
 MAX_CONFIG_BYTES = 1_000_000
@@ -90,11 +90,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parsed = load(link)
     except ScenarioError as exc:
         return _refuse(exc)
+    ev = evaluate(parsed)
     if args.memo:
         from .memo import memo
-        print(memo(parsed))
+        print(memo(ev))
         return 0
-    print(json.dumps(build(parsed), indent=2, allow_nan=False))
+    print(json.dumps(ev.report(), indent=2, allow_nan=False))
     return 0
 
 

@@ -23,7 +23,7 @@ choice made where sources disagree. Units:
 
 Everything is read once and cached; the returned mappings are read-only, so a caller cannot
 alter what the next caller sees (copy with ``dict(row)`` to get a mutable row).
-This module uses only the standard library and pandas.
+This module uses only the standard library (pandas, for the cloud quotes table only, is imported when asked for).
 """
 
 from __future__ import annotations
@@ -37,8 +37,11 @@ import re
 import types
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 __all__ = [
     "API_PRICE_MAX",
@@ -538,6 +541,8 @@ def memory_text(card: Mapping) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _cloud_frame() -> pd.DataFrame:
+    import pandas as pd  # only this table needs it: `import calc` stays light
+
     path = DATA_DIR / "cloud_prices.csv"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import catalogue, traffic
-from .report import build, display_name, scenario_warnings
-from .scenario import KEYS, KV_FORMATS, WEIGHT_FORMATS, Parsed, Scenario
+from . import catalogue, tables, traffic
+from .decision import Decision
+from .evaluate import Evaluation, evaluate
+from .notes import scenario_warnings
+from .scenario import KEYS, Parsed, Scenario
+from .words import (card_name, cards_text, cell, hardware_text, kv_text, model_name, sig, sig_pair, tokens_text,
+                    usd, volume_text, weights_text)
 
 #: Where the memo's link points when ``CALC_BASE_URL`` is not set.
 DEFAULT_BASE_URL = "http://localhost:8501"
 
-#: Request volumes (per day) of the cost-against-volume table; the scenario's own volume is added.
-VOLUMES: tuple[float, ...] = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 
 #: Reasons to self-host that no cost figure captures: (short id, text). The page's checkboxes use
 #: the keys ``_why_<id>`` (not link keys); the memo lists every reason unticked.
@@ -35,159 +36,7 @@ REASONS: tuple[tuple[str, str], ...] = (
     ("capacity", "We need predictable capacity: no provider rate limits, quotas, outages or model retirements."),
 )
 
-# ---------------------------------------------------------------- number formatting
-
-
-def sig(x: Optional[float], digits: int = 2) -> str:
-    """``x`` rounded to ``digits`` significant figures with thousands separators.
-
-    343.2 -> "340", 5800 -> "5,800", 273892.8 -> "270,000" (3 digits: "274,000"), 0.001144 -> "0.0011";
-    None or NaN -> "—".
-    """
-    if x is None or not math.isfinite(x):
-        return "—"
-    if x == 0:
-        return "0"
-    v = float(f"{x:.{digits}g}")
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
-    return f"{v:,.{decimals}f}"
-
-
-def sig_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
-    """Both numbers at ``digits`` significant figures, or more when that would make two different
-    numbers read the same (up to 6)."""
-    for d in range(digits, 7):
-        sa, sb = sig(a, d), sig(b, d)
-        if sa != sb or a == b:
-            return sa, sb
-    return sa, sb
-
-
-def volume_text(x: float) -> str:
-    """A request volume as the user gave it: 10000 -> "10,000", 12.5 -> "12.5"."""
-    if float(x).is_integer():
-        return f"{x:,.0f}"
-    return f"{x:,.2f}".rstrip("0").rstrip(".")
-
-
-def cell(v: Any) -> str:
-    """A table cell: integers with separators, other numbers to a sensible precision, None as a dash."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "—"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, str):
-        return v
-    v = float(v)
-    if v.is_integer() or abs(v) >= 100:
-        return f"{v:,.0f}"
-    if abs(v) >= 1:
-        return f"{v:,.2f}"
-    text = sig(v, 3)
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def tokens_text(x: float) -> str:
-    """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 4500 -> "4,500"."""
-    if x >= 1e9:
-        return f"{x / 1e9:,.4g}B"
-    if x >= 1e6:
-        return f"{x / 1e6:,.4g}M"
-    return f"{x:,.0f}"
-
-
-def _usd(v: Optional[float], digits: int = 2) -> str:
-    return "—" if v is None or not math.isfinite(v) else f"{v:,.{digits}f}"
-
-
-# ---------------------------------------------------------------- names
-
-
-def model_name(s: Scenario) -> str:
-    """The model's catalogue name ("(modified)" when the link overrides its figures), or "a custom 70B model"."""
-    row = catalogue.models().get(s.model)
-    return display_name(s, "model") if row else f"a custom {s.params_b:g}B model"
-
-
-def card_name(s: Scenario) -> str:
-    """The card's catalogue name ("(modified)" when the link overrides its datasheet), or "custom"."""
-    row = catalogue.cards().get(s.card)
-    return display_name(s, "card") if row else "custom"
-
-
-def cards_text(s: Scenario, count: Optional[int] = None) -> str:
-    """"1 H100 SXM 80 GB card", "4 H100 SXM 80 GB cards" (the card name carries its memory label)."""
-    n = s.gpus if count is None else count
-    return f"{n:,} {card_name(s)} card{'s' if n != 1 else ''}"
-
-
-def hardware_text(s: Scenario, replicas: int) -> str:
-    """What self-hosting needs: "1 H100 SXM 80 GB card", "3 L40S 48 GB cards",
-    "2 replicas of 4 H100 SXM 80 GB cards (8 cards)"."""
-    if s.gpus == 1:
-        return cards_text(s, replicas)
-    text = f"{replicas:,} replica{'s' if replicas != 1 else ''} of {cards_text(s)}"
-    return text + (f" ({replicas * s.gpus:,} cards)" if replicas > 1 else "")
-
-
-def weights_text(s: Scenario) -> str:
-    """"int4-g128 weights (4.25 bits)", "5-bit weights"."""
-    return (f"{s.weights} weights ({WEIGHT_FORMATS[s.weights]:g} bits)" if s.weights in WEIGHT_FORMATS
-            else f"{s.weight_bits:g}-bit weights")
-
-
-def _kv_text(s: Scenario) -> str:
-    return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
-
-
-# ---------------------------------------------------------------- the decision
-
-
-@dataclass(frozen=True)
-class Decision:
-    """Every figure the verdict rests on, computed once from a scenario (SPEC section 6).
-
-    USD per month, requests per day, USD per card-hour, USD per request.
-    """
-
-    scenario: Scenario
-    report: dict
-    cap: traffic.Capacity
-    fits: bool                        # at least one request of in_tok + out_tok tokens fits beside the weights
-    priced: bool                      # the card has a rent (usd_hr)
-    verdict: Optional[str]            # "self-host", "api", "does not fit", or None (no rent)
-    api_usd_month: float
-    self_host_usd_month: Optional[float]
-    replicas: Optional[int]
-    duty: Optional[float]             # duty_traffic
-    break_even: Optional[float]       # first volume where self-hosting is cheaper
-    stays_cheaper: Optional[float]    # volume above which self-hosting is cheaper at every volume
-    price_to_flip: Optional[float]    # rent per card-hour where both cost the same at this volume
-    api_per_request: float
-    rent_per_request: Optional[float]  # one replica's rent per request when it runs at its busiest-hour capacity
-    units: traffic.UnitCosts
-
-    @property
-    def capacity_cards(self) -> Optional[int]:
-        """Cards in all for the busiest hour (replicas × gpus), None when nothing fits."""
-        return None if self.replicas is None else self.replicas * self.scenario.gpus
-
-
-def decide(s: Scenario, report: Optional[dict] = None) -> Decision:
-    """The decision for scenario ``s``; ``report`` (its :func:`calc.report.build` dict) is reused when given."""
-    if report is None:
-        from .scenario import parse
-        report = build(parse(s.to_params()))
-    cap = traffic.capacity(s)
-    api_req, rent_req = traffic.usd_per_request(s, cap)
-    return Decision(
-        scenario=s, report=report, cap=cap, fits=cap.max_batch > 0, priced=s.usd_hr is not None,
-        verdict=report["verdict"], api_usd_month=report["api_usd_month"],
-        self_host_usd_month=report["self_host_usd_month"], replicas=report["replicas"],
-        duty=report["duty_traffic"], break_even=report["break_even_req_day"],
-        stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
-        api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
-    )
+# ---------------------------------------------------------------- sentences
 
 
 def _sentence(text: str) -> str:
@@ -240,7 +89,7 @@ def latency_sentence(d: Decision) -> str:
             f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
 
 
-def verdict_sentence(scenario: Scenario, report: Optional[dict] = None) -> str:
+def verdict_sentence(d: Decision) -> str:
     """The verdict in plain words, with the two monthly totals (money to 2 significant figures,
     volumes to 3; more digits only where two different totals would otherwise read the same).
 
@@ -249,8 +98,7 @@ def verdict_sentence(scenario: Scenario, report: Optional[dict] = None) -> str:
     Self-hosting first breaks even at about 274,000 requests a day and is cheaper at every volume above
     about 326,000."
     """
-    d = decide(scenario, report)
-    s = scenario
+    s = d.scenario
     vol = volume_text(s.req_day)
     if d.verdict == "does not fit":
         return _does_not_fit(d)
@@ -369,74 +217,6 @@ def unit_cost_table(d: Decision) -> pd.DataFrame:
     })
 
 
-def volume_table(s: Scenario, volumes: Iterable[float] = VOLUMES) -> pd.DataFrame:
-    """Monthly cost at a few request volumes plus the scenario's own: ``req_day``, ``replicas``, ``cards``,
-    ``self_host_usd_month``, ``api_usd_month``, ``cheaper``, ``current`` (the scenario's volume)."""
-    x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
-    cap = traffic.capacity(s)
-    c = traffic.monthly_costs(s, x, cap)
-    fits = cap.max_batch > 0
-    sh = c["self_host_usd_month"]
-    cheaper = np.where(np.isnan(sh), "—", np.where(sh < c["api_usd_month"], "self-host", "API"))
-    return pd.DataFrame({
-        "req_day": x,
-        "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
-        "cards": (c["replicas"] * s.gpus).astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
-        "self_host_usd_month": sh, "api_usd_month": c["api_usd_month"],
-        "cheaper": cheaper, "current": x == float(s.req_day),
-    })
-
-
-def curve_range(s: Scenario) -> tuple[float, float]:
-    """Requests per day the cost chart spans: from 10 (or a tenth of the volume) to 10 million (or ten times
-    the volume, or three times the break-even points)."""
-    cap = traffic.capacity(s)
-    marks = [v for v in (traffic.break_even_req_day(s, cap), traffic.stays_cheaper_req_day(s, cap)) if v]
-    return min(10.0, s.req_day / 10), max(1e7, s.req_day * 10, *(3 * v for v in marks))
-
-
-def cost_curve(s: Scenario, lo: Optional[float] = None, hi: Optional[float] = None, points: int = 600) -> pd.DataFrame:
-    """Monthly cost against requests per day for the chart (long form: ``req_day``, ``option``, ``usd_month``,
-    ``replicas``). The x range runs from 10 (or a tenth of the volume) to 10 million (or ten times the volume
-    or the break-even points); the self-hosting staircase gets a sample just after each step (one more replica)
-    so a step-after line draws it exactly. Self-hosting is left out where it cannot be priced.
-    """
-    cap = traffic.capacity(s)
-    marks = [v for v in (traffic.break_even_req_day(s, cap), traffic.stays_cheaper_req_day(s, cap)) if v]
-    lo0, hi0 = curve_range(s)
-    lo = lo0 if lo is None else lo
-    hi = hi0 if hi is None else hi
-    x = np.geomspace(lo, hi, points)
-    steps = np.arange(1, 2001) * cap.x_cap
-    steps = steps[(steps >= lo) & (steps <= hi)]
-    x = np.unique(np.concatenate([x, steps * (1 + 1e-9), [s.req_day], marks]))
-    c = traffic.monthly_costs(s, x, cap)
-    api = pd.DataFrame({"req_day": x, "option": "API", "usd_month": c["api_usd_month"], "replicas": np.nan})
-    sh = pd.DataFrame({"req_day": x, "option": "Self-hosting", "usd_month": c["self_host_usd_month"],
-                       "replicas": c["replicas"]})
-    return pd.concat([api, sh.dropna(subset=["usd_month"])], ignore_index=True)
-
-
-def chart_marks(d: Decision) -> pd.DataFrame:
-    """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
-    vertical rule), ``label``, ``align`` (which side of the point its label sits on, so that it stays inside
-    the chart). The current volume; the break-even volume (where both cost the same) and, when the staircase
-    makes it differ, the volume above which self-hosting is cheaper at every volume."""
-    s = d.scenario
-    lo, hi = curve_range(s)
-    side = "right" if math.log(s.req_day / lo) > 0.75 * math.log(hi / lo) else "left"
-    rows = [("current", float(s.req_day), None, f"this scenario: {volume_text(s.req_day)} a day", side)]
-    if d.break_even:
-        be = sig(d.break_even, 3)
-        rows.append(("break-even", d.break_even, float(traffic.api_usd_month(s, d.break_even)),
-                     f"break-even ≈ {be} a day", "right"))
-        st = sig(d.stays_cheaper, 3)
-        if st != be:
-            rows.append(("always cheaper", d.stays_cheaper, float(traffic.api_usd_month(s, d.stays_cheaper)),
-                         f"always cheaper above ≈ {st} a day", "right"))
-    return pd.DataFrame(rows, columns=["what", "req_day", "usd_month", "label", "align"])
-
-
 def inputs_table(s: Scenario) -> pd.DataFrame:
     """The inputs the verdict rests on: ``input``, ``value``, ``key`` (the link key)."""
     api = catalogue.apis().get(s.api)
@@ -445,7 +225,7 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("card", card_name(s) + ("" if s.card == "custom" else f" ({s.card})")),
         ("gpus", f"{s.gpus} per replica (tensor parallel)"),
         ("weights", weights_text(s)),
-        ("kv", _kv_text(s)),
+        ("kv", kv_text(s)),
         ("compute", f"{s.compute}, {s.tflops:g} TFLOP/s dense per card"),
         ("ctx", f"{s.ctx:,} tokens (worst case; traffic uses prompt + output)"),
         ("batch", str(s.batch)),
@@ -539,26 +319,26 @@ def link(s: Scenario, base_url: Optional[str] = None) -> str:
     return f"{base}/decision?{s.to_query()}"
 
 
-def memo(parsed: Parsed, base_url: Optional[str] = None) -> str:
-    """The decision memo of a parsed link, in Markdown.
+def memo(ev: Evaluation | Parsed, base_url: Optional[str] = None) -> str:
+    """The decision memo of an evaluated (or parsed) link, in Markdown.
 
-    Deterministic: it depends only on ``parsed.scenario`` (and on rejected values, if any), never on the
-    time or on anything random, so the page's download and ``python -m calc --memo "<link>"`` agree.
+    Deterministic: it depends only on the scenario (and on rejected values, if any), never on the time or on
+    anything random, so the page's download and ``python -m calc --memo "<link>"`` agree.
 
     Args:
-        parsed: a :class:`calc.Parsed` (from :func:`calc.parse` or :func:`calc.load`).
+        ev: a :class:`calc.Evaluation` (a :class:`calc.Parsed` is evaluated first).
         base_url: where the app is served; defaults to ``$CALC_BASE_URL`` or ``http://localhost:8501``.
             The memo's link is ``{base_url}/decision?{scenario.to_query()}``.
 
     Returns:
         The memo text (no trailing newline).
     """
-    s = parsed.scenario
-    report = build(parsed)
-    d = decide(s, report)
+    if isinstance(ev, Parsed):
+        ev = evaluate(ev)
+    parsed, s, d = ev.parsed, ev.scenario, ev.decision
     vol = volume_text(s.req_day)
     url = link(s, base_url)
-    out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "", verdict_sentence(s, report), ""]
+    out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "", verdict_sentence(d), ""]
 
     if parsed.errors:
         out += ["Values in the link that could not be used (each fell back to its default):", ""]
@@ -569,13 +349,13 @@ def memo(parsed: Parsed, base_url: Optional[str] = None) -> str:
             f"- **Volume:** {volume_sentence(d) or ('The model does not fit as set up.' if not d.fits else 'Enter a rent to find the break-even volume.')}",
             "", "Cost per million output tokens at this volume:", "",
             md_table(["Basis", "USD per 1M output tokens"],
-                     [(r.basis, _usd(r.usd_per_mtok_out, 3) if r.usd_per_mtok_out is not None else None)
+                     [(r.basis, usd(r.usd_per_mtok_out, 3) if r.usd_per_mtok_out is not None else None)
                       for r in unit_cost_table(d).itertuples()], [False, True]),
             ""]
 
     out += [f"## Monthly cost at {vol} requests a day", "",
             md_table(["Option", "USD per month", "How"],
-                     [(r.option, _usd(r.usd_month) if r.usd_month is not None else None, r.how)
+                     [(r.option, usd(r.usd_month) if r.usd_month is not None else None, r.how)
                       for r in monthly_table(d).itertuples()], [False, True, False]), ""]
 
     out += ["## Capacity for the busiest hour", ""]
@@ -585,13 +365,13 @@ def memo(parsed: Parsed, base_url: Optional[str] = None) -> str:
         out += [latency_sentence(d), ""]
     out += [md_table(["Figure", "Value", "Unit"], capacity_text(d).itertuples(index=False), [False, True, False]), ""]
 
-    vt = volume_table(s)
+    vt = tables.volume_table(d)
     out += ["## Monthly cost by volume", "",
             md_table(["Requests a day", "Replicas", "Cards", "Self-hosting USD/month", "API USD/month", "Cheaper"],
                      [(volume_text(r.req_day) + (" (this scenario)" if r.current else ""),
                        None if pd.isna(r.replicas) else int(r.replicas), None if pd.isna(r.cards) else int(r.cards),
-                       None if math.isnan(r.self_host_usd_month) else _usd(r.self_host_usd_month, 0),
-                       _usd(r.api_usd_month, 0), r.cheaper)
+                       None if math.isnan(r.self_host_usd_month) else usd(r.self_host_usd_month, 0),
+                       usd(r.api_usd_month, 0), r.cheaper)
                       for r in vt.itertuples()], [False, True, True, True, True, False]), ""]
 
     out += ["## Inputs", "",

@@ -10,7 +10,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from . import model
+from . import model, traffic
+from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
@@ -188,7 +189,7 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
     and duty cycle, and takes its own datasheet figures and reference rent. Columns: fits, max batch, batch
     used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced).
     """
-    from .report import build
+    from .evaluate import build
     from .scenario import parse, with_change
 
     rows = []
@@ -209,3 +210,58 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
                      "memory_caps_batch": r["memory_caps_batch"],
                      "monthly_usd": np.nan if r["monthly_usd"] is None else r["monthly_usd"]})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- the decision's tables
+
+#: Request volumes (per day) of the cost-against-volume table; the scenario's own volume is added.
+VOLUMES: tuple[float, ...] = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+
+
+def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFrame:
+    """Monthly cost at a few request volumes plus the scenario's own: ``req_day``, ``replicas``, ``cards``,
+    ``self_host_usd_month``, ``api_usd_month``, ``cheaper``, ``current`` (the scenario's volume)."""
+    s, cap = d.scenario, d.cap
+    x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
+    c = traffic.monthly_costs(s, x, cap)
+    fits = cap.max_batch > 0
+    sh = c["self_host_usd_month"]
+    cheaper = np.where(np.isnan(sh), "—", np.where(sh < c["api_usd_month"], "self-host", "API"))
+    return pd.DataFrame({
+        "req_day": x,
+        "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
+        "cards": (c["replicas"] * s.gpus).astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
+        "self_host_usd_month": sh, "api_usd_month": c["api_usd_month"],
+        "cheaper": cheaper, "current": x == float(s.req_day),
+    })
+
+
+def curve_range(d: Decision) -> tuple[float, float]:
+    """Requests per day the cost chart spans: from 10 (or a tenth of the volume) to 10 million (or ten times
+    the volume, or three times the break-even points)."""
+    s = d.scenario
+    marks = [v for v in (d.break_even, d.stays_cheaper) if v]
+    return min(10.0, s.req_day / 10), max(1e7, s.req_day * 10, *(3 * v for v in marks))
+
+
+def cost_curve(d: Decision, lo: Optional[float] = None, hi: Optional[float] = None,
+               points: int = 600) -> pd.DataFrame:
+    """Monthly cost against requests per day for the chart (long form: ``req_day``, ``option``, ``usd_month``,
+    ``replicas``). The x range runs from 10 (or a tenth of the volume) to 10 million (or ten times the volume
+    or the break-even points); the self-hosting staircase gets a sample just after each step (one more replica)
+    so a step-after line draws it exactly. Self-hosting is left out where it cannot be priced.
+    """
+    s, cap = d.scenario, d.cap
+    marks = [v for v in (d.break_even, d.stays_cheaper) if v]
+    lo0, hi0 = curve_range(d)
+    lo = lo0 if lo is None else lo
+    hi = hi0 if hi is None else hi
+    x = np.geomspace(lo, hi, points)
+    steps = np.arange(1, 2001) * cap.x_cap
+    steps = steps[(steps >= lo) & (steps <= hi)]
+    x = np.unique(np.concatenate([x, steps * (1 + 1e-9), [s.req_day], marks]))
+    c = traffic.monthly_costs(s, x, cap)
+    api = pd.DataFrame({"req_day": x, "option": "API", "usd_month": c["api_usd_month"], "replicas": np.nan})
+    sh = pd.DataFrame({"req_day": x, "option": "Self-hosting", "usd_month": c["self_host_usd_month"],
+                       "replicas": c["replicas"]})
+    return pd.concat([api, sh.dropna(subset=["usd_month"])], ignore_index=True)

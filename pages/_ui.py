@@ -15,7 +15,7 @@ from typing import Any, Optional
 import pandas as pd
 import streamlit as st
 
-from calc import KEYS, FieldError, Parsed, Scenario, build, catalogue, parse, tables, with_change
+from calc import KEYS, Evaluation, FieldError, Parsed, Scenario, catalogue, evaluate, parse, tables, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KEY_TABLE, KV_FORMATS, LINK, MODEL_FIGURES,
                            RANGES,
@@ -315,9 +315,10 @@ def navigation():
     return st.navigation([entry, *visible], position="top")
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
-def _report(query: str) -> dict:
-    return build(parse(query))
+@st.cache_resource(max_entries=512, show_spinner=False)
+def _evaluation(query: str) -> Evaluation:
+    # An Evaluation is frozen, so sessions can share one; keyed by the complete link.
+    return evaluate(parse(query))
 
 
 def frame() -> None:
@@ -353,10 +354,16 @@ def catalogue_table(name: str) -> pd.DataFrame:
     return getattr(tables, name)()
 
 
+def evaluation() -> Evaluation:
+    """The evaluation of this run's scenario (cached by link): every figure, computed once."""
+    parsed: Parsed = st.session_state["_parsed"]
+    return _evaluation(parsed.scenario.to_query())
+
+
 def current() -> tuple[Scenario, dict]:
     """The scenario of this run and its report (cached by link)."""
     parsed: Parsed = st.session_state["_parsed"]
-    report = _report(parsed.scenario.to_query())
+    report = evaluation().report()
     # Input-level warnings of this run (unknown keys) belong with the report shown.
     return parsed.scenario, {**report, "warnings": list(st.session_state.get("_link_warnings", [])) + report["warnings"]}
 
@@ -395,6 +402,3 @@ def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> No
                        key=f"dl-{name}")
 
 
-def money(x: Optional[float], digits: int = 0) -> str:
-    """USD for display; an em dash when unknown."""
-    return "—" if x is None else f"{x:,.{digits}f} USD"

@@ -3,15 +3,42 @@
 import altair as alt
 import streamlit as st
 
+import math
+
+import pandas as pd
+
 from calc import memo as dm
-from calc import parse, traffic
+from calc import tables, traffic, words
+from calc.decision import Decision
 from pages import _ui as ui
 
 s, r = ui.page()
-d = dm.decide(s, r)
+ev = ui.evaluation()
+d = ev.decision
+
+
+def chart_marks(d: Decision) -> pd.DataFrame:
+    """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
+    vertical rule), ``label``, ``align`` (the side of the point its label sits on, so that it stays inside
+    the chart): the current volume, the break-even volume and, when the staircase makes it differ, the
+    volume above which self-hosting is cheaper at every volume."""
+    s = d.scenario
+    lo, hi = tables.curve_range(d)
+    side = "right" if math.log(s.req_day / lo) > 0.75 * math.log(hi / lo) else "left"
+    rows = [("current", float(s.req_day), None, f"this scenario: {words.volume_text(s.req_day)} a day", side)]
+    if d.break_even:
+        be = words.sig(d.break_even, 3)
+        rows.append(("break-even", d.break_even, float(traffic.api_usd_month(s, d.break_even)),
+                     f"break-even ≈ {be} a day", "right"))
+        st_text = words.sig(d.stays_cheaper, 3)
+        if st_text != be:
+            rows.append(("always cheaper", d.stays_cheaper, float(traffic.api_usd_month(s, d.stays_cheaper)),
+                         f"always cheaper above ≈ {st_text} a day", "right"))
+    return pd.DataFrame(rows, columns=["what", "req_day", "usd_month", "label", "align"])
+
 
 st.title("Self-host or API?")
-sentence = dm.verdict_sentence(s, r)
+sentence = dm.verdict_sentence(d)
 if d.verdict == "does not fit":
     st.error(f"**{dm.headline(d)}.** {sentence}", icon=":material/block:")
 elif d.verdict is None:
@@ -24,15 +51,15 @@ st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.o
            "and the peak factor. The Context and Duty inputs drive the Fit, Speed and Cost pages.")
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("API per month", ui.money(d.api_usd_month),
+c1.metric("API per month", words.money(d.api_usd_month),
           help="{:g} USD per 1M prompt tokens and {:g} per 1M output tokens.".format(*traffic.api_prices(s)))
-c2.metric("Self-hosting per month", ui.money(d.self_host_usd_month),
+c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
           help="Rent of every replica, busy or not, plus upkeep.")
-c3.metric("Cards for the busiest hour", "—" if d.replicas is None else dm.cell(d.capacity_cards),
-          delta=dm.card_name(s), delta_color="off", delta_arrow="off",
-          help=None if d.replicas is None else dm.hardware_text(s, d.replicas).capitalize() + ".")
+c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
+          delta=words.card_name(s), delta_color="off", delta_arrow="off",
+          help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
 c4.metric("Break-even volume", "—" if not d.fits or not d.priced else
-          "never" if d.break_even is None else f"{dm.sig(d.break_even, 3)} / day",
+          "never" if d.break_even is None else f"{words.sig(d.break_even, 3)} / day",
           help="Requests a day at which self-hosting first costs less than the API.")
 st.dataframe(dm.monthly_table(d), hide_index=True, width="stretch",
              column_config={"option": "Option", "usd_month": st.column_config.NumberColumn("USD per month", format="%,.2f"),
@@ -43,10 +70,10 @@ ui.download_csv(dm.monthly_table(d), "decision-monthly", "Download this table (C
 st.subheader("Monthly cost by daily volume")
 y_type = st.radio("Cost axis", ["log", "linear"], horizontal=True, key="_y_scale",
                   help="A log axis shows the small and the large volumes together.")
-curve = dm.cost_curve(s)
+curve = tables.cost_curve(d)
 if y_type == "log":
     curve = curve[curve["usd_month"] > 0]
-marks = dm.chart_marks(d)
+marks = chart_marks(d)
 x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests per day (log scale)",
           axis=alt.Axis(format="~s", labelOverlap=True))
 y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",
@@ -81,11 +108,11 @@ if not d.fits:
 elif not d.priced:
     st.caption("Only the API line is drawn: enter a rent per card-hour (sidebar, Money) to draw self-hosting.")
 else:
-    st.caption(f"Self-hosting is a staircase: each step is one more replica of {dm.cards_text(s)}, rented whether busy "
+    st.caption(f"Self-hosting is a staircase: each step is one more replica of {words.cards_text(s)}, rented whether busy "
                "or not, plus the flat upkeep. The API grows in proportion to the requests. Red circle: where "
                "self-hosting first gets cheaper; red diamond (when shown): above it, self-hosting stays cheaper at "
                "every volume.")
-vt = dm.volume_table(s)
+vt = tables.volume_table(d)
 st.dataframe(vt, hide_index=True, width="stretch",
              column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
                             "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
@@ -102,7 +129,7 @@ f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
 f2.metric("Volume that flips it", "—" if not d.fits or not d.priced else
-          "never" if d.break_even is None else f"{dm.sig(d.break_even, 3)} / day",
+          "never" if d.break_even is None else f"{words.sig(d.break_even, 3)} / day",
           help="Requests a day at which self-hosting first costs less than the API.")
 f3.metric(f"Per 1M tokens at duty {u.duty:.1%}" if u.duty is not None else "Per 1M tokens at your duty",
           "—" if u.rent_at_duty is None else f"{u.rent_at_duty:,.3f} USD",
@@ -130,7 +157,7 @@ elif not cap.meets_tpot:
     st.error(dm.latency_sentence(d), icon=":material/timer:")
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Replicas", "—" if d.replicas is None else f"{d.replicas:,}",
-          help=f"Each replica is {dm.cards_text(s)}; sized for {s.peak:g}× the average hour.")
+          help=f"Each replica is {words.cards_text(s)}; sized for {s.peak:g}× the average hour.")
 k2.metric("Implied duty", "—" if d.duty is None else f"{d.duty:.1%}",
           help="Fraction of the month each replica is busy with this traffic.")
 k3.metric("Time to first token", "—" if not d.fits else f"{cap.ttft_ms:,.0f} ms",
@@ -157,7 +184,7 @@ if ticked:
 
 # ---------------------------------------------------------------- memo
 st.subheader("Decision memo")
-text = dm.memo(parse(s.to_query()))
+text = dm.memo(ev)
 st.download_button("Download the memo (Markdown)", text.encode(), file_name="decision-memo.md",
                    mime="text/markdown", key="dl-decision-memo", icon=":material/download:")
 st.caption(f"The same text as `python -m calc --memo \"<link>\"`. Its link starts with {dm.link(s).split('/decision?')[0]} "

@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from calc import memo as dm
 from calc import parse, report, traffic
 from calc.memo import memo, verdict_sentence
+from calc import evaluate, words
 
 from apptest import texts
 
@@ -155,7 +156,7 @@ def test_ticked_reasons_stay_on_the_page():
 
 def sentence(link=""):
     p = parse(link)
-    return verdict_sentence(p.scenario, report(link))
+    return verdict_sentence(evaluate(p).decision)
 
 
 def test_sentence_on_defaults():
@@ -177,9 +178,9 @@ def test_sentence_cases():
 
 
 def test_totals_that_round_alike_get_more_digits():
-    assert dm.sig_pair(10100.8, 10400) == ("10,100", "10,400")
-    assert dm.sig_pair(5800, 343.2) == ("5,800", "340")
-    assert dm.sig(273892.77, 3) == "274,000" and dm.sig(0.001144) == "0.0011" and dm.sig(None) == "—"
+    assert words.sig_pair(10100.8, 10400) == ("10,100", "10,400")
+    assert words.sig_pair(5800, 343.2) == ("5,800", "340")
+    assert words.sig(273892.77, 3) == "274,000" and words.sig(0.001144) == "0.0011" and words.sig(None) == "—"
 
 
 def test_memo_is_deterministic_and_complete():

@@ -1,19 +1,11 @@
-"""The report: every figure of SPEC sections 3, 5 and 6 for one link, as a JSON-ready dict."""
+"""Notes on a scenario for people: which preset figures a link overrides, display names, and warnings on
+scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
-import math
-from typing import Any, Mapping, Optional, Union
 
 from . import catalogue, model, traffic
-from .scenario import CARD_FIGURES, MODEL_FIGURES, Parsed, Scenario, load
-
-Link = Union[str, Mapping[str, Any], None]
-
-
-def _f(x: Any) -> Optional[float]:
-    value = float(x)
-    return None if math.isnan(value) else value
+from .scenario import CARD_FIGURES, MODEL_FIGURES, Scenario
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
@@ -105,99 +97,3 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
                    "an engine that expands keys and values needs the plain formula")
     return out
-
-
-def build(parsed: Parsed) -> dict[str, Any]:
-    """The report of a parsed link (see :func:`report`)."""
-    s = parsed.scenario
-    n = s.ctx
-    W = model.weight_bytes(s)
-    mb = int(model.max_batch(s, n))
-    be = model.break_even(s, n)
-    batch = model.batch_used(s, n)
-    parts = model.step_parts(s, batch, n)
-    step_s = float(parts.step_s)
-    tok_s = batch / step_s
-    rent, upkeep = model.cost_per_mtok(s, tok_s, s.duty)
-
-    cap = traffic.capacity(s)
-    costs = traffic.monthly_costs(s, s.req_day, cap)
-    fits_traffic = cap.max_batch > 0
-    priced = s.usd_hr is not None
-    self_host = _f(costs["self_host_usd_month"][()]) if fits_traffic and priced else None
-    api_month = float(costs["api_usd_month"][()])
-    if not fits_traffic:
-        verdict: Optional[str] = "does not fit"
-    elif self_host is None:
-        verdict = None
-    else:
-        verdict = "self-host" if self_host < api_month else "api"
-    R = float(traffic.requests_month(s))
-
-    return _finite({
-        "weights_gib": W / model.GiB,
-        "kv_bytes_per_token": float(model.kv_bytes_per_token(s)),
-        "kv_gib_per_sequence": float(model.cache_bytes(s, n)) / model.GiB,
-        "kv_copy_factor": model.kv_copy_factor(s),
-        "kv_heads_per_card": model.kv_heads_per_card(s),
-        "free_gib": model.free_bytes(s) / model.GiB,
-        "fits": bool(model.free_bytes(s) > 0),
-        "max_batch": mb,
-        "break_even_batch": be,
-        "batch": batch,
-        "step_ms": step_s * 1e3,
-        "tok_s": tok_s,
-        "tok_s_per_seq": 1 / step_s,
-        "usd_per_mtok_rent": _f(rent),
-        "usd_per_mtok_upkeep": float(upkeep),
-        "usd_per_mtok": _f(rent + upkeep),
-        "monthly_usd": _f(model.monthly_usd(s)),
-        "memory_caps_batch": bool(be is None or mb < be),
-        "comm_ms": float(parts.comm_s) * 1e3,
-        "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
-        "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes(s, n)) / model.GiB,
-        "serving_batch": cap.serving_batch,
-        "meets_tpot": cap.meets_tpot,
-        "ttft_ms": cap.ttft_ms,
-        "requests_month": R,
-        "tokens_in_month": R * s.in_tok,
-        "tokens_out_month": R * s.out_tok,
-        "busy_fraction": float(costs["busy_fraction"][()]),
-        "replicas": int(costs["replicas"][()]) if fits_traffic else None,
-        "duty_traffic": float(costs["busy_fraction"][()] / costs["replicas"][()]) if fits_traffic else None,
-        "self_host_usd_month": self_host,
-        "api_usd_month": api_month,
-        "verdict": verdict,
-        "break_even_req_day": traffic.break_even_req_day(s, cap),
-        "warnings": list(parsed.warnings) + scenario_warnings(s),
-        "scenario": s.as_dict(),
-    })
-
-
-def _finite(out: dict[str, Any]) -> dict[str, Any]:
-    """Replace any figure that overflowed to infinity or NaN by None, and say which (never invalid JSON)."""
-    bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
-    for k in bad:
-        out[k] = None
-    if bad:
-        out["warnings"].append(f"{', '.join(bad)} out of numeric range at these inputs: shown as null")
-    return out
-
-
-def report(link: Link = None) -> dict[str, Any]:
-    """The report of SPEC section 3 (with ``comm_ms`` of section 5 and the keys of section 6).
-
-    Args:
-        link: a whole URL, a query string, or a mapping of link keys to values (str or numbers);
-            None gives the defaults. A report's own ``scenario`` is a valid input.
-
-    Returns:
-        A JSON-ready dict; floats are not rounded; figures that cannot exist are None
-        (``break_even_batch`` without a knee, USD figures of an unpriced card, self-hosting figures
-        when nothing fits).
-
-    Raises:
-        ScenarioError: a value is malformed, out of range or breaks a consistency rule; its
-            ``errors`` name the key, the value given and the accepted range.
-    """
-    return build(load(link))

@@ -1,0 +1,55 @@
+"""The decision: self-host or API for the link's traffic, and what would flip it (SPEC section 6).
+
+Every figure here is computed once, from a scenario and its replica capacity, by :func:`decide`; the
+wording of the decision lives in :mod:`calc.memo` and its number formatting in :mod:`calc.words`.
+Units: USD per month, requests per day, USD per card-hour, USD per request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import traffic
+from .scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Every figure the verdict rests on (see :func:`decide`)."""
+
+    scenario: Scenario
+    report: dict                      # the flat report of the same evaluation
+    cap: traffic.Capacity
+    fits: bool                        # at least one request of in_tok + out_tok tokens fits beside the weights
+    priced: bool                      # the card has a rent (usd_hr)
+    verdict: Optional[str]            # "self-host", "api", "does not fit", or None (no rent)
+    api_usd_month: float
+    self_host_usd_month: Optional[float]
+    replicas: Optional[int]
+    duty: Optional[float]             # duty_traffic
+    break_even: Optional[float]       # first volume where self-hosting is cheaper
+    stays_cheaper: Optional[float]    # volume above which self-hosting is cheaper at every volume
+    price_to_flip: Optional[float]    # rent per card-hour where both cost the same at this volume
+    api_per_request: float
+    rent_per_request: Optional[float]  # one replica's rent per request when it runs at its busiest-hour capacity
+    units: traffic.UnitCosts
+
+    @property
+    def capacity_cards(self) -> Optional[int]:
+        """Cards in all for the busiest hour (replicas × gpus), None when nothing fits."""
+        return None if self.replicas is None else self.replicas * self.scenario.gpus
+
+
+def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
+    """The decision for scenario ``s`` with replica capacity ``cap`` and its flat ``report`` (which holds the
+    verdict, the two monthly bills and the break-even volume, SPEC section 6)."""
+    api_req, rent_req = traffic.usd_per_request(s, cap)
+    return Decision(
+        scenario=s, report=report, cap=cap, fits=cap.max_batch > 0, priced=s.usd_hr is not None,
+        verdict=report["verdict"], api_usd_month=report["api_usd_month"],
+        self_host_usd_month=report["self_host_usd_month"], replicas=report["replicas"],
+        duty=report["duty_traffic"], break_even=report["break_even_req_day"],
+        stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
+        api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
+    )

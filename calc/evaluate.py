@@ -1,0 +1,239 @@
+"""One typed evaluation of a link: every figure of the report computed once, in parts.
+
+:func:`evaluate` parses nothing itself: it takes a :class:`~calc.scenario.Parsed` link and returns a frozen
+:class:`Evaluation` made of per-part results (memory, decode step, unit cost, traffic capacity, the monthly
+bills, the decision). :meth:`Evaluation.report` flattens it to the JSON report of SPEC sections 3, 5, 6 and 7;
+the pages, the memo and the command line all read an Evaluation, so each figure has one formula
+(``docs/method.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from functools import cached_property
+from typing import Any, Mapping, Optional, Union
+
+from . import model, traffic
+from .decision import Decision, decide
+from .notes import scenario_warnings
+from .scenario import Parsed, Scenario, load
+
+Link = Union[str, Mapping[str, Any], None]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Memory of one replica at the worst-case context ``ctx`` (docs/method.md section 2). GiB = 2**30 bytes."""
+
+    weights_gib: float               # resident weights, every part in its format
+    kv_bytes_per_token: float        # the model's own cache per token, every layer full, no copies
+    kv_gib_per_sequence: float       # one sequence over the whole replica, tensor-parallel copies counted
+    kv_copy_factor: float            # replica cache over the model's own (1: no copies)
+    kv_heads_per_card: int
+    free_gib: float                  # left for the cache over all cards (negative: the weights do not fit)
+    fits: bool
+    max_batch: int                   # sequences that fit at ctx
+
+
+@dataclass(frozen=True)
+class Decode:
+    """The decode step at the batch used (docs/method.md sections 3 to 5)."""
+
+    break_even_batch: Optional[float]
+    batch: int
+    step_ms: float
+    tok_s: float
+    tok_s_per_seq: float
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    """Cost per million tokens at the link's duty cycle, and the monthly bill of one replica
+    (docs/method.md section 6). USD."""
+
+    usd_per_mtok_rent: Optional[float]
+    usd_per_mtok_upkeep: float
+    usd_per_mtok: Optional[float]
+    monthly_usd: Optional[float]
+
+
+@dataclass(frozen=True)
+class StepDetail:
+    """What bounds the step and what it reads."""
+
+    memory_caps_batch: bool
+    comm_ms: float
+    weights_read_gib_per_step: float
+    kv_read_gib_per_step: float
+
+
+@dataclass(frozen=True)
+class Bill:
+    """The link's traffic served both ways, per month (docs/method.md section 7)."""
+
+    serving_batch: int
+    meets_tpot: bool
+    ttft_ms: float
+    requests_month: float
+    tokens_in_month: float
+    tokens_out_month: float
+    busy_fraction: float
+    replicas: Optional[int]
+    duty_traffic: Optional[float]
+    self_host_usd_month: Optional[float]
+    api_usd_month: float
+    verdict: Optional[str]           # "self-host", "api", "does not fit", or None (the card has no rent)
+    break_even_req_day: Optional[float]
+
+
+#: The report's parts in the report's key order.
+PARTS = (Memory, Decode, UnitCost, StepDetail, Bill)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Every figure of one link, computed once. Read the parts; :meth:`report` flattens them."""
+
+    parsed: Parsed
+    memory: Memory
+    decode: Decode
+    cost: UnitCost
+    step: StepDetail
+    bill: Bill
+    capacity: traffic.Capacity
+    warnings: tuple[str, ...]
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.parsed.scenario
+
+    @cached_property
+    def flat(self) -> dict[str, Any]:
+        """The report as a dict (see :meth:`report`), built once; do not change it."""
+        out: dict[str, Any] = {}
+        for part in (self.memory, self.decode, self.cost, self.step, self.bill):
+            out.update(asdict(part))
+        out["warnings"] = list(self.warnings)
+        out["scenario"] = self.scenario.as_dict()
+        return out
+
+    def report(self) -> dict[str, Any]:
+        """The JSON report (SPEC sections 3, 5, 6, 7): a fresh dict the caller may change."""
+        return {**self.flat, "warnings": list(self.warnings), "scenario": self.scenario.as_dict()}
+
+    @cached_property
+    def decision(self) -> Decision:
+        """The verdict and what would flip it."""
+        return decide(self.scenario, self.capacity, self.flat)
+
+
+def _nan_to_none(x: Any) -> Optional[float]:
+    value = float(x)
+    return None if math.isnan(value) else value
+
+
+def evaluate(parsed: Parsed) -> Evaluation:
+    """Evaluate a parsed link.
+
+    Args:
+        parsed: the outcome of :func:`calc.parse` or :func:`calc.load`.
+
+    Returns:
+        The :class:`Evaluation`. A figure that overflows to infinity or NaN at extreme inputs is None, and a
+        warning names it (the report is always valid JSON).
+    """
+    s = parsed.scenario
+    n = s.ctx
+    mb = int(model.max_batch(s, n))
+    be = model.break_even(s, n)
+    batch = model.batch_used(s, n)
+    parts = model.step_parts(s, batch, n)
+    step_s = float(parts.step_s)
+    tok_s = batch / step_s
+    rent, upkeep = model.cost_per_mtok(s, tok_s, s.duty)
+    free = model.free_bytes(s)
+
+    cap = traffic.capacity(s)
+    costs = traffic.monthly_costs(s, s.req_day, cap)
+    fits_traffic = cap.max_batch > 0
+    self_host = _nan_to_none(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
+    api_month = float(costs["api_usd_month"][()])
+    if not fits_traffic:
+        verdict: Optional[str] = "does not fit"
+    elif self_host is None:
+        verdict = None
+    else:
+        verdict = "self-host" if self_host < api_month else "api"
+    R = float(traffic.requests_month(s))
+    cache_gib = float(model.cache_bytes(s, n)) / model.GiB
+
+    values: dict[str, Any] = {
+        "weights_gib": model.weight_bytes(s) / model.GiB,
+        "kv_bytes_per_token": float(model.kv_bytes_per_token(s)),
+        "kv_gib_per_sequence": cache_gib,
+        "kv_copy_factor": model.kv_copy_factor(s),
+        "kv_heads_per_card": model.kv_heads_per_card(s),
+        "free_gib": free / model.GiB,
+        "fits": bool(free > 0),
+        "max_batch": mb,
+        "break_even_batch": be,
+        "batch": batch,
+        "step_ms": step_s * 1e3,
+        "tok_s": tok_s,
+        "tok_s_per_seq": 1 / step_s,
+        "usd_per_mtok_rent": _nan_to_none(rent),
+        "usd_per_mtok_upkeep": float(upkeep),
+        "usd_per_mtok": _nan_to_none(rent + upkeep),
+        "monthly_usd": _nan_to_none(model.monthly_usd(s)),
+        "memory_caps_batch": bool(be is None or mb < be),
+        "comm_ms": float(parts.comm_s) * 1e3,
+        "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
+        "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes(s, n)) / model.GiB,
+        "serving_batch": cap.serving_batch,
+        "meets_tpot": cap.meets_tpot,
+        "ttft_ms": cap.ttft_ms,
+        "requests_month": R,
+        "tokens_in_month": R * s.in_tok,
+        "tokens_out_month": R * s.out_tok,
+        "busy_fraction": float(costs["busy_fraction"][()]),
+        "replicas": int(costs["replicas"][()]) if fits_traffic else None,
+        "duty_traffic": float(costs["busy_fraction"][()] / costs["replicas"][()]) if fits_traffic else None,
+        "self_host_usd_month": self_host,
+        "api_usd_month": api_month,
+        "verdict": verdict,
+        "break_even_req_day": traffic.break_even_req_day(s, cap),
+    }
+    warnings = list(parsed.warnings) + scenario_warnings(s)
+    bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
+    for k in bad:
+        values[k] = None
+    if bad:
+        warnings.append(f"{', '.join(bad)} out of numeric range at these inputs: shown as null")
+    made = [part(**{f.name: values.pop(f.name) for f in fields(part)}) for part in PARTS]
+    assert not values, f"figures without a part: {sorted(values)}"
+    return Evaluation(parsed, *made, capacity=cap, warnings=tuple(warnings))
+
+
+def build(parsed: Parsed) -> dict[str, Any]:
+    """The report of a parsed link (see :func:`report`)."""
+    return evaluate(parsed).report()
+
+
+def report(link: Link = None) -> dict[str, Any]:
+    """The report of SPEC section 3 (with the keys of sections 5, 6 and 7).
+
+    Args:
+        link: a whole URL, a query string, or a mapping of link keys to values (str or numbers);
+            None gives the defaults. A report's own ``scenario`` is a valid input.
+
+    Returns:
+        A JSON-ready dict; floats are not rounded; figures that cannot exist are None
+        (``break_even_batch`` without a knee, USD figures of an unpriced card, self-hosting figures
+        when nothing fits).
+
+    Raises:
+        ScenarioError: a value is malformed, out of range or breaks a consistency rule; its
+            ``errors`` name the key, the value given and the accepted range.
+    """
+    return build(load(link))

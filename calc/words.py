@@ -1,0 +1,125 @@
+"""Words and numbers for people: one formatter for money, tokens, volumes and table cells, and the names of
+models and cards, used by the pages and the memo alike (a figure reads the same everywhere)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from . import catalogue
+from .notes import display_name
+from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
+
+
+# ---------------------------------------------------------------- number formatting
+
+
+def sig(x: Optional[float], digits: int = 2) -> str:
+    """``x`` rounded to ``digits`` significant figures with thousands separators.
+
+    343.2 -> "340", 5800 -> "5,800", 273892.8 -> "270,000" (3 digits: "274,000"), 0.001144 -> "0.0011";
+    None or NaN -> "—".
+    """
+    if x is None or not math.isfinite(x):
+        return "—"
+    if x == 0:
+        return "0"
+    v = float(f"{x:.{digits}g}")
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
+    return f"{v:,.{decimals}f}"
+
+
+def sig_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
+    """Both numbers at ``digits`` significant figures, or more when that would make two different
+    numbers read the same (up to 6)."""
+    for d in range(digits, 7):
+        sa, sb = sig(a, d), sig(b, d)
+        if sa != sb or a == b:
+            return sa, sb
+    return sa, sb
+
+
+def volume_text(x: float) -> str:
+    """A request volume as the user gave it: 10000 -> "10,000", 12.5 -> "12.5"."""
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:,.2f}".rstrip("0").rstrip(".")
+
+
+def cell(v: Any) -> str:
+    """A table cell: integers with separators, other numbers to a sensible precision, None as a dash."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, str):
+        return v
+    v = float(v)
+    if v.is_integer() or abs(v) >= 100:
+        return f"{v:,.0f}"
+    if abs(v) >= 1:
+        return f"{v:,.2f}"
+    text = sig(v, 3)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def tokens_text(x: float) -> str:
+    """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 4500 -> "4,500"."""
+    if x >= 1e9:
+        return f"{x / 1e9:,.4g}B"
+    if x >= 1e6:
+        return f"{x / 1e6:,.4g}M"
+    return f"{x:,.0f}"
+
+
+def usd(v: Optional[float], digits: int = 2) -> str:
+    """A USD amount for a table: separators and ``digits`` decimals, a dash when unknown."""
+    return "—" if v is None or not math.isfinite(v) else f"{v:,.{digits}f}"
+
+
+# ---------------------------------------------------------------- names
+
+
+def model_name(s: Scenario) -> str:
+    """The model's catalogue name ("(modified)" when the link overrides its figures), or "a custom 70B model"."""
+    row = catalogue.models().get(s.model)
+    return display_name(s, "model") if row else f"a custom {s.params_b:g}B model"
+
+
+def card_name(s: Scenario) -> str:
+    """The card's catalogue name ("(modified)" when the link overrides its datasheet), or "custom"."""
+    row = catalogue.cards().get(s.card)
+    return display_name(s, "card") if row else "custom"
+
+
+def cards_text(s: Scenario, count: Optional[int] = None) -> str:
+    """"1 H100 SXM 80 GB card", "4 H100 SXM 80 GB cards" (the card name carries its memory label)."""
+    n = s.gpus if count is None else count
+    return f"{n:,} {card_name(s)} card{'s' if n != 1 else ''}"
+
+
+def hardware_text(s: Scenario, replicas: int) -> str:
+    """What self-hosting needs: "1 H100 SXM 80 GB card", "3 L40S 48 GB cards",
+    "2 replicas of 4 H100 SXM 80 GB cards (8 cards)"."""
+    if s.gpus == 1:
+        return cards_text(s, replicas)
+    text = f"{replicas:,} replica{'s' if replicas != 1 else ''} of {cards_text(s)}"
+    return text + (f" ({replicas * s.gpus:,} cards)" if replicas > 1 else "")
+
+
+def weights_text(s: Scenario) -> str:
+    """"int4-g128 weights (4.25 bits)", "5-bit weights"."""
+    return (f"{s.weights} weights ({WEIGHT_FORMATS[s.weights]:g} bits)" if s.weights in WEIGHT_FORMATS
+            else f"{s.weight_bits:g}-bit weights")
+
+
+def kv_text(s: Scenario) -> str:
+    return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
+
+
+def money(x: Optional[float], digits: int = 0) -> str:
+    """USD for display with the unit: "5,800 USD"; an em dash when unknown."""
+    return "—" if x is None or not math.isfinite(x) else f"{x:,.{digits}f} USD"
+

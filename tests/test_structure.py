@@ -1,0 +1,48 @@
+"""The shape of the code: one table of link keys drives every model and input, `import calc` stays light,
+and the package never reaches up into the app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from calc import KEYS, Scenario
+from calc.__main__ import _keys_help
+from calc.scenario import KEY_TABLE, RANGES, LinkInputs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_import_calc_loads_no_pandas_streamlit_or_altair():
+    code = "import sys, calc; calc.report(''); print(sorted(m for m in ('pandas', 'streamlit', 'altair') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_calc_never_imports_the_app():
+    for path in (ROOT / "calc").glob("*.py"):
+        text = path.read_text()
+        assert "import streamlit" not in text and "from streamlit" not in text, path.name
+        assert "from pages" not in text and "import pages" not in text, path.name
+
+
+def test_the_key_table_makes_the_models_the_ranges_and_the_help():
+    keys = [k.key for k in KEY_TABLE]
+    assert list(KEYS) == keys
+    assert list(LinkInputs.model_fields) == keys
+    assert list(Scenario.model_fields) == keys
+    assert set(RANGES) == {k.key for k in KEY_TABLE if k.kind in ("float", "int", "batch")}
+    for k in KEY_TABLE:
+        assert k.label and k.help and k.accepted and k.group, k.key
+        if k.kind in ("float", "int"):
+            assert k.lo is not None and k.hi is not None and k.lo <= k.hi and k.step, k.key
+    helptext = _keys_help()
+    for k in KEY_TABLE:
+        assert f"  {k.key} " in helptext, k.key
+
+
+def test_every_key_has_one_sidebar_input():
+    from pages._ui import GROUPS
+    listed = [key for _, keys in GROUPS for key in keys]
+    assert sorted(listed) == sorted(KEYS) and len(listed) == len(set(listed))
