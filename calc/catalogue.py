@@ -102,6 +102,15 @@ LABEL_USED = "driver figure not found; label used"
 CLOUD_NUMERIC = ("gpus_per_instance", "usd_per_instance_hour", "usd_per_gpu_hour")
 
 
+def routed_params(params: float, active: float, experts: int, experts_active: int) -> float:
+    """Routed-expert parameters of an MoE model, ``M = (P - Pa)/(1 - k/E)`` (SPEC section 5): the active
+    parameters hold the dense part and ``k`` of ``E`` experts per layer. Any unit (the result has the unit of
+    ``params``); 0 for a dense model (``experts = 0``)."""
+    if not experts:
+        return 0.0
+    return (params - active) / (1 - experts_active / experts)
+
+
 class CatalogueError(ValueError):
     """A catalogue data file is malformed or inconsistent (names the file, line and column)."""
 
@@ -401,8 +410,7 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
                 raise row.fail("experts", "must be 0 (dense) or >= 2")
             if not 1 <= m["experts_active"] < m["experts"]:
                 raise row.fail("experts_active", "must be >= 1 and < experts")
-            share = m["experts_active"] / m["experts"]
-            routed = (m["params_b"] - m["active_b"]) / (1 - share)
+            routed = routed_params(m["params_b"], m["active_b"], m["experts"], m["experts_active"])
             if m["params_b"] - routed - m["embed_b"] < -1e-9:
                 raise row.fail("active_b", "dense part less the embedding table is negative")
         for col in ("weights", "weights_experts"):

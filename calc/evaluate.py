@@ -18,6 +18,7 @@ from . import model, traffic
 from .decision import Decision, decide
 from .notes import scenario_warnings
 from .scenario import Parsed, Scenario, load
+from .units import MS_PER_S
 
 Link = Union[str, Mapping[str, Any], None]
 
@@ -128,11 +129,6 @@ class Evaluation:
         return decide(self.scenario, self.capacity, self.flat)
 
 
-def _nan_to_none(x: Any) -> Optional[float]:
-    value = float(x)
-    return None if math.isnan(value) else value
-
-
 def evaluate(parsed: Parsed) -> Evaluation:
     """Evaluate a parsed link.
 
@@ -157,7 +153,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     cap = traffic.capacity(s)
     costs = traffic.monthly_costs(s, s.req_day, cap)
     fits_traffic = cap.max_batch > 0
-    self_host = _nan_to_none(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
+    self_host = model.none_if_nan(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
     api_month = float(costs["api_usd_month"][()])
     if not fits_traffic:
         verdict: Optional[str] = "does not fit"
@@ -179,15 +175,15 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "max_batch": mb,
         "break_even_batch": be,
         "batch": batch,
-        "step_ms": step_s * 1e3,
+        "step_ms": step_s * MS_PER_S,
         "tok_s": tok_s,
         "tok_s_per_seq": 1 / step_s,
-        "usd_per_mtok_rent": _nan_to_none(rent),
+        "usd_per_mtok_rent": model.none_if_nan(rent),
         "usd_per_mtok_upkeep": float(upkeep),
-        "usd_per_mtok": _nan_to_none(rent + upkeep),
-        "monthly_usd": _nan_to_none(model.monthly_usd(s)),
+        "usd_per_mtok": model.none_if_nan(rent + upkeep),
+        "monthly_usd": model.none_if_nan(model.monthly_usd(s)),
         "memory_caps_batch": bool(be is None or mb < be),
-        "comm_ms": float(parts.comm_s) * 1e3,
+        "comm_ms": float(parts.comm_s) * MS_PER_S,
         "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
         "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes(s, n)) / model.GiB,
         "serving_batch": cap.serving_batch,

@@ -14,6 +14,7 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import catalogue
 from .scenario import Scenario
 
 GiB = 2**30
@@ -102,10 +103,8 @@ def moe_split(s: Scenario) -> tuple[float, float]:
 
     A dense model has ``M = 0``.
     """
-    P, Pa = s.params_b * 1e9, s.active_b * 1e9
-    if not s.experts:
-        return 0.0, P
-    M = (P - Pa) / (1 - s.experts_active / s.experts)
+    P = s.params_b * 1e9
+    M = catalogue.routed_params(P, s.active_b * 1e9, s.experts, s.experts_active)
     return M, P - M
 
 
@@ -216,7 +215,8 @@ def break_even_batch(s: Scenario, n: Optional[ArrayLike] = None) -> NDArray:
     return np.where(positive, 0.5 * (lo + hi), np.nan)
 
 
-def _opt(x: NDArray) -> Optional[float]:
+def none_if_nan(x: ArrayLike) -> Optional[float]:
+    """A scalar figure as a float, or None where it cannot exist (NaN)."""
     value = float(x)
     return None if np.isnan(value) else value
 
@@ -224,7 +224,7 @@ def _opt(x: NDArray) -> Optional[float]:
 def break_even(s: Scenario, n: Optional[int] = None) -> Optional[float]:
     """Scalar break-even batch at context ``n`` (default ``s.ctx``), or None when the step never
     becomes compute-bound."""
-    return _opt(break_even_batch(s, s.ctx if n is None else n))
+    return none_if_nan(break_even_batch(s, s.ctx if n is None else n))
 
 
 def auto_batch(s: Scenario, n: Optional[int] = None) -> int:

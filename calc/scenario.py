@@ -30,7 +30,7 @@ DEFAULT_WEIGHTS = "int4-g128"
 #: Bits per element of each named KV-cache format (SPEC section 1).
 KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4}
 #: Precisions the matrix units can run at (SPEC section 5).
-COMPUTE_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
+COMPUTE_PRECISIONS = catalogue.PRECISIONS
 
 
 def _fmt(value: Any) -> str:
@@ -587,7 +587,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     if embed_b >= active_b:
         raise _Conflict(("embed_b", "active_b", "params_b"), f"embed_b ({_fmt(embed_b)}) must be below active_b ({_fmt(active_b)})")
     if experts:
-        routed = (params_b - active_b) / (1 - experts_active / experts)
+        routed = catalogue.routed_params(params_b, active_b, experts, experts_active)
         if params_b - routed - embed_b < -1e-9 * params_b:
             raise _Conflict(("active_b", "params_b", "embed_b"),
                             f"with params_b={_fmt(params_b)}, active_b={_fmt(active_b)}, experts={experts}, "

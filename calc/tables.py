@@ -13,6 +13,7 @@ import pandas as pd
 from . import model, traffic
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
+from .units import MS_PER_S
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
 BATCHES = np.arange(1, 1025)
@@ -72,12 +73,12 @@ def speed_sweep(s: Scenario, batches: Optional[np.ndarray] = None, n: Optional[i
     mb = int(model.max_batch(s, n))
     return pd.DataFrame({
         "batch": batches,
-        "step_ms": p.step_s * 1e3,
-        "memory_ms": p.memory_s * 1e3,
-        "weights_ms": p.weights_s * 1e3,
-        "cache_ms": np.broadcast_to(p.cache_s * 1e3, batches.shape),
-        "compute_ms": p.compute_s * 1e3,
-        "comm_ms": np.broadcast_to(p.comm_s * 1e3, batches.shape),
+        "step_ms": p.step_s * MS_PER_S,
+        "memory_ms": p.memory_s * MS_PER_S,
+        "weights_ms": p.weights_s * MS_PER_S,
+        "cache_ms": np.broadcast_to(p.cache_s * MS_PER_S, batches.shape),
+        "compute_ms": p.compute_s * MS_PER_S,
+        "comm_ms": np.broadcast_to(p.comm_s * MS_PER_S, batches.shape),
         "tok_s": batches / p.step_s,
         "tok_s_per_seq": 1 / p.step_s,
         "bound": np.where(p.compute_bound, "compute", "memory"),

@@ -173,7 +173,7 @@ def _break_even_terms(s: Scenario) -> tuple[float, float]:
     """(k, c_rep): API USD per month per request-per-day, ``c_api*hours/24`` (``c_api`` from
     :func:`api_usd_per_request`), and one replica's monthly rent, ``g*usd_hr*hours`` (SPEC section 6).
     Needs a priced card."""
-    return api_usd_per_request(s) * s.hours / 24, s.gpus * s.usd_hr * s.hours
+    return api_usd_per_request(s) * s.hours / 24, float(model.monthly_rent_usd(s))
 
 
 def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
@@ -227,7 +227,7 @@ def usd_per_request(s: Scenario, cap: Optional[Capacity] = None) -> tuple[float,
     c_api = api_usd_per_request(s)
     if s.usd_hr is None or cap.max_batch == 0:
         return c_api, None
-    return c_api, s.gpus * s.usd_hr * s.hours / (cap.x_cap * s.hours / 24)
+    return c_api, float(model.monthly_rent_usd(s)) / float(requests_month(s, cap.x_cap))
 
 
 def stays_cheaper_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:

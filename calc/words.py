@@ -11,6 +11,7 @@ import numpy as np
 from . import catalogue
 from .notes import display_name
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
+from .units import BILLION, MILLION
 
 
 # ---------------------------------------------------------------- number formatting
@@ -67,10 +68,10 @@ def cell(v: Any) -> str:
 
 def tokens_text(x: float) -> str:
     """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 4500 -> "4,500"."""
-    if x >= 1e9:
-        return f"{x / 1e9:,.4g}B"
-    if x >= 1e6:
-        return f"{x / 1e6:,.4g}M"
+    if x >= BILLION:
+        return f"{x / BILLION:,.4g}B"
+    if x >= MILLION:
+        return f"{x / MILLION:,.4g}M"
     return f"{x:,.0f}"
 
 
