@@ -26,6 +26,12 @@ total less the routed experts it is not sent to (``num_experts_per_tok`` of
 them are).  Multi-token-prediction layers (``num_nextn_predict_layers``) and
 vision or audio towers are not part of the text model and are not counted.
 
+A field the file leaves out takes the default of the ``transformers``
+config class of its ``model_type`` where the table ``_DEFAULTS`` has one (the
+library fills these in, and real checkpoints rely on it: Gemma 3's
+``vocab_size`` 262,208 and its five sliding layers to every global one).
+The model's size fields never default.
+
 Errors: every problem raises :class:`HFConfigError` (a ``ValueError``) whose
 ``.field`` names the config field at fault and whose message says what was
 expected: a missing field the count needs, a value that is not a non-negative
@@ -98,6 +104,76 @@ _UNSUPPORTED_TYPES = (
 
 _KNOWN_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")
 
+# Defaults the Hugging Face ``transformers`` config classes fill in for a field
+# that ``config.json`` leaves out, per ``model_type``; real checkpoints rely on
+# them (google/gemma-3-27b-it states neither ``vocab_size`` nor the 5:1
+# sliding/global pattern, gemma-3-4b-it not even its head counts).  A default
+# applies only when the field is absent from the text config and the top level
+# alike: an explicit ``null`` stays "not set", as the library keeps it.  The
+# table holds the fields that decide the vocabulary, the attention shapes and
+# the cache layout.  It never holds the model's size (``hidden_size``,
+# ``num_hidden_layers``, ``intermediate_size``): a file without those is cut
+# short, and is refused naming the field rather than read as the library's
+# small example model.  Families not listed get no defaults.
+_GEMMA3_TEXT = {
+    # transformers Gemma3TextConfig.__init__ (configuration_gemma3.py, 4.50+):
+    # vocab_size=262_208, num_attention_heads=8, num_key_value_heads=4,
+    # head_dim=256, tie_word_embeddings=True, sliding_window=4096,
+    # sliding_window_pattern=6: layer i is global when (i + 1) % 6 == 0, the
+    # rest slide (later versions keep this rule as the default layer_types).
+    # Gemma3Config (model_type "gemma3") builds its text model from
+    # Gemma3TextConfig, so both names share the table.
+    "vocab_size": 262_208,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "tie_word_embeddings": True,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+}
+_QWEN_WINDOW = {
+    # Qwen2Config / Qwen3Config / Qwen2MoeConfig / Qwen3MoeConfig: the window
+    # in the file is used only with use_sliding_window=True (default False).
+    "use_sliding_window": False,
+}
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": _GEMMA3_TEXT,
+    "gemma3": _GEMMA3_TEXT,
+    # transformers Gemma2Config: vocab_size=256000, num_attention_heads=8,
+    # num_key_value_heads=4, head_dim=256, tie_word_embeddings=True,
+    # sliding_window=4096; its default layer_types slide on layer i when
+    # (i + 1) % 2 != 0, i.e. the even layers (see _window).
+    "gemma2": {
+        "vocab_size": 256_000,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "tie_word_embeddings": True,
+        "sliding_window": 4096,
+    },
+    # transformers GemmaConfig: vocab_size=256000, head_dim=256 (Gemma 7B's
+    # 3072 / 16 heads would give 192), tie_word_embeddings=True, no window.
+    "gemma": {
+        "vocab_size": 256_000,
+        "head_dim": 256,
+        "tie_word_embeddings": True,
+    },
+    # transformers MistralConfig: sliding_window=4096 on every layer, unless
+    # the file says null.
+    "mistral": {"sliding_window": 4096},
+    # Qwen2Config / Qwen3Config: max_window_layers=28 (layers from there on
+    # slide when the window is on); Qwen3Config: head_dim=128 (Qwen3-4B has
+    # 2560 / 32 heads = 80 but 128-wide heads).
+    "qwen2": {**_QWEN_WINDOW, "max_window_layers": 28},
+    "qwen3": {**_QWEN_WINDOW, "max_window_layers": 28, "head_dim": 128},
+    "qwen2_moe": _QWEN_WINDOW,
+    "qwen3_moe": _QWEN_WINDOW,
+    # transformers Llama4TextConfig: attention_chunk_size=8192 on the RoPE
+    # layers (three of every four, no_rope_layer_interval=4; see _window).
+    "llama4_text": {"attention_chunk_size": 8192},
+    "llama4": {"attention_chunk_size": 8192},
+}
+
 _EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts")
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim")
 _TOPK_KEYS = ("num_experts_per_tok", "experts_per_token")
@@ -136,12 +212,17 @@ class _Fields:
                 f"expected an object, got {type(inner).__name__}",
             )
         self.layers: tuple[Mapping, ...] = (inner, config) if inner else (config,)
+        self.defaults: Mapping[str, Any] = {}
 
     def get(self, name: str) -> Any:
+        """The field's value; the family's default (``self.defaults``) when no
+        layer has the key at all; None when it is null or has no default."""
         for layer in self.layers:
             if name in layer and layer[name] is not None:
                 return layer[name]
-        return None
+        if any(name in layer for layer in self.layers):
+            return None  # an explicit null: not set
+        return self.defaults.get(name)
 
     def has(self, name: str) -> bool:
         return self.get(name) is not None
@@ -397,12 +478,13 @@ def count_parameters(config: Mapping) -> dict:
             f"{kind!r} has linear-attention, recurrent or state-space layers "
             "that this calculator cannot count",
         )
+    f.defaults = _DEFAULTS.get(kind, {})
 
     layers = f.integer("num_hidden_layers", maximum=MAX_LAYERS)
     hidden = f.integer("hidden_size")
     heads = f.integer("num_attention_heads", maximum=MAX_HEADS)
     vocab = f.integer("vocab_size", maximum=MAX_VOCAB)
-    tied = f.flag("tie_word_embeddings", kind.startswith("gemma"))
+    tied = f.flag("tie_word_embeddings", False)
     mlp_bias = f.flag("mlp_bias", False)
 
     # Any MLA field makes the others necessary: a half-MLA config is an error,

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from calc.hf_config import HFConfigError, count_parameters, from_hf_config, from_hf_config_json
+from calc import report
+from calc.__main__ import main
+from calc.hf_config import _DEFAULTS, HFConfigError, count_parameters, from_hf_config, from_hf_config_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 
@@ -43,8 +45,10 @@ REFERENCES = [
     ("qwen2.5-7b", 7.616, None),
     ("qwen3-8b", 8.191, None),
     ("gpt-oss-20b", 20.915, 4.187),
+    ("gemma-3-27b-it", 27.0, None),
 ]
 ALL_FIXTURES = sorted(p.stem for p in FIXTURES.glob("*.json"))
+NESTED_FIXTURES = [n for n in ALL_FIXTURES if "text_config" in load(n)]
 
 
 # ---------------------------------------------------------------- real numbers
@@ -176,7 +180,7 @@ def test_gemma3_text_config_resolves_like_the_flat_text_model():
     assert 3.8 < flat_keys["params_b"] < 4.3
 
 
-@pytest.mark.parametrize("name", [n for n in ALL_FIXTURES if n != "gemma-3-4b"])
+@pytest.mark.parametrize("name", [n for n in ALL_FIXTURES if n not in NESTED_FIXTURES])
 def test_wrapped_under_text_config_resolves_the_same(name):
     flat = load(name)
     wrapped = {
@@ -488,3 +492,156 @@ def test_json_missing_field_is_named():
 def test_json_entry_point_needs_text(value):
     with pytest.raises(HFConfigError):
         from_hf_config_json(value)
+
+
+# ---------------------------------------------------------------- defaults by model_type
+
+GEMMA3_27B_EMBED = 262_208 * 5376  # the checkpoint's table: 262,208 rows (transformers' default vocab_size)
+
+
+def test_gemma3_27b_takes_the_library_defaults_it_leaves_out():
+    config = load("gemma-3-27b-it")
+    assert "vocab_size" not in config["text_config"] and "sliding_window_pattern" not in config["text_config"]
+    c = count_parameters(config)
+    assert c["model_type"] == "gemma3_text"
+    assert c["embed"] == GEMMA3_27B_EMBED == 1_409_630_208 and c["head"] == 0 and c["tied"] is True
+    assert c["total"] == c["active"] == 27_009_346_304
+    # Gemma 3 technical report, table 1 (27B): 1,416M embedding parameters (the token table here plus the
+    # 1152 x 5376 image projector, not counted) and 25,600M non-embedding ones; the vision tower is left out.
+    assert c["total"] - c["embed"] == 25_599_716_096
+    assert near(c["total"] - c["embed"], 25.6e9, rel=0.001)
+    assert near(c["embed"] + 1152 * 5376, 1.416e9, rel=0.001)
+    keys = from_hf_config(config)
+    assert keys["params_b"] == 27.009346304 and keys["active_b"] == keys["params_b"] and keys["embed_b"] == 0
+    assert (keys["layers"], keys["heads"], keys["kv_heads"], keys["head_dim"], keys["hidden"]) == (62, 32, 16, 128, 5376)
+    # sliding_window_pattern 6: layers 5, 11, ..., 59 are global (10 of 62), the other 52 slide over 1024 tokens.
+    assert (keys["window"], keys["window_layers"]) == (1024, 52)
+
+
+def test_gemma3_27b_kv_cache_at_128k_in_bf16():
+    keys = from_hf_config(load("gemma-3-27b-it"))
+    r = report({**keys, "ctx": 128000, "kv": "bf16"})
+    assert r["kv_bytes_per_token"] == 2 * 62 * 16 * 128 * 2 == 507_904  # every layer full, as SPEC 5 defines it
+    # (10 global layers x 128,000 tokens + 52 sliding layers x 1,024) x 8,192 bytes = 10.171875 GiB.
+    assert r["kv_gib_per_sequence"] == pytest.approx(10.171875, rel=1e-12)
+    assert round(r["kv_gib_per_sequence"], 2) == 10.17
+
+
+def test_gemma3_27b_on_the_command_line(capsys):
+    code = main(["--hf-config", str(FIXTURES / "gemma-3-27b-it.json"), "ctx=128000&kv=bf16"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    r = json.loads(out.out)
+    assert round(r["kv_gib_per_sequence"], 2) == 10.17
+    assert r["scenario"]["params_b"] == 27.009346304
+
+
+def test_gemma3_4b_it_text_config_that_omits_its_heads():
+    # google/gemma-3-4b-it states only its sizes and window; heads, KV heads, head_dim and the
+    # vocabulary come from Gemma3TextConfig (8, 4, 256, 262,208).
+    minimal = {"text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                               "num_hidden_layers": 34, "sliding_window": 1024},
+               "model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}
+    full = load("gemma-3-4b")  # states every field, with a 262,144-row vocabulary
+    got, want = count_parameters(minimal), count_parameters(full)
+    for key in ("heads", "kv_heads", "head_dim", "hidden", "layers", "window", "window_layers", "tied"):
+        assert got[key] == want[key], key
+    assert (got["heads"], got["kv_heads"], got["head_dim"]) == (8, 4, 256)
+    assert got["total"] - want["total"] == (262_208 - 262_144) * 2560
+
+
+def test_explicit_fields_win_over_the_defaults():
+    config = load("gemma-3-27b-it")
+    config["text_config"].update(vocab_size=262_144, sliding_window_pattern=2)
+    c = count_parameters(config)
+    assert c["embed"] == 262_144 * 5376
+    assert (c["window"], c["window_layers"]) == (1024, 31)
+
+
+def test_an_explicit_null_is_not_replaced_by_a_default():
+    config = load("gemma-3-27b-it")
+    config["text_config"]["vocab_size"] = None
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    assert info.value.field == "vocab_size"
+    mistral = dict(load("llama-3.1-8b"), model_type="mistral", sliding_window=None)
+    assert (from_hf_config(mistral)["window"], from_hf_config(mistral)["window_layers"]) == (0, 0)
+
+
+@pytest.mark.parametrize("field", ["hidden_size", "num_hidden_layers", "intermediate_size"])
+def test_the_model_size_never_defaults(field):
+    config = load("gemma-3-27b-it")
+    del config["text_config"][field]
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    assert info.value.field == field
+    for table in _DEFAULTS.values():
+        assert field not in table
+
+
+def test_gemma2_defaults_match_its_stated_fields():
+    config = load("gemma-2-9b")
+    assert (config["vocab_size"], config["head_dim"], config["sliding_window"]) == (256_000, 256, 4096)
+    bare = {k: v for k, v in config.items() if k not in ("vocab_size", "head_dim", "sliding_window")}
+    assert from_hf_config(bare) == from_hf_config(config)
+    bare = {k: v for k, v in bare.items() if k not in ("num_attention_heads", "num_key_value_heads")}
+    keys = from_hf_config(bare)  # Gemma2Config: 8 heads, 4 KV heads
+    assert (keys["heads"], keys["kv_heads"], keys["window"], keys["window_layers"]) == (8, 4, 4096, 21)
+
+
+def test_gemma_1_head_dim_is_256_not_hidden_over_heads():
+    config = {"model_type": "gemma", "hidden_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16,
+              "num_key_value_heads": 16, "intermediate_size": 24576}
+    c = count_parameters(config)
+    assert (c["head_dim"], c["embed"], c["head"], c["tied"]) == (256, 256_000 * 3072, 0, True)
+    assert near(c["total"], 8.54e9)  # Gemma 7B: 8.54B parameters with its tied table
+
+
+def test_qwen_window_is_off_unless_the_file_turns_it_on():
+    config = {k: v for k, v in load("qwen2.5-7b").items() if k != "use_sliding_window"}
+    assert config["sliding_window"] == 131072
+    assert (from_hf_config(config)["window"], from_hf_config(config)["window_layers"]) == (0, 0)
+    for name in ("qwen3-8b", "qwen3-30b-a3b"):
+        config = {k: v for k, v in load(name).items() if k != "use_sliding_window"}
+        config["sliding_window"] = 4096
+        assert from_hf_config(config)["window_layers"] == 0, name
+
+
+def test_qwen2_enabled_window_without_max_window_layers_starts_at_layer_28():
+    config = {k: v for k, v in load("qwen2.5-7b").items() if k != "max_window_layers"}
+    config.update(use_sliding_window=True, sliding_window=4096, num_hidden_layers=40)
+    keys = from_hf_config(config)
+    assert (keys["window"], keys["window_layers"]) == (4096, 40 - 28)
+
+
+def test_qwen3_head_dim_defaults_to_128():
+    # Qwen3-4B's shape: 2560 wide, 32 heads of 128 (not 2560 / 32 = 80).
+    config = {k: v for k, v in load("qwen3-8b").items() if k != "head_dim"}
+    config.update(hidden_size=2560, intermediate_size=9728)
+    assert from_hf_config(config)["head_dim"] == 128
+
+
+def test_mistral_window_defaults_to_4096_on_every_layer():
+    config = {k: v for k, v in load("llama-3.1-8b").items() if k != "sliding_window"}
+    config["model_type"] = "mistral"
+    keys = from_hf_config(config)
+    assert (keys["window"], keys["window_layers"]) == (4096, 32)
+
+
+def test_llama4_chunk_defaults_to_8192():
+    config = {
+        "model_type": "llama4_text", "vocab_size": 100, "hidden_size": 16,
+        "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4,
+        "intermediate_size": 8, "intermediate_size_mlp": 32, "num_local_experts": 4,
+        "num_experts_per_tok": 1, "tie_word_embeddings": False,
+    }
+    c = count_parameters(config)
+    assert (c["window"], c["window_layers"]) == (8192, 6)  # no_rope_layer_interval 4: layers 3 and 7 are global
+
+
+def test_families_without_a_table_get_no_defaults():
+    config = load("llama-3.1-8b")
+    del config["vocab_size"]
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    assert info.value.field == "vocab_size"
