@@ -36,7 +36,12 @@ Errors: every problem raises :class:`HFConfigError` (a ``ValueError``) whose
 ``.field`` names the config field at fault and whose message says what was
 expected: a missing field the count needs, a value that is not a non-negative
 integer (or a bool where a bool is meant), an absurd size, or an architecture
-this counter cannot describe (linear-attention or state-space layers).
+whose cache this calculator cannot size: linear-attention, recurrent,
+state-space or convolution layers (``layer_types`` entries, hybrid layer
+lists, ``mamba_*``/``ssm_*``/``linear_*`` fields), caches shared between
+layers, or per-token caches beside the keys and values (DeepSeek V3.2's
+``index_*`` indexer).  Such a config is refused rather than sized wrongly.
+A message quotes at most 60 characters of any value from the file.
 :func:`from_hf_config_json` also rejects text that is too large, not UTF-8,
 not JSON, NaN/Infinity, nested deeper than 20 levels, holding more than 10,000
 keys and items, or whose top level is not an object.  Nothing in the file is
@@ -79,6 +84,9 @@ MAX_PARAMS = 10**14  # 100 trillion parameters
 
 MAX_JSON_DEPTH = 20
 MAX_JSON_ITEMS = 10_000
+
+# An error message quotes at most this many characters of a value from the file.
+MAX_SHOWN = 60
 
 # Model types whose layers are not (only) softmax attention plus an MLP; a
 # count from the standard fields would be wrong, so they are refused.
@@ -174,6 +182,39 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "llama4": {"attention_chunk_size": 8192},
 }
 
+# Fields of architectures whose cache is not (only) keys and values of
+# softmax attention, or whose layers are not all attention: counting them
+# with the plain formula would mis-size the cache, so they are refused
+# naming the field.  Each maps to what the calculator would miss.
+_INDEXER_KEYS = ("index_head_dim", "index_n_heads", "index_topk")
+_UNSIZED_FIELDS = {
+    # Layers of another kind beside attention (recurrent, state-space,
+    # linear attention, convolution).
+    "attn_layer_indices": "only the listed layers are attention; the others are state-space layers",
+    "attn_layer_period": "only every attn_layer_period-th layer is attention; the others are Mamba layers",
+    "attn_layer_offset": "only some layers are attention; the others are Mamba layers",
+    "full_attention_interval": "only every full_attention_interval-th layer is softmax attention; "
+    "the others are linear attention",
+    "hybrid_override_pattern": "the pattern mixes Mamba, attention and MLP layers",
+    "layers_block_type": "the layers mix attention with state-space blocks",
+    "hybrid_layer_ids": "the layers mix attention with state-space blocks",
+    "block_types": "the layers mix attention with recurrent blocks",
+    "attn_type_list": "the layers mix linear and softmax attention",
+    "full_attn_idxs": "only the listed layers are attention; the others are convolutions",
+    # Caches laid out otherwise than one key and one value per layer.
+    "num_kv_shared_layers": "later layers reuse earlier layers' keys and values",
+    "use_cla": "adjacent layers share one key/value cache (cross-layer attention)",
+    "global_head_dim": "global layers cache heads of another width than head_dim",
+    "num_global_key_value_heads": "global layers cache another number of key/value heads",
+    "attention_k_eq_v": "keys double as values on some layers",
+    "cross_attention_layers": "the listed layers attend to image features, not to the tokens' cache",
+}
+_UNSIZED_PREFIXES = {
+    "mamba_": "the model has Mamba (state-space) layers, whose state is not a per-token cache",
+    "ssm_": "the model has state-space layers, whose state is not a per-token cache",
+    "linear_": "the model has linear-attention layers, whose state is not a per-token cache",
+}
+
 _EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts")
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim")
 _TOPK_KEYS = ("num_experts_per_tok", "experts_per_token")
@@ -189,6 +230,22 @@ class HFConfigError(ValueError):
     def __init__(self, field: str, message: str) -> None:
         self.field = field
         super().__init__(f"{field}: {message}")
+
+
+def _show(value: Any) -> str:
+    """A value from the file, quoted for a message: ``repr`` (so control
+    characters are escaped), cut to MAX_SHOWN characters."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print in full
+        text = f"<an integer of {value.bit_length():,} bits>"
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def _field_name(key: str) -> str:
+    """A key from the file as the ``field`` of an error: itself when short and
+    printable, else quoted by :func:`_show`."""
+    return key if len(key) <= MAX_SHOWN and key.isprintable() else _show(key)
 
 
 # --------------------------------------------------------------------------
@@ -224,6 +281,15 @@ class _Fields:
             return None  # an explicit null: not set
         return self.defaults.get(name)
 
+    def names(self):
+        """Every key of the text config and the top level (each once)."""
+        seen: set = set()
+        for layer in self.layers:
+            for key in layer:
+                if key not in seen:
+                    seen.add(key)
+                    yield key
+
     def has(self, name: str) -> bool:
         return self.get(name) is not None
 
@@ -248,7 +314,7 @@ class _Fields:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise HFConfigError(name, f"expected true or false, got {value!r}")
+            raise HFConfigError(name, f"expected true or false, got {_show(value)}")
         return value
 
     def first(self, names: tuple[str, ...]) -> str | None:
@@ -267,19 +333,19 @@ def _as_int(name: str, value: Any, minimum: int, maximum: int) -> int:
         value = int(value)
     if not isinstance(value, int):
         raise HFConfigError(
-            name, f"expected an integer, got {type(value).__name__} {value!r:.40}"
+            name, f"expected an integer, got {type(value).__name__} {_show(value)}"
         )
     if value < minimum:
-        raise HFConfigError(name, f"must be at least {minimum}, got {value}")
+        raise HFConfigError(name, f"must be at least {minimum}, got {_show(value)}")
     if value > maximum:
-        raise HFConfigError(name, f"{value} is implausibly large (limit {maximum})")
+        raise HFConfigError(name, f"{_show(value)} is implausibly large (limit {maximum})")
     return value
 
 
 def _int_list(fields: _Fields, name: str, length: int, maximum: int) -> list[int]:
     value = fields.get(name)
     if not isinstance(value, list):
-        raise HFConfigError(name, f"expected a list of integers, got {value!r:.40}")
+        raise HFConfigError(name, f"expected a list of integers, got {_show(value)}")
     if len(value) > length:
         raise HFConfigError(name, f"has {len(value)} entries, more than {length} layers")
     return [_as_int(name, v, 0, maximum) for v in value]
@@ -320,7 +386,7 @@ def _model_type(fields: _Fields, arch: str) -> str:
     """The family: ``model_type`` (text model's first), else from ``architectures``."""
     value = fields.get("model_type")
     if value is not None and not isinstance(value, str):
-        raise HFConfigError("model_type", f"expected a string, got {value!r:.40}")
+        raise HFConfigError("model_type", f"expected a string, got {_show(value)}")
     if value:
         return value.lower()
     for marker, family in _ARCH_FAMILIES:
@@ -416,10 +482,14 @@ def _window(f: _Fields, kind: str, layers: int) -> tuple[int, int]:
             )
         unknown = sorted(set(types) - set(_KNOWN_LAYER_TYPES))
         if unknown:
+            shown = ", ".join(_show(t) for t in unknown[:3])
+            if len(unknown) > 3:
+                shown += f" and {len(unknown) - 3} more"
             raise HFConfigError(
                 "layer_types",
-                f"layers of type {', '.join(unknown)} are not supported "
-                "(only softmax attention, full, sliding or chunked, can be counted)",
+                f"has layers of type {shown}: only softmax attention (full, sliding or "
+                "chunked) is sized; other layers (linear attention, state-space, "
+                "convolution) keep a state the calculator does not size",
             )
         sliding = types.count("sliding_attention")
         chunked = types.count("chunked_attention")
@@ -459,6 +529,54 @@ def _window(f: _Fields, kind: str, layers: int) -> tuple[int, int]:
     return (window, count) if count else (0, 0)
 
 
+def _is_set(value: Any) -> bool:
+    """A field that switches its feature on: not null, false, zero or empty."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, (int, float)) and value == 0:
+        return False
+    return not (isinstance(value, (str, list, dict, tuple)) and len(value) == 0)
+
+
+def _refuse_unsized(f: _Fields) -> None:
+    """Refuse a config whose cache or layers the calculator cannot size.
+
+    The calculator sizes one key and one value per KV head, layer and token
+    (or an MLA latent).  An architecture that caches more per token (DeepSeek
+    V3.2's indexer keys), shares caches between layers, or mixes attention with
+    layers of another kind would be mis-sized without a word, so it is refused
+    naming the first field that shows it.
+    """
+    for name in _INDEXER_KEYS:
+        value = f.get(name)
+        if _is_set(value):
+            raise HFConfigError(
+                name,
+                f"set ({_show(value)}): this architecture (DeepSeek V3.2 sparse attention) "
+                "caches an indexer key per token and layer beside its attention cache, "
+                "which the calculator does not size; refused rather than under-sized",
+            )
+    for name, what in _UNSIZED_FIELDS.items():
+        value = f.get(name)
+        if _is_set(value):
+            raise HFConfigError(
+                name,
+                f"set ({_show(value)}): {what}; the calculator sizes only softmax "
+                "attention's per-token keys and values, so this config is refused "
+                "rather than mis-sized",
+            )
+    for key in f.names():
+        if not isinstance(key, str) or f.get(key) is None:
+            continue
+        for prefix, what in _UNSIZED_PREFIXES.items():
+            if key.startswith(prefix):
+                raise HFConfigError(
+                    _field_name(key),
+                    f"{what}; the calculator sizes only softmax attention's per-token "
+                    "keys and values, so this config is refused rather than mis-sized",
+                )
+
+
 def count_parameters(config: Mapping) -> dict:
     """Count the parameters of the text model that ``config`` describes.
 
@@ -470,12 +588,13 @@ def count_parameters(config: Mapping) -> dict:
     module docstring.
     """
     f = _Fields(config)
+    _refuse_unsized(f)
     arch = _architectures(f)
     kind = _model_type(f, arch)
     if kind.startswith(_UNSUPPORTED_TYPES):
         raise HFConfigError(
             "model_type",
-            f"{kind!r} has linear-attention, recurrent or state-space layers "
+            f"{_show(kind)} has linear-attention, recurrent or state-space layers "
             "that this calculator cannot count",
         )
     f.defaults = _DEFAULTS.get(kind, {})
@@ -683,7 +802,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     result: dict = {}
     for key, value in pairs:
         if key in result:
-            raise HFConfigError(key[:60], "appears twice in the same object")
+            raise HFConfigError(_field_name(key), "appears twice in the same object")
         result[key] = value
     return result
 

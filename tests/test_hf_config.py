@@ -17,6 +17,7 @@ from calc.__main__ import main
 from calc.hf_config import _DEFAULTS, HFConfigError, count_parameters, from_hf_config, from_hf_config_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
+REFUSED = FIXTURES / "refused"  # real configs the calculator must refuse (not in ALL_FIXTURES)
 
 LINK_KEYS = {
     "model", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden",
@@ -25,8 +26,8 @@ LINK_KEYS = {
 INT_KEYS = LINK_KEYS - {"model", "params_b", "active_b", "embed_b"}
 
 
-def load(name: str) -> dict:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
+def load(name: str, folder: Path = FIXTURES) -> dict:
+    return json.loads((folder / f"{name}.json").read_text())
 
 
 def near(value: float, reference: float, rel: float = 0.005) -> bool:
@@ -645,3 +646,165 @@ def test_families_without_a_table_get_no_defaults():
     with pytest.raises(HFConfigError) as info:
         from_hf_config(config)
     assert info.value.field == "vocab_size"
+
+
+# ---------------------------------------------------------------- caches the calculator does not size
+
+def refused(config) -> HFConfigError:
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    err = info.value
+    assert str(err).startswith(f"{err.field}: ")
+    assert len(str(err)) < 600
+    return err
+
+
+def test_deepseek_v32_indexer_is_refused_naming_the_field():
+    config = load("deepseek-v3.2-exp", REFUSED)
+    err = refused(config)
+    assert err.field == "index_head_dim"
+    assert "indexer" in str(err) and "does not size" in str(err)
+    # Without the indexer it is DeepSeek V3's shape.
+    plain = {k: v for k, v in config.items() if not k.startswith("index_")}
+    assert near(from_hf_config(plain)["params_b"], 671.0)
+
+
+@pytest.mark.parametrize("field,value", [("index_head_dim", 128), ("index_n_heads", 64), ("index_topk", 2048)])
+def test_each_indexer_field_alone_is_refused(field, value):
+    err = refused(dict(load("deepseek-v3"), **{field: value}))
+    assert err.field == field and "indexer" in str(err)
+
+
+def test_deepseek_v32_on_the_command_line_exits_2(capsys):
+    code = main(["--hf-config", str(REFUSED / "deepseek-v3.2-exp.json"), "ctx=128000"])
+    out = capsys.readouterr()
+    assert code == 2 and out.out == ""
+    assert "index_head_dim" in out.err and "Traceback" not in out.err
+
+
+def test_deepseek_v32_json_text_is_refused():
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config_json((REFUSED / "deepseek-v3.2-exp.json").read_bytes())
+    assert info.value.field == "index_head_dim"
+
+
+@pytest.mark.parametrize("kinds", [
+    ["linear_attention", "linear_attention", "linear_attention", "full_attention"],  # Qwen3-Next, MiniMax
+    ["mamba", "attention"],                                                            # Granite 4.0 hybrid
+    ["conv", "conv", "full_attention"],                                                # LFM2
+], ids=["linear-attention", "mamba", "conv"])
+def test_layer_types_other_than_attention_are_refused(kinds):
+    layers = 32
+    types = (kinds * layers)[:layers]
+    err = refused(dict(load("llama-3.1-8b"), layer_types=types))
+    assert err.field == "layer_types"
+    for kind in set(types) - {"full_attention"}:
+        assert repr(kind) in str(err)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("attn_layer_indices", [9, 18, 27]),                # Bamba, Falcon-H1
+    ("attn_layer_period", 8),                           # Jamba
+    ("attn_layer_offset", 4),                           # Jamba
+    ("full_attention_interval", 4),                     # Qwen3-Next
+    ("hybrid_override_pattern", "M-M-M-M*-M-M-M-M-"),   # Nemotron-H
+    ("layers_block_type", ["mamba", "hybrid"] * 16),    # Zamba
+    ("hybrid_layer_ids", [5, 11, 17]),                  # Zamba 2
+    ("block_types", ["recurrent", "recurrent", "attention"]),  # RecurrentGemma
+    ("attn_type_list", [0, 0, 0, 1] * 8),               # MiniMax-Text-01
+    ("full_attn_idxs", [2, 5, 8]),                      # LFM2
+    ("num_kv_shared_layers", 10),                       # Gemma 3n
+    ("use_cla", True),                                  # Hunyuan-Large cross-layer attention
+    ("global_head_dim", 512),                           # Gemma 4
+    ("num_global_key_value_heads", 1),                  # Gemma 4
+    ("attention_k_eq_v", True),                         # Gemma 4
+    ("cross_attention_layers", [3, 8, 13]),             # Llama 3.2 Vision
+])
+def test_hybrid_and_shared_cache_fields_are_refused(field, value):
+    err = refused(dict(load("llama-3.1-8b"), **{field: value}))
+    assert err.field == field and field in str(err)
+    assert "refused" in str(err)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("mamba_d_state", 16),                                # Jamba, Bamba, Falcon-H1, Zamba
+    ("mamba_n_heads", 128),
+    ("ssm_state_size", 128),                              # Nemotron-H
+    ("linear_num_value_heads", 32),                       # Qwen3-Next
+    ("linear_key_head_dim", 128),
+    ("linear_attn_config", {"kda_layers": [1, 2, 3]}),    # Kimi Linear
+])
+def test_state_space_and_linear_attention_fields_are_refused(field, value):
+    err = refused(dict(load("qwen3-8b"), **{field: value}))
+    assert err.field == field
+
+
+def test_such_fields_are_found_under_text_config_too():
+    config = {"model_type": "llava", "text_config": dict(load("llama-3.1-8b"), mamba_d_state=16)}
+    assert refused(config).field == "mamba_d_state"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("use_cla", False), ("num_kv_shared_layers", 0), ("cross_attention_layers", []), ("attention_k_eq_v", False),
+    ("attn_layer_indices", None), ("mamba_d_state", None), ("index_topk", 0),
+])
+def test_switched_off_fields_are_not_refused(field, value):
+    base = load("llama-3.1-8b")
+    assert from_hf_config(dict(base, **{field: value})) == from_hf_config(base)
+
+
+def test_a_cla_factor_with_cla_switched_off_is_not_refused():
+    base = load("llama-3.1-8b")
+    assert from_hf_config(dict(base, use_cla=False, cla_share_factor=2)) == from_hf_config(base)
+
+
+def test_qwen3_next_shaped_config_is_refused_naming_a_field():
+    config = dict(load("qwen3-8b"), model_type="qwen3_next", full_attention_interval=4,
+                  linear_num_value_heads=32, linear_num_key_heads=16, linear_key_head_dim=128,
+                  linear_value_head_dim=128, linear_conv_kernel_dim=4,
+                  layer_types=["linear_attention"] * 3 + ["full_attention"])
+    err = refused(config)
+    assert err.field == "full_attention_interval"
+
+
+def test_jamba_shaped_config_is_refused_naming_a_field():
+    config = dict(load("mixtral-8x7b"), model_type="jamba", architectures=["JambaForCausalLM"],
+                  attn_layer_period=8, attn_layer_offset=4, mamba_d_state=16, mamba_expand=2)
+    assert refused(config).field == "attn_layer_period"
+
+
+# ---------------------------------------------------------------- bounded messages
+
+def test_a_huge_or_control_character_layer_type_is_quoted_short():
+    hostile = "\x1b[31m" + "x" * 10_000
+    err = refused(dict(load("llama-3.1-8b"), layer_types=[hostile] * 32))
+    text = str(err)
+    assert "\x1b" not in text and "\\x1b" in text and "x" * 100 not in text
+
+
+def test_many_unknown_layer_types_are_summarised():
+    err = refused(dict(load("llama-3.1-8b"), layer_types=[f"kind{i}" * 20 for i in range(32)]))
+    assert "and 29 more" in str(err)
+
+
+def test_a_hostile_prefixed_field_name_is_quoted_short():
+    key = "mamba_" + "\x07" * 5000
+    err = refused(dict(load("llama-3.1-8b"), **{key: 1}))
+    assert len(err.field) <= 60 and "\x07" not in err.field and "\x07" not in str(err)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("tie_word_embeddings", "y" * 100_000),
+    ("hidden_size", "\x00" * 100_000),
+    ("hidden_size", 10**5000),          # too long even to print in full
+    ("moe_layers", "z" * 100_000),
+    ("model_type", ["q" * 100_000]),
+    ("use_cla", "\u202e" * 50_000),
+], ids=["long-flag", "nul-int", "huge-int", "long-list", "long-type", "rtl-flag"])
+def test_values_are_never_echoed_at_length(field, value):
+    config = dict(load("llama-3.1-8b"), **{field: value})
+    if field == "moe_layers":
+        config.update(num_local_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024)
+    err = refused(config)
+    assert err.field == field
+    assert "\x00" not in str(err) and "\u202e" not in str(err)
