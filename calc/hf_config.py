@@ -26,11 +26,22 @@ total less the routed experts it is not sent to (``num_experts_per_tok`` of
 them are).  Multi-token-prediction layers (``num_nextn_predict_layers``) and
 vision or audio towers are not part of the text model and are not counted.
 
+A field the file leaves out takes the default of the ``transformers``
+config class of its ``model_type`` where the table ``_DEFAULTS`` has one (the
+library fills these in, and real checkpoints rely on it: Gemma 3's
+``vocab_size`` 262,208 and its five sliding layers to every global one).
+The model's size fields never default.
+
 Errors: every problem raises :class:`HFConfigError` (a ``ValueError``) whose
 ``.field`` names the config field at fault and whose message says what was
 expected: a missing field the count needs, a value that is not a non-negative
 integer (or a bool where a bool is meant), an absurd size, or an architecture
-this counter cannot describe (linear-attention or state-space layers).
+whose cache this calculator cannot size: linear-attention, recurrent,
+state-space or convolution layers (``layer_types`` entries, hybrid layer
+lists, ``mamba_*``/``ssm_*``/``linear_*`` fields), caches shared between
+layers, or per-token caches beside the keys and values (DeepSeek V3.2's
+``index_*`` indexer).  Such a config is refused rather than sized wrongly.
+A message quotes at most 60 characters of any value from the file.
 :func:`from_hf_config_json` also rejects text that is too large, not UTF-8,
 not JSON, NaN/Infinity, nested deeper than 20 levels, holding more than 10,000
 keys and items, or whose top level is not an object.  Nothing in the file is
@@ -74,6 +85,9 @@ MAX_PARAMS = 10**14  # 100 trillion parameters
 MAX_JSON_DEPTH = 20
 MAX_JSON_ITEMS = 10_000
 
+# An error message quotes at most this many characters of a value from the file.
+MAX_SHOWN = 60
+
 # Model types whose layers are not (only) softmax attention plus an MLP; a
 # count from the standard fields would be wrong, so they are refused.
 _UNSUPPORTED_TYPES = (
@@ -97,6 +111,109 @@ _UNSUPPORTED_TYPES = (
 )
 
 _KNOWN_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")
+
+# Defaults the Hugging Face ``transformers`` config classes fill in for a field
+# that ``config.json`` leaves out, per ``model_type``; real checkpoints rely on
+# them (google/gemma-3-27b-it states neither ``vocab_size`` nor the 5:1
+# sliding/global pattern, gemma-3-4b-it not even its head counts).  A default
+# applies only when the field is absent from the text config and the top level
+# alike: an explicit ``null`` stays "not set", as the library keeps it.  The
+# table holds the fields that decide the vocabulary, the attention shapes and
+# the cache layout.  It never holds the model's size (``hidden_size``,
+# ``num_hidden_layers``, ``intermediate_size``): a file without those is cut
+# short, and is refused naming the field rather than read as the library's
+# small example model.  Families not listed get no defaults.
+_GEMMA3_TEXT = {
+    # transformers Gemma3TextConfig.__init__ (configuration_gemma3.py, 4.50+):
+    # vocab_size=262_208, num_attention_heads=8, num_key_value_heads=4,
+    # head_dim=256, tie_word_embeddings=True, sliding_window=4096,
+    # sliding_window_pattern=6: layer i is global when (i + 1) % 6 == 0, the
+    # rest slide (later versions keep this rule as the default layer_types).
+    # Gemma3Config (model_type "gemma3") builds its text model from
+    # Gemma3TextConfig, so both names share the table.
+    "vocab_size": 262_208,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "tie_word_embeddings": True,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+}
+_QWEN_WINDOW = {
+    # Qwen2Config / Qwen3Config / Qwen2MoeConfig / Qwen3MoeConfig: the window
+    # in the file is used only with use_sliding_window=True (default False).
+    "use_sliding_window": False,
+}
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": _GEMMA3_TEXT,
+    "gemma3": _GEMMA3_TEXT,
+    # transformers Gemma2Config: vocab_size=256000, num_attention_heads=8,
+    # num_key_value_heads=4, head_dim=256, tie_word_embeddings=True,
+    # sliding_window=4096; its default layer_types slide on layer i when
+    # (i + 1) % 2 != 0, i.e. the even layers (see _window).
+    "gemma2": {
+        "vocab_size": 256_000,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "tie_word_embeddings": True,
+        "sliding_window": 4096,
+    },
+    # transformers GemmaConfig: vocab_size=256000, head_dim=256 (Gemma 7B's
+    # 3072 / 16 heads would give 192), tie_word_embeddings=True, no window.
+    "gemma": {
+        "vocab_size": 256_000,
+        "head_dim": 256,
+        "tie_word_embeddings": True,
+    },
+    # transformers MistralConfig: sliding_window=4096 on every layer, unless
+    # the file says null.
+    "mistral": {"sliding_window": 4096},
+    # Qwen2Config / Qwen3Config: max_window_layers=28 (layers from there on
+    # slide when the window is on); Qwen3Config: head_dim=128 (Qwen3-4B has
+    # 2560 / 32 heads = 80 but 128-wide heads).
+    "qwen2": {**_QWEN_WINDOW, "max_window_layers": 28},
+    "qwen3": {**_QWEN_WINDOW, "max_window_layers": 28, "head_dim": 128},
+    "qwen2_moe": _QWEN_WINDOW,
+    "qwen3_moe": _QWEN_WINDOW,
+    # transformers Llama4TextConfig: attention_chunk_size=8192 on the RoPE
+    # layers (three of every four, no_rope_layer_interval=4; see _window).
+    "llama4_text": {"attention_chunk_size": 8192},
+    "llama4": {"attention_chunk_size": 8192},
+}
+
+# Fields of architectures whose cache is not (only) keys and values of
+# softmax attention, or whose layers are not all attention: counting them
+# with the plain formula would mis-size the cache, so they are refused
+# naming the field.  Each maps to what the calculator would miss.
+_INDEXER_KEYS = ("index_head_dim", "index_n_heads", "index_topk")
+_UNSIZED_FIELDS = {
+    # Layers of another kind beside attention (recurrent, state-space,
+    # linear attention, convolution).
+    "attn_layer_indices": "only the listed layers are attention; the others are state-space layers",
+    "attn_layer_period": "only every attn_layer_period-th layer is attention; the others are Mamba layers",
+    "attn_layer_offset": "only some layers are attention; the others are Mamba layers",
+    "full_attention_interval": "only every full_attention_interval-th layer is softmax attention; "
+    "the others are linear attention",
+    "hybrid_override_pattern": "the pattern mixes Mamba, attention and MLP layers",
+    "layers_block_type": "the layers mix attention with state-space blocks",
+    "hybrid_layer_ids": "the layers mix attention with state-space blocks",
+    "block_types": "the layers mix attention with recurrent blocks",
+    "attn_type_list": "the layers mix linear and softmax attention",
+    "full_attn_idxs": "only the listed layers are attention; the others are convolutions",
+    # Caches laid out otherwise than one key and one value per layer.
+    "num_kv_shared_layers": "later layers reuse earlier layers' keys and values",
+    "use_cla": "adjacent layers share one key/value cache (cross-layer attention)",
+    "global_head_dim": "global layers cache heads of another width than head_dim",
+    "num_global_key_value_heads": "global layers cache another number of key/value heads",
+    "attention_k_eq_v": "keys double as values on some layers",
+    "cross_attention_layers": "the listed layers attend to image features, not to the tokens' cache",
+}
+_UNSIZED_PREFIXES = {
+    "mamba_": "the model has Mamba (state-space) layers, whose state is not a per-token cache",
+    "ssm_": "the model has state-space layers, whose state is not a per-token cache",
+    "linear_": "the model has linear-attention layers, whose state is not a per-token cache",
+}
 
 _EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts")
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim")
@@ -139,12 +256,18 @@ def shown(value: Any) -> str:
     """A config value for a message: its repr, escaped and bounded (a 4,000-digit integer, a megabyte of
     text); integers longer than the bound are given by their digit count."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_VALUE_CHARS:
-        return f"an integer of {len(str(abs(value))):,} digits"
+        # str() of an integer past 4,300 digits raises: count its digits from its bits
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
     if isinstance(value, str) and len(value) > MAX_VALUE_CHARS:
         return bounded(repr(value[: MAX_VALUE_CHARS + 1])) + f" ({len(value):,} characters)"
     if isinstance(value, (list, dict)) and len(value) > MAX_VALUE_CHARS:
         return f"a {type(value).__name__} of {len(value):,} entries"
     return bounded(repr(value))
+
+
+#: The helpers above under the names the refusal code uses.
+_show = shown
+_field_name = shown_name
 
 
 # --------------------------------------------------------------------------
@@ -168,12 +291,26 @@ class _Fields:
                 f"expected an object, got {type(inner).__name__}",
             )
         self.layers: tuple[Mapping, ...] = (inner, config) if inner else (config,)
+        self.defaults: Mapping[str, Any] = {}
 
     def get(self, name: str) -> Any:
+        """The field's value; the family's default (``self.defaults``) when no
+        layer has the key at all; None when it is null or has no default."""
         for layer in self.layers:
             if name in layer and layer[name] is not None:
                 return layer[name]
-        return None
+        if any(name in layer for layer in self.layers):
+            return None  # an explicit null: not set
+        return self.defaults.get(name)
+
+    def names(self):
+        """Every key of the text config and the top level (each once)."""
+        seen: set = set()
+        for layer in self.layers:
+            for key in layer:
+                if key not in seen:
+                    seen.add(key)
+                    yield key
 
     def has(self, name: str) -> bool:
         return self.get(name) is not None
@@ -367,9 +504,12 @@ def _window(f: _Fields, kind: str, layers: int) -> tuple[int, int]:
             )
         unknown = sorted(set(types) - set(_KNOWN_LAYER_TYPES))
         if unknown:
+            kinds = ", ".join(_show(t) for t in unknown[:3])
+            if len(unknown) > 3:
+                kinds += f" and {len(unknown) - 3} more"
             raise HFConfigError(
                 "layer_types",
-                f"layers of type {', '.join(shown(t) for t in unknown[:5])}{' …' if len(unknown) > 5 else ''} are not supported "
+                f"layers of type {kinds} are not supported "
                 "(only softmax attention, full, sliding or chunked, can be counted)",
             )
         sliding = types.count("sliding_attention")
@@ -410,6 +550,54 @@ def _window(f: _Fields, kind: str, layers: int) -> tuple[int, int]:
     return (window, count) if count else (0, 0)
 
 
+def _is_set(value: Any) -> bool:
+    """A field that switches its feature on: not null, false, zero or empty."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, (int, float)) and value == 0:
+        return False
+    return not (isinstance(value, (str, list, dict, tuple)) and len(value) == 0)
+
+
+def _refuse_unsized(f: _Fields) -> None:
+    """Refuse a config whose cache or layers the calculator cannot size.
+
+    The calculator sizes one key and one value per KV head, layer and token
+    (or an MLA latent).  An architecture that caches more per token (DeepSeek
+    V3.2's indexer keys), shares caches between layers, or mixes attention with
+    layers of another kind would be mis-sized without a word, so it is refused
+    naming the first field that shows it.
+    """
+    for name in _INDEXER_KEYS:
+        value = f.get(name)
+        if _is_set(value):
+            raise HFConfigError(
+                name,
+                f"set ({_show(value)}): this architecture (DeepSeek V3.2 sparse attention) "
+                "caches an indexer key per token and layer beside its attention cache, "
+                "which the calculator does not size; refused rather than under-sized",
+            )
+    for name, what in _UNSIZED_FIELDS.items():
+        value = f.get(name)
+        if _is_set(value):
+            raise HFConfigError(
+                name,
+                f"set ({_show(value)}): {what}; the calculator sizes only softmax "
+                "attention's per-token keys and values, so this config is refused "
+                "rather than mis-sized",
+            )
+    for key in f.names():
+        if not isinstance(key, str) or f.get(key) is None:
+            continue
+        for prefix, what in _UNSIZED_PREFIXES.items():
+            if key.startswith(prefix):
+                raise HFConfigError(
+                    _field_name(key),
+                    f"{what}; the calculator sizes only softmax attention's per-token "
+                    "keys and values, so this config is refused rather than mis-sized",
+                )
+
+
 def count_parameters(config: Mapping) -> dict:
     """Count the parameters of the text model that ``config`` describes.
 
@@ -421,6 +609,7 @@ def count_parameters(config: Mapping) -> dict:
     module docstring.
     """
     f = _Fields(config)
+    _refuse_unsized(f)
     arch = _architectures(f)
     kind = _model_type(f, arch)
     if kind.startswith(_UNSUPPORTED_TYPES):
@@ -429,12 +618,13 @@ def count_parameters(config: Mapping) -> dict:
             f"{shown(kind)} has linear-attention, recurrent or state-space layers "
             "that this calculator cannot count",
         )
+    f.defaults = _DEFAULTS.get(kind, {})
 
     layers = f.integer("num_hidden_layers", maximum=MAX_LAYERS)
     hidden = f.integer("hidden_size")
     heads = f.integer("num_attention_heads", maximum=MAX_HEADS)
     vocab = f.integer("vocab_size", maximum=MAX_VOCAB)
-    tied = f.flag("tie_word_embeddings", kind.startswith("gemma"))
+    tied = f.flag("tie_word_embeddings", False)
     mlp_bias = f.flag("mlp_bias", False)
 
     # Any MLA field makes the others necessary: a half-MLA config is an error,

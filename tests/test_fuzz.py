@@ -9,6 +9,7 @@ Bugs these tests once found keep a named regression test at the end of this file
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import re
@@ -393,21 +394,27 @@ FIELDS = ["num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_va
           "text_config", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
           "model_type", "architectures", "attention_bias", "first_k_dense_replace", "mlp_only_layers",
           "decoder_sparse_step", "attention_chunk_size", "use_sliding_window", "max_window_layers"]
+# sampled_from hands every example the very same object: the lists and dicts among these values are
+# copied on each draw, or one example's edits would leak into the next (and into the value itself).
 odd_json = st.one_of(
     st.sampled_from([0, -1, 1, 2, 3, 7, 1.5, 4096.0, 1e300, 10**30, 2**63, -(2**63), True, False, None, "", "4096",
-                     [], {}, [1, 2], ["full_attention"], ["sliding_attention"] * 3, {"hidden_size": 0}]),
+                     [], {}, [1, 2], ["full_attention"], ["sliding_attention"] * 3, {"hidden_size": 0}])
+    .map(copy.deepcopy),
     st.integers(-10, 10**7), json_values)
+SHARED_VALUE = {"hidden_size": 0}
 
 
 @settings(max_examples=800, **FUZZ)
 @given(st.sampled_from(HF_FIXTURES), st.lists(st.tuples(st.sampled_from(FIELDS), odd_json), min_size=1, max_size=4),
        st.booleans())
+# One object given twice, once as text_config and once as a field inside it: edited in place, it would contain itself.
+@example(HF_FIXTURES[0], [("text_config", SHARED_VALUE), ("num_hidden_layers", SHARED_VALUE)], False)
 def test_config_json_mutated_real_configs(path, changes, as_bytes):
     config = json.loads(path.read_text())
     for field, value in changes:
         target = config["text_config"] if isinstance(config.get("text_config"), dict) and field != "text_config" \
             else config
-        target[field] = value
+        target[field] = copy.deepcopy(value)  # drawn values are never edited: the config gets its own copy
     text = json.dumps(config, allow_nan=True)
     hf_checked(text.encode() if as_bytes else text)
 

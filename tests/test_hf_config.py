@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from calc.hf_config import HFConfigError, count_parameters, from_hf_config, from_hf_config_json
+from calc import report
+from calc.__main__ import main
+from calc.hf_config import _DEFAULTS, HFConfigError, count_parameters, from_hf_config, from_hf_config_json
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
+REFUSED = FIXTURES / "refused"  # real configs the calculator must refuse (not in ALL_FIXTURES)
 
 LINK_KEYS = {
     "model", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden",
@@ -23,8 +26,8 @@ LINK_KEYS = {
 INT_KEYS = LINK_KEYS - {"model", "params_b", "active_b", "embed_b"}
 
 
-def load(name: str) -> dict:
-    return json.loads((FIXTURES / f"{name}.json").read_text())
+def load(name: str, folder: Path = FIXTURES) -> dict:
+    return json.loads((folder / f"{name}.json").read_text())
 
 
 def near(value: float, reference: float, rel: float = 0.005) -> bool:
@@ -43,8 +46,10 @@ REFERENCES = [
     ("qwen2.5-7b", 7.616, None),
     ("qwen3-8b", 8.191, None),
     ("gpt-oss-20b", 20.915, 4.187),
+    ("gemma-3-27b-it", 27.0, None),
 ]
 ALL_FIXTURES = sorted(p.stem for p in FIXTURES.glob("*.json"))
+NESTED_FIXTURES = [n for n in ALL_FIXTURES if "text_config" in load(n)]
 
 
 # ---------------------------------------------------------------- real numbers
@@ -176,7 +181,7 @@ def test_gemma3_text_config_resolves_like_the_flat_text_model():
     assert 3.8 < flat_keys["params_b"] < 4.3
 
 
-@pytest.mark.parametrize("name", [n for n in ALL_FIXTURES if n != "gemma-3-4b"])
+@pytest.mark.parametrize("name", [n for n in ALL_FIXTURES if n not in NESTED_FIXTURES])
 def test_wrapped_under_text_config_resolves_the_same(name):
     flat = load(name)
     wrapped = {
@@ -488,3 +493,318 @@ def test_json_missing_field_is_named():
 def test_json_entry_point_needs_text(value):
     with pytest.raises(HFConfigError):
         from_hf_config_json(value)
+
+
+# ---------------------------------------------------------------- defaults by model_type
+
+GEMMA3_27B_EMBED = 262_208 * 5376  # the checkpoint's table: 262,208 rows (transformers' default vocab_size)
+
+
+def test_gemma3_27b_takes_the_library_defaults_it_leaves_out():
+    config = load("gemma-3-27b-it")
+    assert "vocab_size" not in config["text_config"] and "sliding_window_pattern" not in config["text_config"]
+    c = count_parameters(config)
+    assert c["model_type"] == "gemma3_text"
+    assert c["embed"] == GEMMA3_27B_EMBED == 1_409_630_208 and c["head"] == 0 and c["tied"] is True
+    assert c["total"] == c["active"] == 27_009_346_304
+    # Gemma 3 technical report, table 1 (27B): 1,416M embedding parameters (the token table here plus the
+    # 1152 x 5376 image projector, not counted) and 25,600M non-embedding ones; the vision tower is left out.
+    assert c["total"] - c["embed"] == 25_599_716_096
+    assert near(c["total"] - c["embed"], 25.6e9, rel=0.001)
+    assert near(c["embed"] + 1152 * 5376, 1.416e9, rel=0.001)
+    keys = from_hf_config(config)
+    assert keys["params_b"] == 27.009346304 and keys["active_b"] == keys["params_b"] and keys["embed_b"] == 0
+    assert (keys["layers"], keys["heads"], keys["kv_heads"], keys["head_dim"], keys["hidden"]) == (62, 32, 16, 128, 5376)
+    # sliding_window_pattern 6: layers 5, 11, ..., 59 are global (10 of 62), the other 52 slide over 1024 tokens.
+    assert (keys["window"], keys["window_layers"]) == (1024, 52)
+
+
+def test_gemma3_27b_kv_cache_at_128k_in_bf16():
+    keys = from_hf_config(load("gemma-3-27b-it"))
+    r = report({**keys, "ctx": 128000, "kv": "bf16"})
+    assert r["kv_bytes_per_token"] == 2 * 62 * 16 * 128 * 2 == 507_904  # every layer full, as SPEC 5 defines it
+    # (10 global layers x 128,000 tokens + 52 sliding layers x 1,024) x 8,192 bytes = 10.171875 GiB.
+    assert r["kv_gib_per_sequence"] == pytest.approx(10.171875, rel=1e-12)
+    assert round(r["kv_gib_per_sequence"], 2) == 10.17
+
+
+def test_gemma3_27b_on_the_command_line(capsys):
+    code = main(["--hf-config", str(FIXTURES / "gemma-3-27b-it.json"), "ctx=128000&kv=bf16"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    r = json.loads(out.out)
+    assert round(r["kv_gib_per_sequence"], 2) == 10.17
+    assert r["scenario"]["params_b"] == 27.009346304
+
+
+def test_gemma3_4b_it_text_config_that_omits_its_heads():
+    # google/gemma-3-4b-it states only its sizes and window; heads, KV heads, head_dim and the
+    # vocabulary come from Gemma3TextConfig (8, 4, 256, 262,208).
+    minimal = {"text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                               "num_hidden_layers": 34, "sliding_window": 1024},
+               "model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"]}
+    full = load("gemma-3-4b")  # states every field, with a 262,144-row vocabulary
+    got, want = count_parameters(minimal), count_parameters(full)
+    for key in ("heads", "kv_heads", "head_dim", "hidden", "layers", "window", "window_layers", "tied"):
+        assert got[key] == want[key], key
+    assert (got["heads"], got["kv_heads"], got["head_dim"]) == (8, 4, 256)
+    assert got["total"] - want["total"] == (262_208 - 262_144) * 2560
+
+
+def test_explicit_fields_win_over_the_defaults():
+    config = load("gemma-3-27b-it")
+    config["text_config"].update(vocab_size=262_144, sliding_window_pattern=2)
+    c = count_parameters(config)
+    assert c["embed"] == 262_144 * 5376
+    assert (c["window"], c["window_layers"]) == (1024, 31)
+
+
+def test_an_explicit_null_is_not_replaced_by_a_default():
+    config = load("gemma-3-27b-it")
+    config["text_config"]["vocab_size"] = None
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    assert info.value.field == "vocab_size"
+    mistral = dict(load("llama-3.1-8b"), model_type="mistral", sliding_window=None)
+    assert (from_hf_config(mistral)["window"], from_hf_config(mistral)["window_layers"]) == (0, 0)
+
+
+@pytest.mark.parametrize("field", ["hidden_size", "num_hidden_layers", "intermediate_size"])
+def test_the_model_size_never_defaults(field):
+    config = load("gemma-3-27b-it")
+    del config["text_config"][field]
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    assert info.value.field == field
+    for table in _DEFAULTS.values():
+        assert field not in table
+
+
+def test_gemma2_defaults_match_its_stated_fields():
+    config = load("gemma-2-9b")
+    assert (config["vocab_size"], config["head_dim"], config["sliding_window"]) == (256_000, 256, 4096)
+    bare = {k: v for k, v in config.items() if k not in ("vocab_size", "head_dim", "sliding_window")}
+    assert from_hf_config(bare) == from_hf_config(config)
+    bare = {k: v for k, v in bare.items() if k not in ("num_attention_heads", "num_key_value_heads")}
+    keys = from_hf_config(bare)  # Gemma2Config: 8 heads, 4 KV heads
+    assert (keys["heads"], keys["kv_heads"], keys["window"], keys["window_layers"]) == (8, 4, 4096, 21)
+
+
+def test_gemma_1_head_dim_is_256_not_hidden_over_heads():
+    config = {"model_type": "gemma", "hidden_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16,
+              "num_key_value_heads": 16, "intermediate_size": 24576}
+    c = count_parameters(config)
+    assert (c["head_dim"], c["embed"], c["head"], c["tied"]) == (256, 256_000 * 3072, 0, True)
+    assert near(c["total"], 8.54e9)  # Gemma 7B: 8.54B parameters with its tied table
+
+
+def test_qwen_window_is_off_unless_the_file_turns_it_on():
+    config = {k: v for k, v in load("qwen2.5-7b").items() if k != "use_sliding_window"}
+    assert config["sliding_window"] == 131072
+    assert (from_hf_config(config)["window"], from_hf_config(config)["window_layers"]) == (0, 0)
+    for name in ("qwen3-8b", "qwen3-30b-a3b"):
+        config = {k: v for k, v in load(name).items() if k != "use_sliding_window"}
+        config["sliding_window"] = 4096
+        assert from_hf_config(config)["window_layers"] == 0, name
+
+
+def test_qwen2_enabled_window_without_max_window_layers_starts_at_layer_28():
+    config = {k: v for k, v in load("qwen2.5-7b").items() if k != "max_window_layers"}
+    config.update(use_sliding_window=True, sliding_window=4096, num_hidden_layers=40)
+    keys = from_hf_config(config)
+    assert (keys["window"], keys["window_layers"]) == (4096, 40 - 28)
+
+
+def test_qwen3_head_dim_defaults_to_128():
+    # Qwen3-4B's shape: 2560 wide, 32 heads of 128 (not 2560 / 32 = 80).
+    config = {k: v for k, v in load("qwen3-8b").items() if k != "head_dim"}
+    config.update(hidden_size=2560, intermediate_size=9728)
+    assert from_hf_config(config)["head_dim"] == 128
+
+
+def test_mistral_window_defaults_to_4096_on_every_layer():
+    config = {k: v for k, v in load("llama-3.1-8b").items() if k != "sliding_window"}
+    config["model_type"] = "mistral"
+    keys = from_hf_config(config)
+    assert (keys["window"], keys["window_layers"]) == (4096, 32)
+
+
+def test_llama4_chunk_defaults_to_8192():
+    config = {
+        "model_type": "llama4_text", "vocab_size": 100, "hidden_size": 16,
+        "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4,
+        "intermediate_size": 8, "intermediate_size_mlp": 32, "num_local_experts": 4,
+        "num_experts_per_tok": 1, "tie_word_embeddings": False,
+    }
+    c = count_parameters(config)
+    assert (c["window"], c["window_layers"]) == (8192, 6)  # no_rope_layer_interval 4: layers 3 and 7 are global
+
+
+def test_families_without_a_table_get_no_defaults():
+    config = load("llama-3.1-8b")
+    del config["vocab_size"]
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    assert info.value.field == "vocab_size"
+
+
+# ---------------------------------------------------------------- caches the calculator does not size
+
+def refused(config) -> HFConfigError:
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config(config)
+    err = info.value
+    assert str(err).startswith(f"{err.field}: ")
+    assert len(str(err)) < 600
+    return err
+
+
+def test_deepseek_v32_indexer_is_refused_naming_the_field():
+    config = load("deepseek-v3.2-exp", REFUSED)
+    err = refused(config)
+    assert err.field == "index_head_dim"
+    assert "indexer" in str(err) and "does not size" in str(err)
+    # Without the indexer it is DeepSeek V3's shape.
+    plain = {k: v for k, v in config.items() if not k.startswith("index_")}
+    assert near(from_hf_config(plain)["params_b"], 671.0)
+
+
+@pytest.mark.parametrize("field,value", [("index_head_dim", 128), ("index_n_heads", 64), ("index_topk", 2048)])
+def test_each_indexer_field_alone_is_refused(field, value):
+    err = refused(dict(load("deepseek-v3"), **{field: value}))
+    assert err.field == field and "indexer" in str(err)
+
+
+def test_deepseek_v32_on_the_command_line_exits_2(capsys):
+    code = main(["--hf-config", str(REFUSED / "deepseek-v3.2-exp.json"), "ctx=128000"])
+    out = capsys.readouterr()
+    assert code == 2 and out.out == ""
+    assert "index_head_dim" in out.err and "Traceback" not in out.err
+
+
+def test_deepseek_v32_json_text_is_refused():
+    with pytest.raises(HFConfigError) as info:
+        from_hf_config_json((REFUSED / "deepseek-v3.2-exp.json").read_bytes())
+    assert info.value.field == "index_head_dim"
+
+
+@pytest.mark.parametrize("kinds", [
+    ["linear_attention", "linear_attention", "linear_attention", "full_attention"],  # Qwen3-Next, MiniMax
+    ["mamba", "attention"],                                                            # Granite 4.0 hybrid
+    ["conv", "conv", "full_attention"],                                                # LFM2
+], ids=["linear-attention", "mamba", "conv"])
+def test_layer_types_other_than_attention_are_refused(kinds):
+    layers = 32
+    types = (kinds * layers)[:layers]
+    err = refused(dict(load("llama-3.1-8b"), layer_types=types))
+    assert err.field == "layer_types"
+    for kind in set(types) - {"full_attention"}:
+        assert repr(kind) in str(err)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("attn_layer_indices", [9, 18, 27]),                # Bamba, Falcon-H1
+    ("attn_layer_period", 8),                           # Jamba
+    ("attn_layer_offset", 4),                           # Jamba
+    ("full_attention_interval", 4),                     # Qwen3-Next
+    ("hybrid_override_pattern", "M-M-M-M*-M-M-M-M-"),   # Nemotron-H
+    ("layers_block_type", ["mamba", "hybrid"] * 16),    # Zamba
+    ("hybrid_layer_ids", [5, 11, 17]),                  # Zamba 2
+    ("block_types", ["recurrent", "recurrent", "attention"]),  # RecurrentGemma
+    ("attn_type_list", [0, 0, 0, 1] * 8),               # MiniMax-Text-01
+    ("full_attn_idxs", [2, 5, 8]),                      # LFM2
+    ("num_kv_shared_layers", 10),                       # Gemma 3n
+    ("use_cla", True),                                  # Hunyuan-Large cross-layer attention
+    ("global_head_dim", 512),                           # Gemma 4
+    ("num_global_key_value_heads", 1),                  # Gemma 4
+    ("attention_k_eq_v", True),                         # Gemma 4
+    ("cross_attention_layers", [3, 8, 13]),             # Llama 3.2 Vision
+])
+def test_hybrid_and_shared_cache_fields_are_refused(field, value):
+    err = refused(dict(load("llama-3.1-8b"), **{field: value}))
+    assert err.field == field and field in str(err)
+    assert "refused" in str(err)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("mamba_d_state", 16),                                # Jamba, Bamba, Falcon-H1, Zamba
+    ("mamba_n_heads", 128),
+    ("ssm_state_size", 128),                              # Nemotron-H
+    ("linear_num_value_heads", 32),                       # Qwen3-Next
+    ("linear_key_head_dim", 128),
+    ("linear_attn_config", {"kda_layers": [1, 2, 3]}),    # Kimi Linear
+])
+def test_state_space_and_linear_attention_fields_are_refused(field, value):
+    err = refused(dict(load("qwen3-8b"), **{field: value}))
+    assert err.field == field
+
+
+def test_such_fields_are_found_under_text_config_too():
+    config = {"model_type": "llava", "text_config": dict(load("llama-3.1-8b"), mamba_d_state=16)}
+    assert refused(config).field == "mamba_d_state"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("use_cla", False), ("num_kv_shared_layers", 0), ("cross_attention_layers", []), ("attention_k_eq_v", False),
+    ("attn_layer_indices", None), ("mamba_d_state", None), ("index_topk", 0),
+])
+def test_switched_off_fields_are_not_refused(field, value):
+    base = load("llama-3.1-8b")
+    assert from_hf_config(dict(base, **{field: value})) == from_hf_config(base)
+
+
+def test_a_cla_factor_with_cla_switched_off_is_not_refused():
+    base = load("llama-3.1-8b")
+    assert from_hf_config(dict(base, use_cla=False, cla_share_factor=2)) == from_hf_config(base)
+
+
+def test_qwen3_next_shaped_config_is_refused_naming_a_field():
+    config = dict(load("qwen3-8b"), model_type="qwen3_next", full_attention_interval=4,
+                  linear_num_value_heads=32, linear_num_key_heads=16, linear_key_head_dim=128,
+                  linear_value_head_dim=128, linear_conv_kernel_dim=4,
+                  layer_types=["linear_attention"] * 3 + ["full_attention"])
+    err = refused(config)
+    assert err.field == "full_attention_interval"
+
+
+def test_jamba_shaped_config_is_refused_naming_a_field():
+    config = dict(load("mixtral-8x7b"), model_type="jamba", architectures=["JambaForCausalLM"],
+                  attn_layer_period=8, attn_layer_offset=4, mamba_d_state=16, mamba_expand=2)
+    assert refused(config).field == "attn_layer_period"
+
+
+# ---------------------------------------------------------------- bounded messages
+
+def test_a_huge_or_control_character_layer_type_is_quoted_short():
+    hostile = "\x1b[31m" + "x" * 10_000
+    err = refused(dict(load("llama-3.1-8b"), layer_types=[hostile] * 32))
+    text = str(err)
+    assert "\x1b" not in text and "\\x1b" in text and "x" * 100 not in text
+
+
+def test_many_unknown_layer_types_are_summarised():
+    err = refused(dict(load("llama-3.1-8b"), layer_types=[f"kind{i}" * 20 for i in range(32)]))
+    assert "and 29 more" in str(err)
+
+
+def test_a_hostile_prefixed_field_name_is_quoted_short():
+    key = "mamba_" + "\x07" * 5000
+    err = refused(dict(load("llama-3.1-8b"), **{key: 1}))
+    assert len(err.field) <= 60 and "\x07" not in err.field and "\x07" not in str(err)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("tie_word_embeddings", "y" * 100_000),
+    ("hidden_size", "\x00" * 100_000),
+    ("hidden_size", 10**5000),          # too long even to print in full
+    ("moe_layers", "z" * 100_000),
+    ("model_type", ["q" * 100_000]),
+    ("use_cla", "\u202e" * 50_000),
+], ids=["long-flag", "nul-int", "huge-int", "long-list", "long-type", "rtl-flag"])
+def test_values_are_never_echoed_at_length(field, value):
+    config = dict(load("llama-3.1-8b"), **{field: value})
+    if field == "moe_layers":
+        config.update(num_local_experts=8, num_experts_per_tok=2, moe_intermediate_size=1024)
+    err = refused(config)
+    assert err.field == field
+    assert "\x00" not in str(err) and "\u202e" not in str(err)
