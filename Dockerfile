@@ -24,6 +24,7 @@ RUN pip install --no-cache-dir -r requirements.txt \
 COPY app.py ./
 COPY calc ./calc
 COPY pages ./pages
+COPY assets ./assets
 COPY .streamlit ./.streamlit
 
 USER 10001

@@ -8,9 +8,12 @@ No arithmetic happens here: pages call ``calc``.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Optional
+from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 import streamlit as st
@@ -279,6 +282,26 @@ def sync() -> Parsed:
 
 # ---------------------------------------------------------------- what pages read
 
+
+def base_url() -> str:
+    """Where this app is served, for links people copy (the memo's): ``CALC_BASE_URL`` when set (behind a
+    proxy that rewrites the address), else the address this page was opened at, less the page's path."""
+    from calc.memo import DEFAULT_BASE_URL
+
+    override = os.environ.get("CALC_BASE_URL", "").strip()
+    if override:
+        return override.rstrip("/")
+    url = st.context.url or ""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return DEFAULT_BASE_URL
+    path = parts.path.rstrip("/")
+    for *_, slug in PAGES:
+        if path == f"/{slug}" or path.endswith(f"/{slug}"):
+            path = path[: -len(slug) - 1]
+            break
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
 def _enter_through_app() -> None:
     """Re-enter through app.py when Streamlit ran a page file on its own.
 
@@ -289,6 +312,8 @@ def _enter_through_app() -> None:
     navigation()
     st.rerun()
 
+
+FAVICON = str(Path(__file__).resolve().parent.parent / "assets" / "favicon.png")
 
 PAGES = [  # (script, title, icon, url_path): url paths are part of shared links and never change
     ("pages/decision.py", "Decision", ":material/gavel:", "decision"),

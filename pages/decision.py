@@ -184,11 +184,12 @@ if ticked:
 
 # ---------------------------------------------------------------- memo
 st.subheader("Decision memo")
-text = dm.memo(ev)
+text = dm.memo(ev, base_url=ui.base_url())
 st.download_button("Download the memo (Markdown)", text.encode(), file_name="decision-memo.md",
                    mime="text/markdown", key="dl-decision-memo", icon=":material/download:")
-st.caption(f"The same text as `python -m calc --memo \"<link>\"`. Its link starts with {dm.link(s).split('/decision?')[0]} "
-           "(set CALC_BASE_URL where the app is served).")
+st.caption(f"The same text as `python -m calc --memo \"<link>\"` with CALC_BASE_URL set to {ui.base_url()}, the "
+           "address this page is served at; its link opens this scenario (CALC_BASE_URL, where set for the server, "
+           "overrides the address, e.g. behind a proxy).")
 with st.expander("Read the memo"):
     st.markdown(text)
 with st.expander("Inputs behind it"):

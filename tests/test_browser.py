@@ -282,3 +282,23 @@ def test_a_huge_config_json_gives_a_short_error(server, new_page, tmp_path):
     error.wait_for(timeout=WAIT_MS)
     assert len(error.inner_text()) < 500, len(error.inner_text())
     assert not exceptions(page)
+
+
+def test_the_memo_links_to_where_the_app_is_served_and_pages_have_their_own_titles(server, new_page):
+    assert not server.endswith(":8501")  # the fixture serves on a free port, not the default
+    page = new_page()
+    titles = set()
+    for _, path in PAGES[:-1]:
+        page.goto(server + path)
+        settle(page)
+        page.wait_for_function("() => document.title.includes('·')", timeout=WAIT_MS)
+        titles.add(page.title())
+    assert len(titles) == len(PAGES) - 1, titles
+    page.goto(server + "/decision")
+    settle(page)
+    page.get_by_text("Read the memo").click()
+    memo = page.locator("[data-testid=stExpander]", has_text="Reproduce")
+    from playwright.sync_api import expect
+    expect(memo).to_contain_text(f"{server}/decision?", timeout=WAIT_MS)
+    icon = page.locator("link[rel*=icon]").first.get_attribute("href", timeout=WAIT_MS)
+    assert urlsplit(icon).netloc in ("", urlsplit(server).netloc), icon  # served by the app, not fetched elsewhere
