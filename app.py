@@ -11,5 +11,5 @@ from pages import _ui as ui
 page = ui.navigation()
 # Each page its own browser title; the icon is a file served with the app (no font fetched from elsewhere).
 st.set_page_config(page_title=f"{page.title} · Self-host or API", page_icon=ui.FAVICON, layout="wide")
-ui.frame()
+ui.frame(page)
 page.run()

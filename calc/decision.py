@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from . import traffic
+from . import model, traffic
 from .scenario import Scenario
 
 
@@ -34,6 +34,8 @@ class Decision:
     api_per_request: float
     rent_per_request: Optional[float]  # one replica's rent per request when it runs at its busiest-hour capacity
     units: traffic.UnitCosts
+    break_even_batch: Optional[float]  # at the request's context, in_tok + out_tok (None: compute never binds)
+    memory_caps_batch: bool           # memory holds fewer requests than the break-even batch, at that context
 
     @property
     def capacity_cards(self) -> Optional[int]:
@@ -52,4 +54,5 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         duty=report["duty_traffic"], break_even=report["break_even_req_day"],
         stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
         api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
+        break_even_batch=(be := model.break_even(s, cap.n)), memory_caps_batch=be is None or cap.max_batch < be,
     )

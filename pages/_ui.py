@@ -346,10 +346,11 @@ def _evaluation(query: str) -> Evaluation:
     return evaluate(parse(query))
 
 
-def frame() -> None:
-    """app.py's part of every run: link and widgets in step, then the header every page shares."""
+def frame(page: Any = None) -> None:
+    """app.py's part of every run: link and widgets in step, then the header every page shares (its memory flag
+    about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx)."""
     sync()
-    header(*current())
+    header(*current(), traffic=getattr(page, "url_path", "") == "decision")
     st.session_state["_frame"] = True
 
 
@@ -393,8 +394,10 @@ def current() -> tuple[Scenario, dict]:
     return parsed.scenario, {**report, "warnings": list(st.session_state.get("_link_warnings", [])) + report["warnings"]}
 
 
-def header(scenario: Scenario, report: dict) -> None:
-    """What every page shows on top: rejected link values and the memory-before-compute flag."""
+def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
+    """What every page shows on top: rejected link values and the memory-before-compute flag, at the worst-case
+    context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
+    Decision page's figures)."""
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
@@ -407,18 +410,24 @@ def header(scenario: Scenario, report: dict) -> None:
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
                  "Fit, Speed and Cost pages use). Shorten the context, quantise the KV cache, or add memory.",
                  icon=":material/block:")
+    elif traffic:
+        d = evaluation().decision
+        if d.fits and d.memory_caps_batch:
+            _memory_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)")
     elif report["memory_caps_batch"]:
-        be = report["break_even_batch"]
-        knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
-                "compute never binds at this context (the cache read grows as fast as the arithmetic)")
-        mb = report["max_batch"]
-        st.warning(f"**Memory caps the batch before compute does:** memory holds {mb:,} "
-                   f"sequence{'s' if mb != 1 else ''} at {scenario.ctx:,} tokens; {knee}. A step can share its read "
-                   f"of the weights among at most {mb:,} sequence{'s' if mb != 1 else ''}, so a million tokens costs "
-                   "more than the roofline figure.", icon=":material/warning:")
+        _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens")
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
             st.caption("Note: " + plain(w))
+
+
+def _memory_flag(mb: int, be: Optional[float], at: str) -> None:
+    knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
+            "compute never binds at this context (the cache read grows as fast as the arithmetic)")
+    st.warning(f"**Memory caps the batch before compute does:** memory holds {mb:,} "
+               f"sequence{'s' if mb != 1 else ''} at {at}; {knee}. A step can share its read "
+               f"of the weights among at most {mb:,} sequence{'s' if mb != 1 else ''}, so a million tokens costs "
+               "more than the roofline figure.", icon=":material/warning:")
 
 
 def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:

@@ -43,7 +43,7 @@ def test_link_restores_every_widget():
 
 
 def test_memory_cap_flag_for_the_seed_case():
-    at = open_app(SEED)
+    at = open_app(SEED, "pages/fit.py")
     flag = texts(at.warning)
     assert "Memory caps the batch" in flag
     assert "17 sequences at 8,192 tokens" in flag and "batch 74" in flag
@@ -51,11 +51,13 @@ def test_memory_cap_flag_for_the_seed_case():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_memory_cap_flag_on_every_page(page):
-    assert "Memory caps the batch" in texts(open_app(SEED, page).warning)
+    # Requests of 8,192 tokens: the Decision page's figures are memory-capped too (it sizes at prompt + output).
+    flag = texts(open_app({**SEED, "in_tok": "7892", "out_tok": "300"}, page).warning)
+    assert "Memory caps the batch" in flag and "17 sequences at 8,192 tokens" in flag
 
 
 def test_changing_ctx_rewrites_the_link():
-    at = open_app(SEED)
+    at = open_app(SEED, "pages/fit.py")
     at.number_input(key="ctx").set_value(2048).run()
     assert not at.exception
     assert at.query_params["ctx"] == "2048"

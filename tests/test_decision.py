@@ -18,7 +18,7 @@ from calc import parse, report, traffic
 from calc.memo import memo, verdict_sentence
 from calc import evaluate, words
 
-from apptest import texts
+from apptest import open_app, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -243,3 +243,13 @@ def test_unit_costs_use_the_serving_throughput():
     assert u.api_all_in == pytest.approx(r["api_usd_month"] / r["tokens_out_month"] * 1e6)
     nothing = traffic.unit_costs(parse(NO_FIT).scenario)
     assert nothing.duty is None and nothing.self_host_all_in is None
+
+
+def test_each_page_flags_memory_for_its_own_figures():
+    at = open_app({"ctx": "32768"}, "pages/decision.py")
+    flag = texts(at.warning)
+    assert "at 1,300 tokens per request (prompt + output)" in flag and "32,768" not in flag
+    fit = open_app({"ctx": "32768"}, "pages/fit.py")
+    assert "at 32,768 tokens" in texts(fit.warning)
+    # Context changes the Fit page's flag, not the Decision page's.
+    assert texts(open_app({"ctx": "4096"}, "pages/decision.py").warning) == flag
