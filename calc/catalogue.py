@@ -37,7 +37,7 @@ import re
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -620,4 +620,15 @@ def weight_formats() -> Mapping[str, dict]:
     """
     table = load_weight_formats(DATA_DIR / "weight_formats.csv")
     return types.MappingProxyType({k: _ReadOnlyDict(v) for k, v in table.items()})
+
+
+@functools.lru_cache(maxsize=None)
+def on_demand_rents(card_id: str) -> Optional[tuple[float, float, int]]:
+    """(lowest, highest, count) of the on-demand USD per card-hour quotes for ``card_id`` in
+    ``cloud_prices.csv``, or None when there is none (spot, marketplace and reserved prices left out)."""
+    with (DATA_DIR / "cloud_prices.csv").open(newline="", encoding="utf-8") as f:
+        quotes = [float(r["usd_per_gpu_hour"]) for r in csv.DictReader(f)
+                  if r.get("card_id") == card_id and r.get("pricing_type", "").strip() == "on-demand"
+                  and (r.get("usd_per_gpu_hour") or "").strip()]
+    return (min(quotes), max(quotes), len(quotes)) if quotes else None
 

@@ -122,7 +122,32 @@ def verdict_sentence(d: Decision) -> str:
                      f"including upkeep, while the API costs about {api} USD a month.")
         parts = [first, volume_sentence(d)]
     parts.append(latency_sentence(d))
+    parts.append(assumed_sentence(d))
     return " ".join(p for p in parts if p)
+
+
+def rent_text(s: Scenario) -> str:
+    """The rent priced and how it compares with the catalogue's on-demand quotes for the card:
+    "2.50 USD per card-hour, below every on-demand quote in the catalogue (2.69 to 12.29 USD, 8 quotes)"."""
+    if s.usd_hr is None:
+        return "no rent (none set)"
+    text = f"{s.usd_hr:,.2f} USD per card-hour"
+    quotes = catalogue.on_demand_rents(s.card)
+    if quotes is None:
+        return text + " (the catalogue has no on-demand quote for this card)"
+    lo, hi, count = quotes
+    where = ("below every" if s.usd_hr < lo else "above every" if s.usd_hr > hi else "within the range of")
+    return (text + f", {where} on-demand quote in the catalogue ({lo:,.2f} to {hi:,.2f} USD, "
+            f"{count} quote{'s' if count != 1 else ''})")
+
+
+def assumed_sentence(d: Decision) -> str:
+    """The assumptions that move the verdict most, said with it: the weight and cache formats priced and the
+    rent against the catalogue's quotes."""
+    s = d.scenario
+    if d.verdict == "does not fit":
+        return ""
+    return f"Priced with {weights_text(s)}, a {kv_text(s)} KV cache and {rent_text(s)}."
 
 
 def headline(d: Decision) -> str:
@@ -279,6 +304,7 @@ def assumptions(s: Scenario) -> list[str]:
             out.append(f"Card rent: {quote}.")
         else:
             out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
+        out.append(f"Rent priced against the market: {rent_text(s)}.")
         out.append(f"Card figures ({card['name']}: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
                    f"at {s.compute}): {card['source']}, read {card['read_on']}.")
         out.append(f"Card memory ({card['name']}): {catalogue.memory_text(card)}; source: "

@@ -163,7 +163,9 @@ def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs about 340 USD a month, while self-hosting needs "
         "1 H100 SXM 80 GB card and costs about 5,800 USD a month including upkeep. Self-hosting first breaks even "
-        "at about 274,000 requests a day and is cheaper at every volume above about 326,000.")
+        "at about 274,000 requests a day and is cheaper at every volume above about 326,000. Priced with int4-g128 "
+        "weights (4.25 bits), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
+        "the catalogue (2.69 to 12.29 USD, 8 quotes).")
 
 
 def test_sentence_cases():
@@ -253,3 +255,11 @@ def test_each_page_flags_memory_for_its_own_figures():
     assert "at 32,768 tokens" in texts(fit.warning)
     # Context changes the Fit page's flag, not the Decision page's.
     assert texts(open_app({"ctx": "4096"}, "pages/decision.py").warning) == flag
+
+
+def test_the_verdict_says_the_assumptions_that_favour_self_hosting():
+    text = sentence("model=llama-3.1-8b&card=l40s&weights=fp8&usd_hr=1")
+    assert "Priced with fp8 weights (8 bits)" in text and "1.00 USD per card-hour, within the range" in text
+    assert "above every on-demand quote" in sentence("usd_hr=20")
+    assert "no on-demand quote for this card" in sentence("card=mi300x&usd_hr=3")
+
