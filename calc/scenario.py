@@ -9,6 +9,7 @@ that raises :class:`ScenarioError` instead (the command line uses it).
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -369,12 +370,14 @@ Scenario = create_model(
 
 @dataclass(frozen=True)
 class FieldError:
-    """A rejected input: the key, the value given, and what the key accepts."""
+    """A rejected input: the key, the value given, and what the key accepts. ``rule`` marks a value that is
+    fine on its own but breaks a consistency rule with other keys (it might pass beside other values)."""
 
     key: str
     value: str
     accepted: str
     reason: str = ""
+    rule: bool = False
 
     @property
     def message(self) -> str:
@@ -481,6 +484,19 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:60] + "…"
 
 
+def _suggestion(key: str, value: Any) -> str:
+    """For a preset id that is not in the catalogue, the nearest ids that are ("did you mean ..."), else ""."""
+    tables = {"model": catalogue.models, "card": catalogue.cards, "api": catalogue.apis}
+    if key not in tables or not isinstance(value, str):
+        return ""
+    text = value.strip().lower()[:200]
+    ids = list(tables[key]()) + ([CUSTOM] if key != "api" else [])
+    near = difflib.get_close_matches(text, ids, n=3, cutoff=0.5)
+    if not near and key == "api":  # a model name without its provider: the rows that end with it
+        near = [i for i in ids if text and i.endswith("/" + text)][:3]
+    return "did you mean " + " or ".join(repr(n) for n in near) + "?" if near else ""
+
+
 def _check_inputs(raw: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
     """Validate each raw value with pydantic; bad keys are reported and removed."""
     errors: list[FieldError] = []
@@ -491,7 +507,7 @@ def _check_inputs(raw: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]
         except ValidationError as exc:
             bad = {str(e["loc"][0]) for e in exc.errors() if e.get("loc")}
             for key in sorted(bad):
-                errors.append(FieldError(key, _shown(raw[key]), KEYS[key].accepted))
+                errors.append(FieldError(key, _shown(raw[key]), KEYS[key].accepted, _suggestion(key, raw[key])))
                 values.pop(key, None)
             continue
         return inputs.model_dump(exclude_none=True), errors
@@ -638,7 +654,7 @@ def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
                 reason = f"{conflict.reason}; {culprit} falls back to its default"
             else:
                 named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
-            errors.append(FieldError(named, shown, KEYS[named].accepted, reason))
+            errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
             values.pop(culprit)
             continue
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings), given)

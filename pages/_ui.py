@@ -261,6 +261,11 @@ def sync() -> Parsed:
     if "_loaded" not in st.session_state:
         first = parse({k: st.query_params.get_all(k) for k in st.query_params})
         st.session_state["_errors"] = {e.key: e for e in first.errors}
+        # What the link said for each rejected key, kept in the address bar until that input is changed, so
+        # the link still shows what was asked for rather than a silent default.
+        # (A value that breaks a rule only beside other values is not kept: the link then reads as it is used.)
+        st.session_state["_rejected"] = {e.key: st.query_params.get_all(e.key)[-1] for e in first.errors
+                                         if e.key in KEYS and not e.rule and st.query_params.get_all(e.key)}
         st.session_state["_check_link"] = not st.query_params
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
         _store(first.scenario)
@@ -275,6 +280,9 @@ def sync() -> Parsed:
             st.session_state[key] = _widget_value(key, value)
     sidebar()
     params = parsed.scenario.to_params()
+    rejected = st.session_state.get("_rejected", {})
+    kept = {k: v for k, v in rejected.items() if k in _link_errors()}
+    params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     return parsed
@@ -419,6 +427,12 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
             st.caption("Note: " + plain(w))
+
+
+def rejected_keys() -> list[str]:
+    """The link keys whose given values are not in use this run (each at its default), in link order."""
+    errors = _errors()
+    return [k for k in (*KEYS, LINK) if k in errors]
 
 
 def _memory_flag(mb: int, be: Optional[float], at: str) -> None:

@@ -39,6 +39,9 @@ def chart_marks(d: Decision) -> pd.DataFrame:
 
 st.title("Self-host or API?")
 sentence = dm.verdict_sentence(d)
+if ui.rejected_keys():  # the verdict rests on defaults where the link's values were refused: say which
+    sentence += (" These figures use the default for " + ", ".join(f"`{k}`" for k in ui.rejected_keys())
+                 + ": the link's value was not accepted (see above).")
 if d.verdict == "does not fit":
     st.error(f"**{dm.headline(d)}.** {sentence}", icon=":material/block:")
 elif d.verdict is None:

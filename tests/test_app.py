@@ -78,7 +78,11 @@ def test_bad_link_shows_the_named_error_and_keeps_working():
     shown = texts(at.error)
     assert "ctx='lots'" in shown and "integer from 1 to 100000000" in shown.replace("\\", "")
     assert "duty='7'" in shown and "from 0.001 to 1" in shown
-    assert at.query_params["ctx"] == "8192" and at.query_params["duty"] == "0.3"  # defaults in use
+    # Defaults in use, the rejected values kept in the link so that it shows what was asked for.
+    assert at.query_params["ctx"] == "lots" and at.query_params["duty"] == "7"
+    assert at.number_input(key="ctx").value == 8192 and at.number_input(key="duty").value == 0.3
+    at.number_input(key="ctx").set_value(4096).run()  # changing the input replaces the rejected value
+    assert at.query_params["ctx"] == "4096" and at.query_params["duty"] == "7"
     assert "colour" in texts(at.caption)
     for page in PAGES[1:]:
         at.switch_page(page).run()
@@ -89,7 +93,8 @@ def test_rule_breaking_link_names_the_key():
     at = open_app({"kv_heads": "999"})
     assert not at.exception
     assert "kv_heads='999'" in texts(at.error)
-    assert at.query_params["kv_heads"] == "8"
+    # A value that breaks a rule only beside others is not kept: the link reads as the figures use it.
+    assert at.query_params["kv_heads"] == "8" and at.number_input(key="kv_heads").value == 8
 
 
 def test_weights_that_do_not_fit_are_said_plainly():
@@ -173,3 +178,10 @@ def test_catalogue_page_shows_driver_memory_and_tiers():
     assert l40s["name"] == "L40S 48 GB" and l40s["mem_mib"] == 46068 and l40s["mem_gib"] == 46068 / 1024
     apis = next(df.value for df in at.dataframe if "tier_above_tok" in df.value.columns)
     assert apis.set_index("id").loc["gemini/gemini-2.5-pro", "tier_api_out"] == 15
+
+
+def test_a_bad_link_qualifies_the_verdict_and_suggests_the_nearest_id():
+    at = open_app({"ctx": "lots", "card": "h100"}, "pages/decision.py")
+    verdict = (texts(at.info) + texts(at.warning) + texts(at.error)).replace("`", "")
+    assert "These figures use the default for card, ctx" in verdict
+    assert "did you mean 'h100-sxm'" in texts(at.error)

@@ -295,10 +295,14 @@ def check_app(at, params):
     # Streamlit keeps its own embed-mode keys (?embed=true) in the address bar; every other key is ours.
     link = {k: v for k, v in dict(at.query_params).items() if k.lower() not in STREAMLIT_EMBED_KEYS}
     assert set(link) <= set(KEYS)
-    # The address bar holds calc's own complete link for this input (rejected keys at their defaults).
-    assert link == parsed.scenario.to_params()
+    # The address bar holds calc's own complete link for this input, each rejected key still as it was given
+    # (so the link shows what was asked for, not a silent default); read again, it is rejected the same way.
+    expected = parsed.scenario.to_params()
+    given = {k: v[-1] if isinstance(v, list) else v for k, v in params.items()}
+    expected.update({e.key: str(given[e.key]) for e in parsed.errors if e.key in given and not e.rule})
+    assert link == expected
     again = parse(link)
-    assert not again.errors, [e.message for e in again.errors]
+    assert {e.key for e in again.errors} <= {e.key for e in parsed.errors}, [e.message for e in again.errors]
 
 
 @settings(max_examples=200, **FUZZ)
