@@ -7,9 +7,8 @@ cycle, and the comparison with an API's prices. The contract is SPEC.md; the lin
 URL query string parsed by :mod:`calc.scenario`.
 """
 
-from .scenario import (KEYS, FieldError, Parsed, Scenario, ScenarioError, load, parse, split_link,
-                       with_change)
 from .report import build, report
+from .scenario import KEYS, FieldError, Parsed, Scenario, ScenarioError, load, parse, split_link, with_change
 
 __all__ = ["KEYS", "FieldError", "Parsed", "Scenario", "ScenarioError", "build", "from_hf_config",
            "load", "parse", "report", "split_link", "with_change"]

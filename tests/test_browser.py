@@ -18,9 +18,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+# The same server start as the benchmarks.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_pages import start_server, stop_server  # noqa: E402  (the same server start as the benchmarks)
-
+from bench_pages import start_server, stop_server
 from calc import report
 
 ROOT = Path(__file__).resolve().parent.parent

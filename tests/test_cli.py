@@ -67,7 +67,7 @@ def test_list_cards_shows_the_driver_memory_and_its_source():
     assert out.returncode == 0 and out.stderr == ""
     lines = {line.split("\t")[0]: line.split("\t") for line in out.stdout.splitlines()}
     assert all(len(fields) == 4 for fields in lines.values())
-    card_id, name, memory, source = lines["l40s"]
+    _, name, memory, source = lines["l40s"]
     assert name == "L40S 48 GB" and memory == "44.99 GiB (46,068 MiB)"
     assert "46068 MiB" in source and "(read 2026-11-30)" in source
     assert lines["h100-sxm"][1:3] == ["H100 SXM 80 GB", "79.65 GiB (81,559 MiB)"]

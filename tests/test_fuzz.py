@@ -19,14 +19,14 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from apptest import open_app, texts
 from calc import KEYS, FieldError, Scenario, build, catalogue, parse, report
 from calc.__main__ import main
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import LINK, LINK_ACCEPTED
-
-from apptest import open_app, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAMLIT_EMBED_KEYS = {"embed", "embed_options"}

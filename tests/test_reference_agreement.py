@@ -24,7 +24,7 @@ def _production_report():
     """``calc.report`` or None (with the reason) when it cannot be imported yet."""
     try:
         import calc
-    except Exception as exc:  # noqa: BLE001 - any import failure means "not there yet"
+    except Exception as exc:
         return None, f"import calc failed: {exc!r}"
     fn = getattr(calc, "report", None)
     if not callable(fn):
@@ -90,7 +90,7 @@ def test_batch_table():
     step = (14.93, 14.93, 14.93, 14.93, 14.93, 14.96, 51.77)
     tok = (67, 268, 1072, 1139, 4288, 4945, 4945)
     usd = (10.365, 2.591, 0.648, 0.610, 0.162, 0.140, 0.140)
-    for b, s, t, u in zip(batches, step, tok, usd):
+    for b, s, t, u in zip(batches, step, tok, usd, strict=True):
         r = reference_report(q(SEED, batch=b, duty=1))
         assert round(r["step_ms"], 2) == s, b
         assert round(r["tok_s"]) == t, b
@@ -100,7 +100,7 @@ def test_batch_table():
 def test_duty_table():
     table = {1: (103.65, 34.55, 17.27, 10.36), 17: (6.10, 2.03, 1.02, 0.61), 74: (1.40, 0.47, 0.23, 0.14)}
     for b, row in table.items():
-        for duty, want in zip((0.1, 0.3, 0.6, 1.0), row):
+        for duty, want in zip((0.1, 0.3, 0.6, 1.0), row, strict=True):
             r = reference_report(q(SEED, batch=b, duty=duty))
             assert abs(r["usd_per_mtok_rent"] - want) <= 0.005 + 1e-9, (b, duty)
     assert reference_report(q(SEED))["monthly_usd"] == pytest.approx(1800)
@@ -137,7 +137,7 @@ RULE_BREAKS = [
 
 @pytest.mark.parametrize(
     "over, key",
-    RULE_BREAKS + [
+    [*RULE_BREAKS,
      ({"batch": 0}, "batch"), ({"eff": 1.5}, "eff"), ({"weights": 33}, "weights"),
      ({"kv": "int3"}, "kv"), ({"attn": 2}, "attn"), ({"gpus": "two"}, "gpus"),
      ({"duty": 0}, "duty"), ({"peak": 0.5}, "peak"), ({"out_tok": 0}, "out_tok"),
@@ -392,7 +392,7 @@ def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
 @needs_calc
 @pytest.mark.parametrize(
     "over, key",
-    RULE_BREAKS + [
+    [*RULE_BREAKS,
      ({"batch": 0}, "batch"), ({"weights": 33}, "weights"), ({"tpot_ms": 0}, "tpot_ms"),
      ({"card": "a100-80gb", "compute": "fp8"}, "compute")],
 )
