@@ -23,7 +23,8 @@ choice made where sources disagree. Units:
 
 Everything is read once and cached; the returned mappings are read-only, so a caller cannot
 alter what the next caller sees (copy with ``dict(row)`` to get a mutable row).
-This module uses only the standard library and pandas.
+This module uses only the standard library and pandas; pandas is imported only when the cloud quotes are
+read, so that the presets (and the command line, which needs nothing else from here) load without it.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ import re
 import types
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "API_PRICE_MAX",
@@ -538,6 +541,8 @@ def memory_text(card: Mapping) -> str:
 
 @functools.cache
 def _cloud_frame() -> pd.DataFrame:
+    import pandas as pd
+
     path = DATA_DIR / "cloud_prices.csv"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
