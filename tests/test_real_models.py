@@ -111,7 +111,8 @@ def test_imported_config_round_trips_through_the_command_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"hidden_size": 4096}')
     code, _, err = cli("--hf-config", str(bad))
-    assert (code == 2 and "num_hidden_layers" in err) or "num_attention_heads" in err
+    assert code == 2, (code, err)
+    assert "num_hidden_layers" in err or "num_attention_heads" in err, err
 
 
 

@@ -13,27 +13,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from calc import catalogue
+from calc import report as calc_report
 
 try:
     from tests.reference_model import KV_BITS, WEIGHT_BITS, reference_report
 except ImportError:  # tests/ on sys.path instead of the repository root
     from reference_model import KV_BITS, WEIGHT_BITS, reference_report
-
-
-def _production_report():
-    """``calc.report`` or None (with the reason) when it cannot be imported yet."""
-    try:
-        import calc
-    except Exception as exc:
-        return None, f"import calc failed: {exc!r}"
-    fn = getattr(calc, "report", None)
-    if not callable(fn):
-        return None, "calc.report is not defined (or is not callable) yet"
-    return fn, ""
-
-
-CALC_REPORT, MISSING = _production_report()
-needs_calc = pytest.mark.skipif(CALC_REPORT is None, reason=f"no calc.report to compare: {MISSING}")
 
 SEED = (
     "model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80"
@@ -343,7 +328,7 @@ def _scenario_same(key, given, got, scenario) -> bool:
 
 def assert_agrees(params):
     ref = reference_report(params)
-    got = CALC_REPORT(params)
+    got = calc_report(params)
     diffs = [
         f"{key}: reference {want!r} != calc {got.get(key, '<missing>')!r}"
         for key, want in ref.items()
@@ -359,7 +344,6 @@ def assert_agrees(params):
     assert not diffs, "\n".join(diffs)
 
 
-@needs_calc
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 @example(q(SEED))
@@ -371,7 +355,6 @@ def test_reference_agreement(params):
     assert_agrees(params)
 
 
-@needs_calc
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.sampled_from([2, 3, 5, 12, 16, 32, 64]))
 @example({"model": "llama-3.1-70b", "kv_heads": "8"}, 16)
@@ -381,7 +364,6 @@ def test_reference_agreement_on_several_cards(params, gpus):
     assert_agrees({**params, "gpus": gpus})
 
 
-@needs_calc
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(16, 2048), st.integers(1, 64), st.sampled_from([2, 4, 8, 16]), st.integers(1, 1 << 17))
 def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
@@ -389,7 +371,6 @@ def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
                    "kv_latent": str(latent), "gpus": str(gpus), "ctx": str(ctx)})
 
 
-@needs_calc
 @pytest.mark.parametrize(
     "over, key",
     [*RULE_BREAKS,
@@ -401,14 +382,13 @@ def test_both_reject(over, key):
     with pytest.raises(ValueError, match=key):
         reference_report(params)
     with pytest.raises(ValueError) as info:
-        CALC_REPORT(params)
+        calc_report(params)
     keys = [e.key for e in getattr(info.value, "errors", [])]
     assert key in keys, keys
 
 
-@needs_calc
 def test_unknown_key_is_a_warning():
     params = q(SEED, colour="blue")
     assert_agrees({k: v for k, v in params.items() if k != "colour"})
-    got = CALC_REPORT(params)
+    got = calc_report(params)
     assert any("colour" in w for w in got["warnings"])
