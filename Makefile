@@ -19,11 +19,12 @@ LOCK_ARGS ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv install install-dev run test lint lint-pending lock docker-check bench clean distclean
+.PHONY: help venv install install-dev run test test-fast lint lint-pending lock docker-check bench clean distclean
 
 help:
 	@echo "make run           start the app on http://localhost:$(PORT) (PORT=... to change)"
-	@echo "make test          install dev requirements and run the test suite"
+	@echo "make test          install dev requirements and run the test suite (all of it)"
+	@echo "make test-fast     the suite without the tests marked slow or browser"
 	@echo "make lint          ruff check . (lint-pending: the findings waived until a refactor lands)"
 	@echo "make lock          regenerate requirements.lock (pins and hashes) from requirements.txt"
 	@echo "make docker-check  lint the Dockerfile and start its command from a read-only copy"
@@ -58,6 +59,12 @@ test: $(VENV)/.dev-stamp
 	bash scripts/ensure_chromium.sh
 	@rc=0; $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$rc
+
+# Leaves out the tests marked slow (long fuzzing and sweeps) and browser (Chromium): a quick check.
+test-fast: $(VENV)/.dev-stamp
+	@rc=0; $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) -m "not slow and not browser" $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
 
 lint: $(VENV)/.dev-stamp

@@ -145,6 +145,7 @@ def reject_constant(name):
 # ---------------------------------------------------------------- calc.parse and calc.build
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, **FUZZ)
 @given(links)
 @example("ctx=-5&duty=abc&<script>=1&model=%00")
@@ -192,6 +193,7 @@ def check_cli_output(code, out, err):
             assert f"{m.group(1)} takes" in line, line
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, **FUZZ)
 @given(st.one_of(query_links(), st.text(max_size=200), long_text))
 @example("ctx=-5&duty=abc&<script>=1&model=%00")
@@ -291,6 +293,7 @@ def check_app(at, params):
     assert not again.errors, [e.message for e in again.errors]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, **FUZZ)
 @given(app_params)
 @example({"ctx": "-5", "duty": "abc", "<script>": "1", "model": "\x00"})
@@ -300,6 +303,7 @@ def test_app_survives_any_query_string(params):
     check_app(open_app(params), params)
 
 
+@pytest.mark.slow
 @settings(max_examples=24, **FUZZ)
 @given(app_params, st.sampled_from(["pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/catalogue.py"]))
 def test_app_pages_survive_any_query_string(params, page):
@@ -315,6 +319,7 @@ HOSTILE_CONFIGS = [
 ]
 
 
+@pytest.mark.slow  # one AppTest run per document
 @pytest.mark.parametrize("text", HOSTILE_CONFIGS[:8] + HOSTILE_CONFIGS[12:14] + HOSTILE_CONFIGS[16:17])
 def test_app_config_import_refuses_hostile_text(text):
     at = open_app({})
@@ -371,6 +376,7 @@ json_values = st.recursive(
     max_leaves=30)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, **FUZZ)
 @given(st.one_of(json_values.map(lambda v: json.dumps(v, allow_nan=True)), st.binary(max_size=300),
                  st.text(max_size=300)))
@@ -390,6 +396,7 @@ odd_json = st.one_of(
     st.integers(-10, 10**7), json_values)
 
 
+@pytest.mark.slow
 @settings(max_examples=800, **FUZZ)
 @given(st.sampled_from(HF_FIXTURES), st.lists(st.tuples(st.sampled_from(FIELDS), odd_json), min_size=1, max_size=4),
        st.booleans())

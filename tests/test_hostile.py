@@ -47,6 +47,7 @@ def _answer(link: dict) -> None:
     assert out["scenario"]["model"] == link["model"] or "model" in {e.key for e in parsed.errors}
 
 
+@pytest.mark.slow  # a sweep: every preset x every shape key x a spread of values
 @pytest.mark.parametrize("model", sorted(catalogue.models()))
 def test_every_preset_with_every_shape_override_gives_a_report_or_a_named_error(model):
     for key in SHAPE_KEYS:
@@ -54,6 +55,7 @@ def test_every_preset_with_every_shape_override_gives_a_report_or_a_named_error(
             _answer({"model": model, key: value})
 
 
+@pytest.mark.slow  # a sweep: every MoE preset x 90 expert counts
 @pytest.mark.parametrize("model", sorted(m for m, row in catalogue.models().items() if row["experts"]))
 def test_every_moe_preset_with_any_expert_counts_gives_a_report_or_a_named_error(model):
     for experts in (0, 1, 2, 3, 5, 8, 16, 64, 128, 256):

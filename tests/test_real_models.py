@@ -117,6 +117,7 @@ def test_imported_config_round_trips_through_the_command_line(tmp_path):
 
 
 
+@pytest.mark.slow  # 20 AppTest runs
 @pytest.mark.parametrize("link", [{"model": "mixtral-8x7b", "gpus": "2"}, {"model": "deepseek-v3", "card": "b200", "gpus": "8"},
                                   {"model": "gemma-2-27b", "ctx": "32768"}, {"model": "gpt-oss-120b", "card": "h200-sxm"}])
 @pytest.mark.parametrize("page", PAGES)
