@@ -70,9 +70,9 @@ test-fast: $(VENV)/.dev-stamp
 lint: $(VENV)/.dev-stamp
 	$(VENV)/bin/ruff check .
 
-# The findings pyproject.toml still waives in modules under refactor.
+# Lists the findings pyproject.toml still waives in modules under refactor (a listing: never fails).
 lint-pending: $(VENV)/.dev-stamp
-	$(VENV)/bin/ruff check --config 'lint.per-file-ignores = {}' --statistics .
+	$(VENV)/bin/ruff check --config 'lint.per-file-ignores = {}' --statistics --exit-zero .
 
 # The image installs requirements.lock with --require-hashes; requirements.txt stays the list people edit.
 # uv keeps the pins already in the lock unless requirements.txt rules them out (or LOCK_ARGS=--upgrade).
@@ -87,7 +87,7 @@ bench: $(VENV)/.dev-stamp
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf .pytest_cache .hypothesis artifacts
+	rm -rf .pytest_cache .hypothesis .ruff_cache artifacts
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 	find . -path ./$(VENV) -prune -o -name '*.pyc' -type f -exec rm -f {} +
 
