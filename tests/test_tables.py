@@ -417,9 +417,10 @@ def test_apis_table():
     assert list(df.columns) == ["id", "provider", "model", "family", "kind", "api_in", "api_out", "source",
                                 "read_on", "tier_above_tok", "tier_api_in", "tier_api_out", "tier_source",
                                 "tier_read_on"]
-    r = row(df, id="claude-sonnet-4-20250514")
-    assert (r["api_in"], r["api_out"]) == (3.0, 15.0)
-    assert (r["tier_above_tok"], r["tier_api_in"], r["tier_api_out"]) == (200_000, 6.0, 22.5)
+    r = row(df, id="gemini/gemini-2.5-pro")
+    assert (r["api_in"], r["api_out"]) == (1.25, 10.0)
+    # Prompts above 200,000 tokens are billed at twice the input and 1.5 times the output price.
+    assert (r["tier_above_tok"], r["tier_api_in"], r["tier_api_out"]) == (200_000, 2.5, 15.0)
     r = row(df, id="azure_ai/deepseek-v3")
     assert (r["api_in"], r["api_out"]) == (1.14, 4.56)
     assert pd.isna(r["tier_above_tok"])  # no long-prompt tier: blank
