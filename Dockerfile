@@ -14,10 +14,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first so that code changes reuse this layer.
-# Versions are constrained in requirements.txt.
-COPY requirements.txt ./
-RUN pip install --no-cache-dir -r requirements.txt \
+# Dependencies first so that code changes reuse this layer. requirements.lock pins every
+# package, dependencies included, with its hashes; it is generated from requirements.txt
+# (`make lock`), and pip refuses any file whose hash is not listed there.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock \
     && useradd --uid 10001 --user-group --no-create-home --home-dir /tmp --shell /usr/sbin/nologin app
 
 # Application files stay root-owned and read-only for the app user.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calc import build, parse, report, tables  # noqa: E402
+from calc import build, parse, report, tables
 
 REPORT_TARGET_MS = 1.0
 SURFACE_TARGET_MS = 10.0
@@ -60,7 +60,7 @@ def run(runs: int = 3000, force_profile: bool = False) -> dict:
     figures["report_link_ms"], figures["report_link_p95_ms"] = median_ms(lambda: report(default_link), runs)
     figures["parse_link_ms"], _ = median_ms(lambda: parse(default_link), runs)
     figures["build_ms"], _ = median_ms(lambda: build(parsed), runs)
-    total, rent, reachable = tables.cost_surface(s)
+    total, _, _ = tables.cost_surface(s)
     figures["surface_shape"] = list(total.shape)
     figures["surface_ms"], figures["surface_p95_ms"] = median_ms(lambda: tables.cost_surface(s), max(200, runs // 10))
     figures["profile"] = None

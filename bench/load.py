@@ -219,7 +219,7 @@ def pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
     v = sorted(values)
-    return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]
+    return v[min(len(v) - 1, round(q * (len(v) - 1)))]
 
 
 async def drive(base: str, sessions: int, seconds: float, page_path: str, server_pid: int | None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from . import catalogue
 from .evaluate import evaluate
@@ -53,7 +53,7 @@ def card_line(card_id: str, card: dict) -> str:
                       f"{card['mem_source']} (read {card['mem_read_on']})"))
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.list == "cards":
         print("\n".join(card_line(cid, card) for cid, card in catalogue.cards().items()))

@@ -53,7 +53,6 @@ __all__ = [
     "apis",
     "cards",
     "cloud_prices",
-    "weight_formats",
     "load_api_prices",
     "load_cards",
     "load_models",
@@ -61,6 +60,7 @@ __all__ = [
     "memory_text",
     "models",
     "rejected_apis",
+    "weight_formats",
 ]
 
 log = logging.getLogger(__name__)
@@ -320,7 +320,7 @@ def _tier(row: _Row) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _api_table() -> tuple[Mapping[str, dict], tuple[tuple[str, str], ...]]:
     accepted, rejected = load_api_prices(DATA_DIR / "api_prices.csv")
     if not accepted:
@@ -329,7 +329,7 @@ def _api_table() -> tuple[Mapping[str, dict], tuple[tuple[str, str], ...]]:
     return types.MappingProxyType(frozen), tuple(rejected)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def apis() -> Mapping[str, dict]:
     """API price presets that passed the checks: id -> row (read-only).
 
@@ -344,7 +344,7 @@ def apis() -> Mapping[str, dict]:
     return _api_table()[0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rejected_apis() -> tuple[tuple[str, str], ...]:
     """Rows of ``api_prices.csv`` refused at load, as (id, reason) pairs (see load_api_prices)."""
     return _api_table()[1]
@@ -428,7 +428,7 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def models() -> Mapping[str, dict]:
     """Model presets: id -> shape (read-only).
 
@@ -515,7 +515,7 @@ def load_cards(path) -> dict[str, dict]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cards() -> Mapping[str, dict]:
     """Accelerator presets: id -> card (read-only).
 
@@ -547,7 +547,7 @@ def memory_text(card: Mapping) -> str:
 # --------------------------------------------------------------------------- cloud quotes
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cloud_frame() -> pd.DataFrame:
     import pandas as pd  # only this table needs it: `import calc` stays light
 
@@ -611,7 +611,7 @@ def load_weight_formats(path) -> dict[str, dict]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def weight_formats() -> Mapping[str, dict]:
     """Named weight formats: name -> {bits (per weight, scales included), kind, source, read_on, notes}.
 

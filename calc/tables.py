@@ -5,7 +5,7 @@ Column names carry their units. Nothing here rounds: the pages format for displa
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ BATCHES = np.arange(1, 1025)
 DUTIES = np.linspace(0.01, 1.0, 100)
 
 
-def memory_stack(s: Scenario, batch: Optional[int] = None) -> pd.DataFrame:
+def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     """Memory per card at the scenario's batch: weights, KV cache, reserved overhead, and what is left.
 
     Returns columns ``part``, ``gib_per_card``, ``gib_total``. When the weights and cache exceed the
@@ -39,7 +39,7 @@ def memory_stack(s: Scenario, batch: Optional[int] = None) -> pd.DataFrame:
 
 
 def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
-              formats: Optional[Iterable[str]] = None) -> pd.DataFrame:
+              formats: Iterable[str] | None = None) -> pd.DataFrame:
     """Sequences that fit at each context for each weight format (rows) on the scenario's cards.
 
     ``formats`` defaults to 16-, 8- and 4-bit weights plus the scenario's own format. Columns:
@@ -56,7 +56,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     free_b = s.gpus * (s.mem_gib - s.overhead_gib) * model.GiB - weights_b
     per_seq = model.cache_bytes(s, np.asarray(contexts))
     seqs = np.floor(np.maximum(free_b, 0)[:, None] / per_seq[None, :]).astype(np.int64)
-    label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits)]
+    label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
     df = pd.DataFrame({"weights": label, "bits_per_weight": bits, "weights_gib": weights_b / model.GiB,
                        "free_gib": free_b / model.GiB})
     for j, n in enumerate(contexts):
@@ -64,7 +64,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     return df
 
 
-def speed_sweep(s: Scenario, batches: Optional[np.ndarray] = None, n: Optional[int] = None) -> pd.DataFrame:
+def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = None) -> pd.DataFrame:
     """Decode step by batch at context ``n`` (default ``s.ctx``): every part of the step in ms,
     tokens/s overall and per sequence, which term binds, and whether memory holds that batch."""
     batches = BATCHES if batches is None else np.asarray(batches)
@@ -86,8 +86,8 @@ def speed_sweep(s: Scenario, batches: Optional[np.ndarray] = None, n: Optional[i
     })
 
 
-def cost_surface(s: Scenario, batches: Optional[np.ndarray] = None,
-                 duties: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def cost_surface(s: Scenario, batches: np.ndarray | None = None,
+                 duties: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """USD per million tokens (rent + upkeep) over duty x batch: one broadcast expression.
 
     Returns ``(usd_per_mtok, rent, reachable)``, each shaped ``(len(duties), len(batches))``;

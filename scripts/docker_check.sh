@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Dockerfile without a Docker engine:
 #   1. hadolint (from .venv) with --failure-threshold error;
-#   2. a clean temporary virtualenv with requirements.txt installed;
+#   2. a clean temporary virtualenv with requirements.lock installed as the image does
+#      (pip install --require-hashes);
 #   3. the files the Dockerfile COPYs, staged into a temporary directory laid out
 #      like the image and made read-only (chmod -R a-w);
 #   4. the image's exec-form ENTRYPOINT/CMD run from that directory, with the
@@ -12,7 +13,7 @@
 # Exits non-zero when any step fails or the server never becomes healthy.
 #
 # Overrides (environment):
-#   DOCKER_CHECK_CONTEXT     build context holding the copied files and requirements.txt
+#   DOCKER_CHECK_CONTEXT     build context holding the copied files and requirements.lock
 #                            (default: the repository root)
 #   DOCKER_CHECK_DOCKERFILE  Dockerfile to check (default: <repo root>/Dockerfile)
 #   DOCKER_CHECK_TIMEOUT     seconds to wait for a healthy server (default: 30)
@@ -254,16 +255,18 @@ try:
 
     # ---------------------------------------------------------- the venv
     venv = os.path.join(tmp, "venv")
-    requirements = os.path.join(context, "requirements.txt")
+    requirements = os.path.join(context, "requirements.lock")
+    if not os.path.isfile(requirements):
+        fail(f"no {requirements}: generate it from requirements.txt with 'make lock'")
     print(f"== clean virtualenv ({interpreter}, Python {version}) with {requirements}")
     t0 = time.monotonic()
     subprocess.run([interpreter, "-m", "venv", venv], check=True)
     pip = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q",
-                          "--disable-pip-version-check", "-r", requirements],
+                          "--disable-pip-version-check", "--require-hashes", "-r", requirements],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if pip.returncode != 0:
         print(pip.stdout[-4000:], file=sys.stderr)
-        fail("pip install -r requirements.txt failed in the clean virtualenv")
+        fail("pip install --require-hashes -r requirements.lock failed in the clean virtualenv")
     print(f"   installed in {time.monotonic() - t0:.1f} s")
 
     # ---------------------------------------------------------- start it

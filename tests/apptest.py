@@ -1,7 +1,6 @@
 """Shared AppTest helpers: open the app on a link (and a page), read what a visitor reads."""
 
 from pathlib import Path
-from typing import Optional
 
 from streamlit.testing.v1 import AppTest
 
@@ -9,7 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
-def open_app(params: Optional[dict] = None, page: Optional[str] = None) -> AppTest:
+def open_app(params: dict | None = None, page: str | None = None) -> AppTest:
     """Run app.py under AppTest with ``params`` as the opened link's query, then switch to ``page``."""
     at = AppTest.from_file(APP, default_timeout=60)
     for k, v in (params or {}).items():

@@ -222,7 +222,7 @@ def resolve(params) -> dict:
     if not s["embed_b"] < s["active_b"]:
         _bad("embed_b", s["embed_b"], "< active_b")
     if s["experts"]:
-        M, D = moe_split(s["params_b"] * 1e9, s["active_b"] * 1e9, s["experts"], s["experts_active"])
+        _, D = moe_split(s["params_b"] * 1e9, s["active_b"] * 1e9, s["experts"], s["experts_active"])
         if D - s["embed_b"] * 1e9 < 0:
             _bad("active_b", s["active_b"], "dense part less embeddings must be >= 0")
     if s["gpus"] > 1 and s["link_gbs"] is None:

@@ -1,6 +1,7 @@
 """The Streamlit app under AppTest: every page runs clean, links restore widgets, widgets rewrite links."""
 
 import pytest
+
 from apptest import open_app, texts
 
 PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/catalogue.py"]

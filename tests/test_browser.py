@@ -18,9 +18,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+# The same server start as the benchmarks.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_pages import start_server, stop_server  # noqa: E402  (the same server start as the benchmarks)
-
+from bench_pages import start_server, stop_server
 from calc import report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,8 +32,9 @@ SHOTS = ARTIFACTS / "screenshots"
 WAIT_MS = 90_000  # generous: a cold page on a loaded two-core machine
 VIEWPORT = {"width": 1280, "height": 900}
 
-pytestmark = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
-                                reason=f"{CHROMIUM} not found: install Debian's chromium (scripts/ensure_chromium.sh)")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                                 reason=f"{CHROMIUM} not found: install Debian's chromium (scripts/ensure_chromium.sh)")]
 
 # The memory-capped case of tests/test_app.py: 70B at 4 bits on one H100 SXM (here at the preset's
 # driver-reported 79.65 GiB; expected figures come from calc itself).

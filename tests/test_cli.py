@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from calc import catalogue
+
 SEED = ("model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80&bw_tbs=3.35"
         "&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&batch=17&duty=0.3&eff=0.7&overhead_gib=4&usd_hr=2.5&upkeep=0")
 
@@ -23,12 +25,15 @@ def test_bare_query_string_prints_the_report():
 
 def test_whole_url_with_fragment_is_the_same_as_its_query():
     url = f"https://calc.example.internal/speed?{SEED}#top"
-    assert json.loads(run(url).stdout) == json.loads(run(SEED).stdout)
+    from_url, from_query = run(url), run(SEED)
+    for out in (from_url, from_query):
+        assert out.returncode == 0 and out.stderr == "", (out.returncode, out.stderr)
+    assert json.loads(from_url.stdout) == json.loads(from_query.stdout)
 
 
 def test_no_link_gives_the_defaults():
     out = run()
-    assert out.returncode == 0
+    assert out.returncode == 0, out.stderr
     sc = json.loads(out.stdout)["scenario"]
     assert sc["model"] == "llama-3.1-70b" and sc["card"] == "h100-sxm" and sc["weights"] == "int4-g128"
     assert sc["ctx"] == 8192 and sc["batch"] == "auto" and sc["duty"] == 0.3
@@ -53,13 +58,14 @@ def test_bad_value_exits_2_naming_the_key(bad, key):
 
 
 def test_list_prints_preset_ids_one_per_line():
-    for what, must in (("models", "llama-3.1-70b"), ("cards", "h100-sxm"), ("apis", None)):
+    # Every list holds the defaults' presets: the default model, the default card and that model's API row.
+    api_ref = catalogue.models()["llama-3.1-70b"]["api_ref"]
+    for what, must in (("models", "llama-3.1-70b"), ("cards", "h100-sxm"), ("apis", api_ref)):
         out = run("--list", what)
-        assert out.returncode == 0
+        assert out.returncode == 0 and out.stderr == "", (what, out.stderr)
         ids = [line.split("\t")[0] for line in out.stdout.splitlines()]
         assert ids and all(i == i.lower() and " " not in i for i in ids)
-        if must:
-            assert must in ids
+        assert must in ids, (what, must)
 
 
 def test_list_cards_shows_the_driver_memory_and_its_source():
@@ -67,7 +73,7 @@ def test_list_cards_shows_the_driver_memory_and_its_source():
     assert out.returncode == 0 and out.stderr == ""
     lines = {line.split("\t")[0]: line.split("\t") for line in out.stdout.splitlines()}
     assert all(len(fields) == 4 for fields in lines.values())
-    card_id, name, memory, source = lines["l40s"]
+    _, name, memory, source = lines["l40s"]
     assert name == "L40S 48 GB" and memory == "44.99 GiB (46,068 MiB)"
     assert "46068 MiB" in source and "(read 2026-11-30)" in source
     assert lines["h100-sxm"][1:3] == ["H100 SXM 80 GB", "79.65 GiB (81,559 MiB)"]

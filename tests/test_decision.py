@@ -4,6 +4,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 from unittest import mock
 from urllib.parse import urlencode
 
@@ -13,12 +14,12 @@ import streamlit.testing.v1.app_test as app_test_module
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+from apptest import open_app, texts
 from calc import memo as dm
 from calc import parse, report, traffic
 from calc.memo import memo, verdict_sentence
 from calc import evaluate, words
 
-from apptest import open_app, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -33,7 +34,7 @@ UNPRICED = {"card": "mi300x"}
 class _Storage(MemoryMediaFileStorage):
     """The media store AppTest creates for each run, recorded so a test can read a download button's bytes."""
 
-    made: list = []
+    made: ClassVar[list] = []
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -9,10 +9,9 @@ import math
 
 import pytest
 
+from apptest import open_app, texts
 from calc import catalogue, parse, report
 from calc.scenario import WEIGHT_FORMATS
-
-from apptest import open_app, texts
 
 GIB = 2**30
 

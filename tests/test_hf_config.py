@@ -428,7 +428,7 @@ def test_binary_or_non_utf8_is_refused(blob):
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_nan_and_infinity_are_refused(constant):
     with pytest.raises(HFConfigError):
-        from_hf_config_json('{"num_hidden_layers": 32, "rope_theta": %s}' % constant)
+        from_hf_config_json('{"num_hidden_layers": 32, "rope_theta": ' + constant + "}")
 
 
 @pytest.mark.parametrize("text", ["[]", '"config"', "42", "null", "true", "[{}]"])

@@ -16,12 +16,11 @@ import re
 
 import pytest
 
+from apptest import open_app, texts
 from calc import ScenarioError, build, catalogue, parse, report
 from calc.__main__ import main
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import CARD_FIGURES, MAX_LINK_CHARS, MAX_LINK_FIELDS, MODEL_FIGURES
-
-from apptest import open_app, texts
 
 # ---------------------------------------------------------------- 1. preset overrides never raise
 
@@ -48,6 +47,7 @@ def _answer(link: dict) -> None:
     assert out["scenario"]["model"] == link["model"] or "model" in {e.key for e in parsed.errors}
 
 
+@pytest.mark.slow  # a sweep: every preset x every shape key x a spread of values
 @pytest.mark.parametrize("model", sorted(catalogue.models()))
 def test_every_preset_with_every_shape_override_gives_a_report_or_a_named_error(model):
     for key in SHAPE_KEYS:
@@ -55,6 +55,7 @@ def test_every_preset_with_every_shape_override_gives_a_report_or_a_named_error(
             _answer({"model": model, key: value})
 
 
+@pytest.mark.slow  # a sweep: every MoE preset x 90 expert counts
 @pytest.mark.parametrize("model", sorted(m for m, row in catalogue.models().items() if row["experts"]))
 def test_every_moe_preset_with_any_expert_counts_gives_a_report_or_a_named_error(model):
     for experts in (0, 1, 2, 3, 5, 8, 16, 64, 128, 256):
@@ -154,8 +155,8 @@ HUGE_CONFIGS = {
     "num_attention_heads": _config_with(num_attention_heads=[1] * 5000),
     "model_type": _config_with(model_type={"k": "v" * 500_000}),
     "escapes": _config_with(layer_types=[ESC, "full_attention"]),
-    "duplicate": ('{%s: 1, %s: 2}' % (json.dumps(ESC * 3), json.dumps(ESC * 3))).encode(),
-    "duplicate_long": ('{"%s": 1, "%s": 2}' % ("k" * 200_000, "k" * 200_000)).encode(),
+    "duplicate": f"{{{json.dumps(ESC * 3)}: 1, {json.dumps(ESC * 3)}: 2}}".encode(),
+    "duplicate_long": f"{{{json.dumps('k' * 200_000)}: 1, {json.dumps('k' * 200_000)}: 2}}".encode(),
 }
 
 

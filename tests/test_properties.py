@@ -1,10 +1,10 @@
 """Properties of the model that must hold for any scenario (hypothesis)."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from calc import parse, report
-from calc import model
+from calc import model, parse, report
 
 settings.register_profile("calc", deadline=None, max_examples=150)
 settings.load_profile("calc")

@@ -13,27 +13,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from calc import catalogue
+from calc import report as calc_report
 
 try:
     from tests.reference_model import KV_BITS, WEIGHT_BITS, reference_report
 except ImportError:  # tests/ on sys.path instead of the repository root
     from reference_model import KV_BITS, WEIGHT_BITS, reference_report
-
-
-def _production_report():
-    """``calc.report`` or None (with the reason) when it cannot be imported yet."""
-    try:
-        import calc
-    except Exception as exc:  # noqa: BLE001 - any import failure means "not there yet"
-        return None, f"import calc failed: {exc!r}"
-    fn = getattr(calc, "report", None)
-    if not callable(fn):
-        return None, "calc.report is not defined (or is not callable) yet"
-    return fn, ""
-
-
-CALC_REPORT, MISSING = _production_report()
-needs_calc = pytest.mark.skipif(CALC_REPORT is None, reason=f"no calc.report to compare: {MISSING}")
 
 SEED = (
     "model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80"
@@ -90,7 +75,7 @@ def test_batch_table():
     step = (14.93, 14.93, 14.93, 14.93, 14.93, 14.96, 51.77)
     tok = (67, 268, 1072, 1139, 4288, 4945, 4945)
     usd = (10.365, 2.591, 0.648, 0.610, 0.162, 0.140, 0.140)
-    for b, s, t, u in zip(batches, step, tok, usd):
+    for b, s, t, u in zip(batches, step, tok, usd, strict=True):
         r = reference_report(q(SEED, batch=b, duty=1))
         assert round(r["step_ms"], 2) == s, b
         assert round(r["tok_s"]) == t, b
@@ -100,7 +85,7 @@ def test_batch_table():
 def test_duty_table():
     table = {1: (103.65, 34.55, 17.27, 10.36), 17: (6.10, 2.03, 1.02, 0.61), 74: (1.40, 0.47, 0.23, 0.14)}
     for b, row in table.items():
-        for duty, want in zip((0.1, 0.3, 0.6, 1.0), row):
+        for duty, want in zip((0.1, 0.3, 0.6, 1.0), row, strict=True):
             r = reference_report(q(SEED, batch=b, duty=duty))
             assert abs(r["usd_per_mtok_rent"] - want) <= 0.005 + 1e-9, (b, duty)
     assert reference_report(q(SEED))["monthly_usd"] == pytest.approx(1800)
@@ -137,7 +122,7 @@ RULE_BREAKS = [
 
 @pytest.mark.parametrize(
     "over, key",
-    RULE_BREAKS + [
+    [*RULE_BREAKS,
      ({"batch": 0}, "batch"), ({"eff": 1.5}, "eff"), ({"weights": 33}, "weights"),
      ({"kv": "int3"}, "kv"), ({"attn": 2}, "attn"), ({"gpus": "two"}, "gpus"),
      ({"duty": 0}, "duty"), ({"peak": 0.5}, "peak"), ({"out_tok": 0}, "out_tok"),
@@ -343,7 +328,7 @@ def _scenario_same(key, given, got, scenario) -> bool:
 
 def assert_agrees(params):
     ref = reference_report(params)
-    got = CALC_REPORT(params)
+    got = calc_report(params)
     diffs = [
         f"{key}: reference {want!r} != calc {got.get(key, '<missing>')!r}"
         for key, want in ref.items()
@@ -359,7 +344,6 @@ def assert_agrees(params):
     assert not diffs, "\n".join(diffs)
 
 
-@needs_calc
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 @example(q(SEED))
@@ -371,7 +355,6 @@ def test_reference_agreement(params):
     assert_agrees(params)
 
 
-@needs_calc
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.sampled_from([2, 3, 5, 12, 16, 32, 64]))
 @example({"model": "llama-3.1-70b", "kv_heads": "8"}, 16)
@@ -381,7 +364,6 @@ def test_reference_agreement_on_several_cards(params, gpus):
     assert_agrees({**params, "gpus": gpus})
 
 
-@needs_calc
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(16, 2048), st.integers(1, 64), st.sampled_from([2, 4, 8, 16]), st.integers(1, 1 << 17))
 def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
@@ -389,10 +371,9 @@ def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
                    "kv_latent": str(latent), "gpus": str(gpus), "ctx": str(ctx)})
 
 
-@needs_calc
 @pytest.mark.parametrize(
     "over, key",
-    RULE_BREAKS + [
+    [*RULE_BREAKS,
      ({"batch": 0}, "batch"), ({"weights": 33}, "weights"), ({"tpot_ms": 0}, "tpot_ms"),
      ({"card": "a100-80gb", "compute": "fp8"}, "compute")],
 )
@@ -401,14 +382,13 @@ def test_both_reject(over, key):
     with pytest.raises(ValueError, match=key):
         reference_report(params)
     with pytest.raises(ValueError) as info:
-        CALC_REPORT(params)
+        calc_report(params)
     keys = [e.key for e in getattr(info.value, "errors", [])]
     assert key in keys, keys
 
 
-@needs_calc
 def test_unknown_key_is_a_warning():
     params = q(SEED, colour="blue")
     assert_agrees({k: v for k, v in params.items() if k != "colour"})
-    got = CALC_REPORT(params)
+    got = calc_report(params)
     assert any("colour" in w for w in got["warnings"])

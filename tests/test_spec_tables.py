@@ -51,7 +51,7 @@ def test_h100_4bit_by_batch(batch, step_ms, tok_s, usd):
 @pytest.mark.parametrize("batch, row", [(1, (103.65, 34.55, 17.27, 10.36)), (17, (6.10, 2.03, 1.02, 0.61)),
                                         (74, (1.40, 0.47, 0.23, 0.14))])
 def test_rent_per_million_by_duty(batch, row):
-    for duty, expected in zip((0.1, 0.3, 0.6, 1.0), row):
+    for duty, expected in zip((0.1, 0.3, 0.6, 1.0), row, strict=True):
         r = report(f"{SEED_70B}&{H100}&weights=4&batch={batch}&duty={duty}")
         assert near(r["usd_per_mtok_rent"], expected, 2), (duty, r["usd_per_mtok_rent"])
 
