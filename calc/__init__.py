@@ -7,9 +7,8 @@ cycle, and the comparison with an API's prices. The contract is SPEC.md; the lin
 URL query string parsed by :mod:`calc.scenario`.
 """
 
-from .scenario import (KEYS, FieldError, Parsed, Scenario, ScenarioError, load, parse, split_link,
-                       with_change)
 from .evaluate import Evaluation, build, evaluate, report
+from .scenario import KEYS, FieldError, Parsed, Scenario, ScenarioError, load, parse, split_link, with_change
 
 __all__ = ["KEYS", "Evaluation", "FieldError", "Parsed", "Scenario", "ScenarioError", "build", "evaluate",
            "from_hf_config",

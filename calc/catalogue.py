@@ -37,7 +37,7 @@ import re
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -622,8 +622,8 @@ def weight_formats() -> Mapping[str, dict]:
     return types.MappingProxyType({k: _ReadOnlyDict(v) for k, v in table.items()})
 
 
-@functools.lru_cache(maxsize=None)
-def on_demand_rents(card_id: str) -> Optional[tuple[float, float, int]]:
+@functools.cache
+def on_demand_rents(card_id: str) -> tuple[float, float, int] | None:
     """(lowest, highest, count) of the on-demand USD per card-hour quotes for ``card_id`` in
     ``cloud_prices.csv``, or None when there is none (spot, marketplace and reserved prices left out)."""
     with (DATA_DIR / "cloud_prices.csv").open(newline="", encoding="utf-8") as f:

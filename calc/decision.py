@@ -8,7 +8,6 @@ Units: USD per month, requests per day, USD per card-hour, USD per request.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from . import model, traffic
 from .scenario import Scenario
@@ -23,22 +22,22 @@ class Decision:
     cap: traffic.Capacity
     fits: bool                        # at least one request of in_tok + out_tok tokens fits beside the weights
     priced: bool                      # the card has a rent (usd_hr)
-    verdict: Optional[str]            # "self-host", "api", "does not fit", or None (no rent)
+    verdict: str | None            # "self-host", "api", "does not fit", or None (no rent)
     api_usd_month: float
-    self_host_usd_month: Optional[float]
-    replicas: Optional[int]
-    duty: Optional[float]             # duty_traffic
-    break_even: Optional[float]       # first volume where self-hosting is cheaper
-    stays_cheaper: Optional[float]    # volume above which self-hosting is cheaper at every volume
-    price_to_flip: Optional[float]    # rent per card-hour where both cost the same at this volume
+    self_host_usd_month: float | None
+    replicas: int | None
+    duty: float | None             # duty_traffic
+    break_even: float | None       # first volume where self-hosting is cheaper
+    stays_cheaper: float | None    # volume above which self-hosting is cheaper at every volume
+    price_to_flip: float | None    # rent per card-hour where both cost the same at this volume
     api_per_request: float
-    rent_per_request: Optional[float]  # one replica's rent per request when it runs at its busiest-hour capacity
+    rent_per_request: float | None  # one replica's rent per request when it runs at its busiest-hour capacity
     units: traffic.UnitCosts
-    break_even_batch: Optional[float]  # at the request's context, in_tok + out_tok (None: compute never binds)
+    break_even_batch: float | None  # at the request's context, in_tok + out_tok (None: compute never binds)
     memory_caps_batch: bool           # memory holds fewer requests than the break-even batch, at that context
 
     @property
-    def capacity_cards(self) -> Optional[int]:
+    def capacity_cards(self) -> int | None:
         """Cards in all for the busiest hour (replicas × gpus), None when nothing fits."""
         return None if self.replicas is None else self.replicas * self.scenario.gpus
 

@@ -10,9 +10,10 @@ the pages, the memo and the command line all read an Evaluation, so each figure 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 from . import model, traffic
 from .decision import Decision, decide
@@ -20,7 +21,7 @@ from .notes import scenario_warnings
 from .scenario import Parsed, Scenario, load
 from .units import MS_PER_S
 
-Link = Union[str, Mapping[str, Any], None]
+Link = str | Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Memory:
 class Decode:
     """The decode step at the batch used (docs/method.md sections 3 to 5)."""
 
-    break_even_batch: Optional[float]
+    break_even_batch: float | None
     batch: int
     step_ms: float
     tok_s: float
@@ -53,10 +54,10 @@ class UnitCost:
     """Cost per million tokens at the link's duty cycle, and the monthly bill of one replica
     (docs/method.md section 6). USD."""
 
-    usd_per_mtok_rent: Optional[float]
+    usd_per_mtok_rent: float | None
     usd_per_mtok_upkeep: float
-    usd_per_mtok: Optional[float]
-    monthly_usd: Optional[float]
+    usd_per_mtok: float | None
+    monthly_usd: float | None
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,12 @@ class Bill:
     tokens_in_month: float
     tokens_out_month: float
     busy_fraction: float
-    replicas: Optional[int]
-    duty_traffic: Optional[float]
-    self_host_usd_month: Optional[float]
+    replicas: int | None
+    duty_traffic: float | None
+    self_host_usd_month: float | None
     api_usd_month: float
-    verdict: Optional[str]           # "self-host", "api", "does not fit", or None (the card has no rent)
-    break_even_req_day: Optional[float]
+    verdict: str | None           # "self-host", "api", "does not fit", or None (the card has no rent)
+    break_even_req_day: float | None
 
 
 #: The report's parts in the report's key order.
@@ -156,7 +157,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     self_host = model.none_if_nan(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
     api_month = float(costs["api_usd_month"][()])
     if not fits_traffic:
-        verdict: Optional[str] = "does not fit"
+        verdict: str | None = "does not fit"
     elif self_host is None:
         verdict = None
     else:

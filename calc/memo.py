@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from . import catalogue, tables, traffic
@@ -20,8 +20,20 @@ from .decision import Decision
 from .evaluate import Evaluation, evaluate
 from .notes import scenario_warnings
 from .scenario import KEYS, Parsed, Scenario
-from .words import (card_name, cards_text, cell, hardware_text, kv_text, model_name, sig, sig_pair, tokens_text,
-                    usd, volume_text, weights_text)
+from .words import (
+    card_name,
+    cards_text,
+    cell,
+    hardware_text,
+    kv_text,
+    model_name,
+    sig,
+    sig_pair,
+    tokens_text,
+    usd,
+    volume_text,
+    weights_text,
+)
 
 #: Where the memo's link points when ``CALC_BASE_URL`` is not set.
 DEFAULT_BASE_URL = "http://localhost:8501"
@@ -224,7 +236,7 @@ def capacity_table(d: Decision) -> pd.DataFrame:
 def capacity_text(d: Decision) -> pd.DataFrame:
     """:func:`capacity_table` with its values written out for reading (fractions as per cent)."""
     ct = capacity_table(d)
-    shown = [f"{v:.1%}" if u == "fraction" and v is not None else cell(v) for v, u in zip(ct["value"], ct["unit"])]
+    shown = [f"{v:.1%}" if u == "fraction" and v is not None else cell(v) for v, u in zip(ct["value"], ct["unit"], strict=True)]
     return ct.assign(value=shown, unit=["" if u == "fraction" else u for u in ct["unit"]])
 
 
@@ -298,9 +310,7 @@ def assumptions(s: Scenario) -> list[str]:
     if card:
         quote = (f"{card['usd_hr']:,.2f} USD per card-hour from {card['usd_hr_source']}, read {card['usd_hr_date']}"
                  if card["usd_hr"] is not None else "no rent quote in the catalogue")
-        if s.usd_hr is None:
-            out.append(f"Card rent: {quote}.")
-        elif card["usd_hr"] is not None and s.usd_hr == card["usd_hr"]:
+        if s.usd_hr is None or (card["usd_hr"] is not None and s.usd_hr == card["usd_hr"]):
             out.append(f"Card rent: {quote}.")
         else:
             out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
@@ -339,13 +349,13 @@ def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Seque
     return "\n".join(lines)
 
 
-def link(s: Scenario, base_url: Optional[str] = None) -> str:
+def link(s: Scenario, base_url: str | None = None) -> str:
     """The Decision page's link that reproduces scenario ``s``: ``{base_url}/decision?{query}``."""
     base = (base_url if base_url is not None else os.environ.get("CALC_BASE_URL", DEFAULT_BASE_URL)).rstrip("/")
     return f"{base}/decision?{s.to_query()}"
 
 
-def memo(ev: Evaluation | Parsed, base_url: Optional[str] = None) -> str:
+def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
     """The decision memo of an evaluated (or parsed) link, in Markdown.
 
     Deterministic: it depends only on the scenario (and on rejected values, if any), never on the time or on

@@ -3,7 +3,6 @@ scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
-
 from . import catalogue, model, traffic
 from .scenario import CARD_FIGURES, MODEL_FIGURES, Scenario
 
@@ -84,7 +83,7 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append("window_layers has no effect: window is 0")
     copies = model.kv_copy_factor(s)
     if copies > 1:
-        held = (f"every card holds the whole latent" if s.kv_latent else
+        held = ("every card holds the whole latent" if s.kv_latent else
                 f"each card holds {model.kv_heads_per_card(s)} of the {s.kv_heads} KV heads (a head is copied, "
                 "never split)")
         out.append(f"tensor parallel over {s.gpus} cards keeps {copies:g}x the KV cache: {held}, so memory and "

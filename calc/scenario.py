@@ -12,8 +12,9 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Mapping, Optional, Union
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
@@ -71,12 +72,12 @@ class Key:
     help: str
     group: str
     default: Any = PRESET
-    lo: Optional[float] = None
-    hi: Optional[float] = None
+    lo: float | None = None
+    hi: float | None = None
     unit: str = ""
-    step: Optional[float] = None
-    fmt: Optional[str] = None
-    empty: Optional[str] = None
+    step: float | None = None
+    fmt: str | None = None
+    empty: str | None = None
     choices: tuple[str, ...] = ()
     rule: str = ""  # a consistency rule with another key, added to the accepted text
     accepted_text: str = ""  # what the key accepts, where the kind alone cannot say it
@@ -252,7 +253,7 @@ def _input_type(k: Key) -> Any:
     if k.numeric:
         return _number_type(k)
     if k.kind == "batch":
-        return Union[Literal["auto"], _number_type(k)]
+        return Literal["auto"] | _number_type(k)
     if k.kind == "choice":
         return Literal[k.choices]
     if k.kind == "flag":
@@ -265,7 +266,7 @@ def _lower(v: Any) -> Any:
 
 
 def _known(table: Any, what: str, custom: bool) -> Any:
-    def check(v: Optional[str]) -> Optional[str]:
+    def check(v: str | None) -> str | None:
         if v is not None and not (custom and v == CUSTOM) and v not in table():
             raise ValueError(f"unknown {what}")
         return v
@@ -313,7 +314,7 @@ LinkInputs = create_model(
     "LinkInputs",
     __config__=ConfigDict(extra="forbid", str_strip_whitespace=True, protected_namespaces=()),
     __validators__=_validators(),
-    **{k.key: (Optional[_input_type(k)], None) for k in KEY_TABLE},
+    **{k.key: (_input_type(k) | None, None) for k in KEY_TABLE},
 )
 
 
@@ -356,8 +357,8 @@ class _ScenarioBase(BaseModel):
 
 
 def _scenario_type(k: Key) -> Any:
-    base = {"float": float, "int": int, "flag": int, "batch": Union[int, Literal["auto"]]}.get(k.kind, str)
-    return Optional[base] if k.empty in (NONE_GIVEN, UNKNOWN) else base
+    base = {"float": float, "int": int, "flag": int, "batch": int | Literal["auto"]}.get(k.kind, str)
+    return base | None if k.empty in (NONE_GIVEN, UNKNOWN) else base
 
 
 #: A complete, resolved scenario: every link key with the value used (SPEC sections 1, 5, 6, 7). Units as in
@@ -418,7 +419,7 @@ LINK = "link"
 LINK_ACCEPTED = f"at most {MAX_LINK_FIELDS:,} fields and {MAX_LINK_CHARS:,} characters"
 
 
-def link_too_long(fields: int, chars: int) -> Optional[FieldError]:
+def link_too_long(fields: int, chars: int) -> FieldError | None:
     """The error for a query string of ``fields`` fields (``&``-separated) and ``chars`` characters that the
     app's server would ignore whole, or None when it is within the limits."""
     if fields <= MAX_LINK_FIELDS and chars <= MAX_LINK_CHARS:
@@ -428,7 +429,7 @@ def link_too_long(fields: int, chars: int) -> Optional[FieldError]:
                       "give each key once")
 
 
-def split_link(link: Union[str, Mapping[str, Any], None]) -> tuple[dict[str, Any], list[str]]:
+def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
     """Split a whole URL, a query string or a mapping into {key: value} and warnings.
 
     Repeated keys keep their last value (with a warning); unknown keys are dropped and named in the
@@ -518,7 +519,7 @@ class _Conflict(Exception):
     """A broken consistency rule: ``keys`` are the inputs that may be dropped to repair it, in order;
     ``name`` is the key the error names (SPEC section 5), with the value in use ``shown``."""
 
-    def __init__(self, keys: tuple[str, ...], reason: str, name: Optional[str] = None, shown: Any = None):
+    def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None, shown: Any = None):
         self.keys, self.reason, self.name, self.shown = keys, reason, name, shown
 
 
@@ -594,10 +595,10 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         raise _Conflict(("window_layers", "layers"), f"window_layers ({window_layers}) must not exceed layers ({layers})")
     if experts == 1:
         raise _Conflict(("experts",), "an MoE layer needs at least 2 experts (0 = dense)")
-    if experts:
-        if not 1 <= experts_active < experts:
-            raise _Conflict(("experts_active", "experts"), f"experts_active ({experts_active}) must be from 1 to experts - 1 ({experts - 1})",
-                            "experts_active", experts_active)
+    if experts and not 1 <= experts_active < experts:
+        raise _Conflict(("experts_active", "experts"),
+                        f"experts_active ({experts_active}) must be from 1 to experts - 1 ({experts - 1})",
+                        "experts_active", experts_active)
     if active_b > params_b:
         raise _Conflict(("active_b", "params_b"), f"active_b ({_fmt(active_b)}) must not exceed params_b ({_fmt(params_b)})")
     if embed_b >= active_b:
@@ -624,7 +625,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     return Scenario(**{k.key: resolved[k.key] if k.key in resolved else v.get(k.key, k.default) for k in KEY_TABLE})
 
 
-def parse(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
+def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
     Args:
@@ -687,7 +688,7 @@ def _culprit(conflict: _Conflict, values: dict[str, Any]) -> str:
     return order[0]
 
 
-def load(link: Union[str, Mapping[str, Any], None] = None) -> Parsed:
+def load(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link strictly.
 
     Raises:
@@ -717,9 +718,9 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
             out.pop("weights", None)
             out.pop("weights_experts", None)
     out[key] = value
-    if key == "card" and value in catalogue.cards():
-        # Keep the compute precision only where the new card has units for it.
-        if catalogue.cards()[value]["peaks"].get(str(out.get("compute", "bf16"))) is None:
+    # Keep the compute precision only where the new card has units for it.
+    if key == "card" and value in catalogue.cards() and \
+            catalogue.cards()[value]["peaks"].get(str(out.get("compute", "bf16"))) is None:
             out.pop("compute", None)
     return out
 

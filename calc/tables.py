@@ -245,7 +245,7 @@ def curve_range(d: Decision) -> tuple[float, float]:
     return min(10.0, s.req_day / 10), max(1e7, s.req_day * 10, *(3 * v for v in marks))
 
 
-def cost_curve(d: Decision, lo: Optional[float] = None, hi: Optional[float] = None,
+def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
                points: int = 600) -> pd.DataFrame:
     """Monthly cost against requests per day for the chart (long form: ``req_day``, ``option``, ``usd_month``,
     ``replicas``). The x range runs from 10 (or a tenth of the volume) to 10 million (or ten times the volume

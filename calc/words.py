@@ -4,7 +4,7 @@ models and cards, used by the pages and the memo alike (a figure reads the same 
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -13,11 +13,10 @@ from .notes import display_name
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
 
-
 # ---------------------------------------------------------------- number formatting
 
 
-def sig(x: Optional[float], digits: int = 2) -> str:
+def sig(x: float | None, digits: int = 2) -> str:
     """``x`` rounded to ``digits`` significant figures with thousands separators.
 
     343.2 -> "340", 5800 -> "5,800", 273892.8 -> "270,000" (3 digits: "274,000"), 0.001144 -> "0.0011";
@@ -75,7 +74,7 @@ def tokens_text(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def usd(v: Optional[float], digits: int = 2) -> str:
+def usd(v: float | None, digits: int = 2) -> str:
     """A USD amount for a table: separators and ``digits`` decimals, a dash when unknown."""
     return "—" if v is None or not math.isfinite(v) else f"{v:,.{digits}f}"
 
@@ -95,7 +94,7 @@ def card_name(s: Scenario) -> str:
     return display_name(s, "card") if row else "custom"
 
 
-def cards_text(s: Scenario, count: Optional[int] = None) -> str:
+def cards_text(s: Scenario, count: int | None = None) -> str:
     """"1 H100 SXM 80 GB card", "4 H100 SXM 80 GB cards" (the card name carries its memory label)."""
     n = s.gpus if count is None else count
     return f"{n:,} {card_name(s)} card{'s' if n != 1 else ''}"
@@ -120,7 +119,7 @@ def kv_text(s: Scenario) -> str:
     return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
 
 
-def money(x: Optional[float], digits: int = 0) -> str:
+def money(x: float | None, digits: int = 0) -> str:
     """USD for display with the unit: "5,800 USD"; an em dash when unknown."""
     return "—" if x is None or not math.isfinite(x) else f"{x:,.{digits}f} USD"
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
@@ -20,11 +19,18 @@ import streamlit as st
 
 from calc import KEYS, Evaluation, FieldError, Parsed, Scenario, catalogue, evaluate, parse, tables, with_change
 from calc.hf_config import HFConfigError, from_hf_config_json
-from calc.scenario import (CARD_FIGURES, COMPUTE_PRECISIONS, CUSTOM, KEY_TABLE, KV_FORMATS, LINK, MODEL_FIGURES,
-                           RANGES,
-                           WEIGHT_FORMATS, link_too_long)
-
-
+from calc.scenario import (
+    CARD_FIGURES,
+    COMPUTE_PRECISIONS,
+    CUSTOM,
+    KEY_TABLE,
+    KV_FORMATS,
+    LINK,
+    MODEL_FIGURES,
+    RANGES,
+    WEIGHT_FORMATS,
+    link_too_long,
+)
 
 #: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
 GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "precision": "Precision and context", "money": "Money",
@@ -104,7 +110,7 @@ def _on_parent(key: str) -> None:
     _link_errors().pop(key, None)
 
 
-def _on_override(key: str, parent: Optional[str]) -> None:
+def _on_override(key: str, parent: str | None) -> None:
     """A figure was typed over a preset's: the model or card becomes custom, so the label never lies."""
     _link_errors().pop(key, None)
     if parent and st.session_state.get(parent) != CUSTOM:
@@ -146,7 +152,7 @@ def _widget(key: str) -> None:
                 return (f"{row['api_in']:g} / {row['api_out']:g} USD{tier} · {row['provider']} · "
                         f"{row['model'].split('/')[-1]}")
         else:
-            opts = list(names) + [CUSTOM]
+            opts = [*names, CUSTOM]
 
             def fmt(v: str, names=names) -> str:
                 return "Custom" if v == CUSTOM else names[v]["name"] if v in names else v
@@ -435,7 +441,7 @@ def rejected_keys() -> list[str]:
     return [k for k in (*KEYS, LINK) if k in errors]
 
 
-def _memory_flag(mb: int, be: Optional[float], at: str) -> None:
+def _memory_flag(mb: int, be: float | None, at: str) -> None:
     knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
             "compute never binds at this context (the cache read grows as fast as the arithmetic)")
     st.warning(f"**Memory caps the batch before compute does:** memory holds {mb:,} "

@@ -1,11 +1,10 @@
 """Decision: self-host or API, for the traffic in the link — the verdict, what would flip it, and the memo."""
 
-import altair as alt
-import streamlit as st
-
 import math
 
+import altair as alt
 import pandas as pd
+import streamlit as st
 
 from calc import memo as dm
 from calc import tables, traffic, words

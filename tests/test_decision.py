@@ -15,11 +15,9 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from apptest import open_app, texts
+from calc import evaluate, parse, report, traffic, words
 from calc import memo as dm
-from calc import parse, report, traffic
 from calc.memo import memo, verdict_sentence
-from calc import evaluate, words
-
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
