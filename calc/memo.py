@@ -39,8 +39,8 @@ from .words import (
 DEFAULT_BASE_URL = "http://localhost:8501"
 
 
-#: Reasons to self-host that no cost figure captures: (short id, text). The page's checkboxes use
-#: the keys ``_why_<id>`` (not link keys); the memo lists every reason unticked.
+#: Reasons to self-host that no cost figure captures: (id, text). The ids ticked on the Decision page are kept in
+#: the link's ``why`` key; the memo lists every reason, ticked ones checked.
 REASONS: tuple[tuple[str, str], ...] = (
     ("residency", "Data cannot leave our own infrastructure (data residency, contracts, regulation)."),
     ("finetune", "We need a fine-tuned or in-house model that no API provider serves."),
@@ -421,7 +421,8 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
 
     out += ["## Reasons to self-host that no cost figure captures", "",
             "Any of these can justify self-hosting at a higher cost; tick the ones that apply.", ""]
-    out += [f"- [ ] {text}" for _, text in REASONS] + [""]
+    ticked = (s.why or "").split(",")
+    out += [f"- [{'x' if rid in ticked else ' '}] {text}" for rid, text in REASONS] + [""]
 
     out += ["## Reproduce", "",
             "Every figure above follows from this link (open it in the app):", "", f"<{url}>", "",

@@ -112,6 +112,9 @@ def _K(key: str, kind: str, label: str, help: str, group: str, **figures: Any) -
     return Key(key, kind, label, help, group, **figures)
 
 
+#: Reasons to self-host that no cost figure captures, by the id the ``why`` key lists (their wording is the memo's).
+REASON_IDS = ("residency", "finetune", "latency", "capacity")
+
 #: Every link key in link order (SPEC sections 1, 5, 6 and 7): the one table the pydantic models, the command
 #: line's help and the app's inputs are made from. Keys are never renamed or re-purposed. The lowest values of
 #: the numeric ranges keep every division in the model finite.
@@ -208,6 +211,10 @@ KEY_TABLE: tuple[Key, ...] = (
        lo=0, hi=1000, unit="USD per 1M tokens", step=0.05, fmt="%g"),
     _K("api_out", "float", "API output price (USD per 1M tokens)", "Price per million output tokens.", "traffic",
        lo=0, hi=1000, unit="USD per 1M tokens", step=0.05, fmt="%g"),
+    _K("why", "reasons", "Reasons to self-host beyond cost",
+       "Reasons ticked on the Decision page, listed in the memo; they have no price.", "decision",
+       default=None, choices=REASON_IDS, empty=NONE_GIVEN,
+       accepted_text="a comma-separated list of " + ", ".join(REASON_IDS) + ", or empty for none"),
 )
 
 #: The table by key, in link order.
@@ -283,6 +290,17 @@ def _flag(v: Any) -> Any:
     raise ValueError("must be 0 or 1")
 
 
+def _reasons(v: Any) -> Any:
+    """A comma-separated list of reason ids in their canonical order (None for none); an unknown id is an error."""
+    if v is None:
+        return None
+    ids = [part.strip().lower() for part in str(v).split(",") if part.strip()]
+    unknown = [i for i in ids if i not in REASON_IDS]
+    if unknown:
+        raise ValueError("unknown reason")
+    return ",".join(r for r in REASON_IDS if r in ids) or None
+
+
 def _empty_none(v: Any) -> Any:
     return None if isinstance(v, str) and v.strip().lower() in ("", "none") else v
 
@@ -300,7 +318,9 @@ def _validators() -> dict[str, Any]:
         "_card": field_validator("card")(classmethod(lambda cls, v: _known(catalogue.cards, "card", True)(v))),
         "_api": field_validator("api")(classmethod(lambda cls, v: _known(catalogue.apis, "api", False)(v))),
         "_flag": field_validator(*by_kind["flag"], mode="before")(classmethod(lambda cls, v: _flag(v))),
-        "_empty": field_validator(*[k.key for k in KEY_TABLE if k.empty == NONE_GIVEN], mode="before")(
+        "_reasons": field_validator(*by_kind["reasons"], mode="before")(classmethod(lambda cls, v: _reasons(v))),
+        "_empty": field_validator(*[k.key for k in KEY_TABLE if k.empty == NONE_GIVEN and k.kind != "reasons"],
+                                  mode="before")(
             classmethod(lambda cls, v: _empty_none(v))),
     }
     for kind, names in formats.items():

@@ -36,6 +36,8 @@ from calc.scenario import (
 GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "precision": "Precision and context", "money": "Money",
                 "traffic": "Traffic and API", "advanced": "Advanced"}
 GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, title in GROUP_TITLES.items()]
+#: Keys whose input is on a page rather than in the sidebar (the Decision page's reasons).
+PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
 OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
 #: Placeholder text of an input left empty, by what empty means.
 EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no target"}
@@ -433,6 +435,13 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
             st.caption("Note: " + plain(w))
+
+
+def set_reasons(ids: list[str]) -> None:
+    """The Decision page's reason boxes changed: keep the ticked ids in the link's ``why`` key."""
+    ticked = [rid for rid in ids if st.session_state.get(f"_why_{rid}")]
+    st.session_state["why"] = ",".join(ticked) or None
+    _link_errors().pop("why", None)
 
 
 def rejected_keys() -> list[str]:

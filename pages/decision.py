@@ -177,12 +177,12 @@ ui.download_csv(dm.capacity_table(d), "decision-capacity", "Download this table 
 # ---------------------------------------------------------------- reasons beyond cost
 st.subheader("Reasons to self-host anyway")
 st.caption("None of these has a price here, and any of them can justify self-hosting at a higher cost.")
+chosen = (s.why or "").split(",")
 for rid, text in dm.REASONS:
-    st.checkbox(text, key=f"_why_{rid}")
-ticked = [text for rid, text in dm.REASONS if st.session_state.get(f"_why_{rid}")]
-if ticked:
-    st.caption(f"{len(ticked)} ticked. Ticks stay on this page: the memo lists every reason as an open checklist, "
-               "so the same link always gives the same memo.")
+    st.session_state[f"_why_{rid}"] = rid in chosen  # the boxes show the link's `why`
+    st.checkbox(text, key=f"_why_{rid}", on_change=ui.set_reasons, args=([r for r, _ in dm.REASONS],))
+if s.why:
+    st.caption(f"{len(s.why.split(','))} ticked: kept in the link (`why`) and checked in the memo.")
 
 # ---------------------------------------------------------------- memo
 st.subheader("Decision memo")

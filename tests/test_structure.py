@@ -43,6 +43,7 @@ def test_the_key_table_makes_the_models_the_ranges_and_the_help():
 
 
 def test_every_key_has_one_sidebar_input():
-    from pages._ui import GROUPS
-    listed = [key for _, keys in GROUPS for key in keys]
+    from pages._ui import GROUPS, PAGE_KEYS
+    assert PAGE_KEYS == ["why"]
+    listed = [key for _, keys in GROUPS for key in keys] + PAGE_KEYS
     assert sorted(listed) == sorted(KEYS) and len(listed) == len(set(listed))
