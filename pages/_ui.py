@@ -222,7 +222,8 @@ def _import_config() -> None:
 def sidebar() -> None:
     """All inputs, grouped; each widget's key is its link key."""
     with st.sidebar:
-        st.caption("Every input is part of the link: copy the address bar to share this exact scenario.")
+        st.caption("Every input is part of the link: copy the address bar, or the box at the end of this sidebar, "
+                   "to share this exact scenario.")
         for title, keys in GROUPS:
             has_error = any(k in _errors() for k in keys)
             with st.expander(title, expanded=title in OPEN_GROUPS or has_error):
@@ -365,7 +366,11 @@ def _evaluation(query: str) -> Evaluation:
 def frame(page: Any = None) -> None:
     """app.py's part of every run: link and widgets in step, then the header every page shares (its memory flag
     about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx)."""
-    sync()
+    parsed = sync()
+    with st.sidebar:
+        # The address bar is the link; this box holds the same link with a copy button.
+        slug = getattr(page, "url_path", "") or "decision"
+        st.code(f"{base_url()}/{slug}?{parsed.scenario.to_query()}", language=None, wrap_lines=False)
     header(*current(), traffic=getattr(page, "url_path", "") == "decision")
     st.session_state["_frame"] = True
 

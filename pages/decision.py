@@ -89,9 +89,9 @@ base = alt.Chart(curve).encode(x=x, y=y, color=colors, tooltip=tip)
 api_line = base.transform_filter(alt.datum.option == "API").mark_line(strokeWidth=2.5)
 sh_line = base.transform_filter(alt.datum.option == "Self-hosting").mark_line(strokeWidth=2.5, interpolate="step-after")
 now = marks[marks["what"] == "current"]
-rule = alt.Chart(now).mark_rule(color="#555555", strokeDash=[5, 3]).encode(x="req_day:Q")
+rule = alt.Chart(now).mark_rule(color="#888888", strokeDash=[5, 3]).encode(x="req_day:Q")
 rule_label = alt.Chart(now).mark_text(align=now["align"].iloc[0], baseline="top", dx=5 if now["align"].iloc[0] == "left" else -5,
-                                     dy=4, color="#333333").encode(x="req_day:Q", y=alt.value(0), text="label:N")
+                                     dy=4, color="#888888").encode(x="req_day:Q", y=alt.value(0), text="label:N")
 pts = marks[marks["what"] != "current"]
 be_pts = alt.Chart(pts).mark_point(filled=True, size=90, color="#d62728").encode(
     x="req_day:Q", y="usd_month:Q", shape=alt.Shape("what:N", legend=None,

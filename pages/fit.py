@@ -43,7 +43,7 @@ chart = (
     .properties(height=150)
 )
 rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib], "label": [f"card: {s.mem_gib:g} GiB"]})).mark_rule(
-    color="black", strokeDash=[4, 3], size=2).encode(x="gib:Q")
+    color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
 st.altair_chart(alt.layer(chart, rule), width="stretch")
 short = -float(stack["gib_per_card"].iloc[3])
 if short > 0:

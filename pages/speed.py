@@ -12,6 +12,10 @@ sweep = ui.table("speed_sweep", s)
 be, mb = r["break_even_batch"], r["max_batch"]
 
 st.title("How fast does it decode?")
+if not r["fits"] or mb == 0:  # no speed for a set-up that cannot hold one sequence
+    st.info("No speed to show: this set-up cannot hold one sequence (see above). Change the inputs in the sidebar.",
+            icon=":material/block:")
+    st.stop()
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
 c2.metric("Throughput", f"{r['tok_s']:,.0f} tok/s", help="All sequences together.")
@@ -39,7 +43,7 @@ names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory-bound: 
 lines = sweep.melt("batch", list(names), var_name="line", value_name="ms").replace({"line": names})
 step_chart = alt.Chart(lines).mark_line().encode(
     x=x, y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="ms per step (log scale)"),
-    color=alt.Color("line:N", scale=alt.Scale(domain=list(names.values()), range=["#222222", "#4c78a8", "#54a24b"]),
+    color=alt.Color("line:N", scale=alt.Scale(domain=list(names.values()), range=["#f58518", "#4c78a8", "#54a24b"]),
                     legend=alt.Legend(title=None, orient="bottom", labelLimit=0)),
     strokeWidth=alt.condition(alt.datum.line == names["step_ms"], alt.value(3.5), alt.value(1.5)),
     strokeDash=alt.condition(alt.datum.line == names["step_ms"], alt.value([1, 0]), alt.value([6, 3])),
