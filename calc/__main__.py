@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as exc:
         return _refuse(exc)
     link: object = args.link
+    matched = None
     if args.hf_config:
         from .hf_config import HFConfigError, from_hf_config_json
         try:
@@ -85,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {args.hf_config}: {exc}", file=sys.stderr)
             return 2
         # The config is the model: the link's other keys still win over its figures, but not its model id.
+        matched = catalogue.match_model(shape)
+        if matched:  # the config is a catalogue model: its preset (and its API row) stand for it
+            shape = {"model": matched}
         link = {**shape, **{k: v for k, v in raw.items() if k != "model"}}
     try:
         parsed = load(link)
@@ -95,7 +99,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .memo import memo
         print(memo(ev))
         return 0
-    print(json.dumps(ev.report(), indent=2, allow_nan=False))
+    out = ev.report()
+    if args.hf_config and matched:
+        out["warnings"].insert(0, f"the config.json has the shape of the catalogue's {catalogue.models()[matched]['name']}: "
+                                  f"its preset ({matched}) and its API row are used")
+    print(json.dumps(out, indent=2, allow_nan=False))
     return 0
 
 

@@ -632,3 +632,19 @@ def on_demand_rents(card_id: str) -> tuple[float, float, int] | None:
                   and (r.get("usd_per_gpu_hour") or "").strip()]
     return (min(quotes), max(quotes), len(quotes)) if quotes else None
 
+
+#: The shape figures a config must share with a preset to be that preset.
+_SHAPE = ("layers", "heads", "kv_heads", "head_dim", "hidden", "experts", "experts_active", "kv_latent", "window",
+          "window_layers")
+
+
+def match_model(shape: Mapping) -> str | None:
+    """The id of the model preset with the same shape as ``shape`` (link keys, as a config.json import gives
+    them): every shape figure equal and the parameter counts within 0.1 %; None when no preset has it."""
+    for mid, m in models().items():
+        if all(shape.get(k, 0) == m[k] for k in _SHAPE) and all(
+                math.isclose(float(shape.get(k, 0.0)), m[k], rel_tol=1e-3, abs_tol=1e-6)
+                for k in ("params_b", "active_b", "embed_b")):
+            return mid
+    return None
+

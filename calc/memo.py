@@ -18,7 +18,7 @@ import pandas as pd
 from . import catalogue, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
-from .notes import scenario_warnings
+from .notes import api_stand_in, scenario_warnings
 from .scenario import KEYS, Parsed, Scenario
 from .words import (
     card_name,
@@ -159,7 +159,12 @@ def assumed_sentence(d: Decision) -> str:
     s = d.scenario
     if d.verdict == "does not fit":
         return ""
-    return f"Priced with {weights_text(s)}, a {kv_text(s)} KV cache and {rent_text(s)}."
+    text = f"Priced with {weights_text(s)}, a {kv_text(s)} KV cache and {rent_text(s)}."
+    if api_stand_in(s):
+        row = catalogue.apis()[s.api]
+        text += (f" The API side uses {row['provider']} · {row['model']} prices as a stand-in for this custom model:"
+                 " choose the row of the model you would call.")
+    return text
 
 
 def headline(d: Decision) -> str:

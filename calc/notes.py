@@ -4,7 +4,7 @@ scenarios that are valid but deserve a second look."""
 from __future__ import annotations
 
 from . import catalogue, model, traffic
-from .scenario import CARD_FIGURES, MODEL_FIGURES, Scenario
+from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
@@ -31,6 +31,17 @@ def display_name(s: Scenario, what: str = "model") -> str:
     if ident not in table:
         return "custom model" if what == "model" else "custom card"
     return table[ident]["name"] + (" (modified)" if modified_preset_keys(s)[what] else "")
+
+
+def api_stand_in(s: Scenario) -> str:
+    """For a custom model priced against the default model's API row (no row of its own was chosen), a note
+    naming the stand-in; "" otherwise."""
+    default = catalogue.models()[DEFAULT_MODEL]
+    if s.model != CUSTOM or s.api != default["api_ref"]:
+        return ""
+    row = catalogue.apis()[s.api]
+    return (f"API price: {row['provider']} · {row['model']} ({default['name']}'s row) stands in for this custom "
+            "model; choose the API row of the model you would call (api) or type its prices (api_in, api_out)")
 
 
 def scenario_warnings(s: Scenario) -> list[str]:
@@ -64,6 +75,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
     tier_note = traffic.api_tier_note(s)
     if tier_note:
         out.append(tier_note)
+    stand_in = api_stand_in(s)
+    if stand_in:
+        out.append(stand_in)
     if preset and s.api == preset["api_ref"] and preset.get("api_ref_note"):
         out.append(f"API price: {preset['api_ref_note']}; pick a closer row or type your own prices")
     card = catalogue.cards().get(s.card)

@@ -107,7 +107,11 @@ def _errors() -> dict[str, FieldError]:
 
 def _on_parent(key: str) -> None:
     """A preset changed: bring in its figures (and drop what depended on the old one)."""
-    parsed = parse(with_change(widget_params(), key, st.session_state[key]))
+    _on_parent_value(key, st.session_state[key])
+
+
+def _on_parent_value(key: str, value: Any) -> None:
+    parsed = parse(with_change(widget_params(), key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
 
@@ -192,6 +196,12 @@ def _on_import() -> None:
         shape = from_hf_config_json(raw)
     except HFConfigError as exc:
         st.session_state["_hf_error"] = f"This config.json cannot be used: {exc}"
+        return
+    matched = catalogue.match_model(shape)
+    if matched:  # the config is a catalogue model: its preset, with its API row, stands for it
+        _on_parent_value("model", matched)
+        st.session_state["_hf_done"] = (f"This config.json has the shape of the catalogue's "
+                                        f"{catalogue.models()[matched]['name']}: its preset and its API row are used.")
         return
     parsed = parse({**widget_params(), **shape})
     refused = [e for e in parsed.errors if e.key in shape]

@@ -103,11 +103,19 @@ def test_moe_break_even_solves_compute_equals_memory():
 
 
 def test_imported_config_round_trips_through_the_command_line(tmp_path):
+    # A config with a catalogue model's shape is that model: its preset and its API row are used, and said.
     code, out, err = cli("--hf-config", str(FIXTURES / "llama-3.1-8b.json"), "card=l40s&ctx=4096")
     assert code == 0, err
-    sc = json.loads(out)["scenario"]
-    assert sc["model"] == "custom" and sc["card"] == "l40s" and sc["ctx"] == 4096
-    assert sc["params_b"] == pytest.approx(8.030261248) and sc["layers"] == 32
+    r = json.loads(out)
+    sc = r["scenario"]
+    assert sc["model"] == "llama-3.1-8b" and sc["card"] == "l40s" and sc["ctx"] == 4096
+    assert "shape of the catalogue's Llama 3.1 8B" in r["warnings"][0]
+    # A shape no preset has stays custom, and the API price it is compared with is named as a stand-in.
+    code, out, err = cli("--hf-config", str(FIXTURES / "llama-2-70b.json"), "card=l40s&ctx=4096")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["scenario"]["model"] == "custom" and r["scenario"]["layers"] == 80
+    assert any("stands in for this custom model" in w for w in r["warnings"])
     bad = tmp_path / "bad.json"
     bad.write_text('{"hidden_size": 4096}')
     code, _, err = cli("--hf-config", str(bad))
@@ -137,7 +145,9 @@ def test_config_import_in_the_app_fills_the_custom_model():
     at.text_area(key="_hf_text").set_value((FIXTURES / "mixtral-8x7b.json").read_text())
     at.button[0].click().run()
     assert not at.exception
-    assert at.query_params["model"] == "custom" and at.query_params["card"] == "a100-80gb"
+    # Mixtral's config has the catalogue preset's shape: the preset (and its API row) is used, and said.
+    assert at.query_params["model"] == "mixtral-8x7b" and at.query_params["card"] == "a100-80gb"
+    assert "shape of the catalogue's" in " ".join(str(x.value) for x in at.success)
     assert float(at.query_params["params_b"]) == pytest.approx(46.70, rel=5e-3)
     assert float(at.query_params["active_b"]) == pytest.approx(12.88, rel=5e-3)
     assert at.query_params["experts"] == "8" and at.query_params["experts_active"] == "2"
