@@ -229,15 +229,32 @@ def _import_config() -> None:
         st.success(st.session_state.pop("_hf_done"))
 
 
-def sidebar() -> None:
-    """All inputs, grouped; each widget's key is its link key."""
+#: The decision's own inputs, first on the Decision page: traffic, then model, card and precision; the
+#: architecture and hardware details follow, folded.
+DECISION_FIRST = ("Traffic, model, card and precision",
+                  ["req_day", "in_tok", "out_tok", "model", "card", "gpus", "weights", "kv", "usd_hr"])
+
+
+def _groups(decision: bool) -> list[tuple[str, list[str]]]:
+    if not decision:
+        return GROUPS
+    first = DECISION_FIRST[1]
+    rest = [(title if title != "Model" else "Model architecture", [k for k in keys if k not in first])
+            for title, keys in GROUPS]
+    return [DECISION_FIRST] + [(title, keys) for title, keys in rest if keys]
+
+
+def sidebar(decision: bool = False) -> None:
+    """All inputs, grouped; each widget's key is its link key. On the Decision page the inputs the decision
+    turns on come first and the details are folded."""
     with st.sidebar:
         st.caption("Every input is part of the link: copy the address bar, or the box at the end of this sidebar, "
                    "to share this exact scenario.")
-        for title, keys in GROUPS:
+        for title, keys in _groups(decision):
             has_error = any(k in _errors() for k in keys)
-            with st.expander(title, expanded=title in OPEN_GROUPS or has_error):
-                if title == "Model":
+            opened = title == DECISION_FIRST[0] if decision else title in OPEN_GROUPS
+            with st.expander(title, expanded=opened or has_error):
+                if title in ("Model", "Model architecture"):
                     _import_config()
                 for key in keys:
                     _widget(key)
@@ -271,7 +288,7 @@ def _check_dropped_link() -> None:
             _link_errors()[LINK] = error
 
 
-def sync() -> Parsed:
+def sync(decision: bool = False) -> Parsed:
     """Run once per script run, before the pages: link -> widgets -> scenario -> link.
 
     On a session's first run the query string is parsed; bad values become named errors shown beside
@@ -297,7 +314,7 @@ def sync() -> Parsed:
         # An emptied box whose key has a default (the card's rent) shows the value in use, never a blank that lies.
         if st.session_state.get(key) is None and _widget_value(key, value) is not None:
             st.session_state[key] = _widget_value(key, value)
-    sidebar()
+    sidebar(decision)
     params = parsed.scenario.to_params()
     rejected = st.session_state.get("_rejected", {})
     kept = {k: v for k, v in rejected.items() if k in _link_errors()}
@@ -376,7 +393,7 @@ def _evaluation(query: str) -> Evaluation:
 def frame(page: Any = None) -> None:
     """app.py's part of every run: link and widgets in step, then the header every page shares (its memory flag
     about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx)."""
-    parsed = sync()
+    parsed = sync(decision=getattr(page, "url_path", "") == "decision")
     with st.sidebar:
         # The address bar is the link; this box holds the same link with a copy button.
         slug = getattr(page, "url_path", "") or "decision"
