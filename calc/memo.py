@@ -27,6 +27,7 @@ from .words import (
     hardware_text,
     kv_text,
     model_name,
+    money,
     sig,
     sig_pair,
     tokens_text,
@@ -58,7 +59,7 @@ def _sentence(text: str) -> str:
 def _does_not_fit(d: Decision) -> str:
     s, r = d.scenario, d.report
     tail = (f"so self-hosting is not possible as set up; at {volume_text(s.req_day)} requests a day the API "
-            f"costs about {sig(d.api_usd_month)} USD a month.")
+            f"costs {money(d.api_usd_month)} a month.")
     if not r["fits"]:
         need = r["weights_gib"] + s.overhead_gib * s.gpus
         return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {weights_text(s)}: it needs "
@@ -116,7 +117,7 @@ def verdict_sentence(d: Decision) -> str:
         return _does_not_fit(d)
     hw = hardware_text(s, d.replicas)
     if not d.priced:
-        text = (f"At {vol} requests a day the API costs about {sig(d.api_usd_month)} USD a month; self-hosting needs "
+        text = (f"At {vol} requests a day the API costs {money(d.api_usd_month)} a month; self-hosting needs "
                 f"{hw}, but the catalogue has no rent for this card: enter a rent per card-hour (usd_hr) to compare.")
         if d.price_to_flip is not None:
             text += f" Self-hosting costs less than the API below about {d.price_to_flip:,.2f} USD per card-hour."
@@ -125,13 +126,13 @@ def verdict_sentence(d: Decision) -> str:
                      "self-hosting cheaper at this volume.")
         parts = [text]
     else:
-        sh, api = sig_pair(d.self_host_usd_month, d.api_usd_month)
+        sh, api = money(d.self_host_usd_month), money(d.api_usd_month)
         if d.verdict == "api":
-            first = (f"The API is cheaper: at {vol} requests a day it costs about {api} USD a month, while "
-                     f"self-hosting needs {hw} and costs about {sh} USD a month including upkeep.")
+            first = (f"The API is cheaper: at {vol} requests a day it costs {api} a month, while "
+                     f"self-hosting needs {hw} and costs {sh} a month including upkeep.")
         else:
-            first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs about {sh} USD a month "
-                     f"including upkeep, while the API costs about {api} USD a month.")
+            first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
+                     f"including upkeep, while the API costs {api} a month.")
         parts = [first, volume_sentence(d)]
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
@@ -148,8 +149,9 @@ def rent_text(s: Scenario) -> str:
     if quotes is None:
         return text + " (the catalogue has no on-demand quote for this card)"
     lo, hi, count = quotes
-    where = ("below every" if s.usd_hr < lo else "above every" if s.usd_hr > hi else "within the range of")
-    return (text + f", {where} on-demand quote in the catalogue ({lo:,.2f} to {hi:,.2f} USD, "
+    where = ("below every on-demand quote" if s.usd_hr < lo else "above every on-demand quote" if s.usd_hr > hi
+             else "within the range of the on-demand quotes")
+    return (text + f", {where} in the catalogue ({lo:,.2f} to {hi:,.2f} USD, "
             f"{count} quote{'s' if count != 1 else ''})")
 
 
@@ -396,7 +398,7 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
 
     out += [f"## Monthly cost at {vol} requests a day", "",
             md_table(["Option", "USD per month", "How"],
-                     [(r.option, usd(r.usd_month) if r.usd_month is not None else None, r.how)
+                     [(r.option, usd(r.usd_month, 0) if r.usd_month is not None else None, r.how)
                       for r in monthly_table(d).itertuples()], [False, True, False]), ""]
 
     out += ["## Capacity for the busiest hour", ""]

@@ -119,7 +119,13 @@ def kv_text(s: Scenario) -> str:
     return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
 
 
-def money(x: float | None, digits: int = 0) -> str:
-    """USD for display with the unit: "5,800 USD"; an em dash when unknown."""
-    return "—" if x is None or not math.isfinite(x) else f"{x:,.{digits}f} USD"
+def money(x: float | None, digits: int | None = None) -> str:
+    """USD for display with the unit, the one way every page and the memo write an amount: whole dollars from
+    100 up ("5,800 USD", "343 USD"), cents below ("12.50 USD"); ``digits`` forces the decimals. An em dash when
+    unknown."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    if digits is None:
+        digits = 0 if abs(x) >= 100 else 2
+    return f"{x:,.{digits}f} USD"
 

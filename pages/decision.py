@@ -60,11 +60,11 @@ c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",
           help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
-c4.metric("Break-even volume", "—" if not d.fits or not d.priced else
-          "never" if d.break_even is None else f"{words.sig(d.break_even, 3)} / day",
+c4.metric("Break-even, requests a day", "—" if not d.fits or not d.priced else
+          "never" if d.break_even is None else words.sig(d.break_even, 3),
           help="Requests a day at which self-hosting first costs less than the API.")
 st.dataframe(dm.monthly_table(d), hide_index=True, width="stretch",
-             column_config={"option": "Option", "usd_month": st.column_config.NumberColumn("USD per month", format="%,.2f"),
+             column_config={"option": "Option", "usd_month": st.column_config.NumberColumn("USD per month", format="%,.0f"),
                             "how": "How it adds up"})
 ui.download_csv(dm.monthly_table(d), "decision-monthly", "Download this table (CSV)")
 
@@ -130,8 +130,8 @@ u = d.units
 f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
-f2.metric("Volume that flips it", "—" if not d.fits or not d.priced else
-          "never" if d.break_even is None else f"{words.sig(d.break_even, 3)} / day",
+f2.metric("Volume that flips it (a day)", "—" if not d.fits or not d.priced else
+          "never" if d.break_even is None else words.sig(d.break_even, 3),
           help="Requests a day at which self-hosting first costs less than the API.")
 f3.metric(f"Per 1M tokens at duty {u.duty:.1%}" if u.duty is not None else "Per 1M tokens at your duty",
           "—" if u.rent_at_duty is None else f"{u.rent_at_duty:,.3f} USD",
