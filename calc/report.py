@@ -1,11 +1,11 @@
-"""The report: every figure of SPEC sections 3, 5 and 6 for one link, as a JSON-ready dict."""
+"""The report: every figure of SPEC sections 3, 5, 6 and 7 for one link, as a JSON-ready dict."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping, Optional, Union
 
-from . import catalogue, model, traffic
+from . import catalogue, engines, model, traffic
 from .scenario import CARD_FIGURES, MODEL_FIGURES, Parsed, Scenario, load
 
 Link = Union[str, Mapping[str, Any], None]
@@ -169,6 +169,7 @@ def build(parsed: Parsed) -> dict[str, Any]:
         "api_usd_month": api_month,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
+        **engines.report_keys(s, parsed.given),  # SPEC section 7
         "warnings": list(parsed.warnings) + scenario_warnings(s),
         "scenario": s.as_dict(),
     })

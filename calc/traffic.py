@@ -1,8 +1,17 @@
-"""Traffic, capacity and the API comparison (SPEC section 6).
+"""Traffic, capacity and the API comparison (SPEC sections 6 and 7).
 
 A paged KV cache holds only what each request uses, so everything here is evaluated at
 ``n = in_tok + out_tok`` rather than the worst-case ``ctx``. Request volumes may be numpy arrays:
 :func:`monthly_costs` is vectorised over ``req_day`` for the cost-against-volume chart.
+
+Throughput under full load (SPEC section 7, ``docs/method.md`` section 8): ``B`` sequences in flight, as many as
+memory holds at ``in_tok + out_tok`` tokens each, capped at the engine's ``max_seqs``. They are spread over their
+decode, so a step reads each one's cache at the mean context ``in_tok + out_tok/2``; each step also pays the
+all-reduces at the profile's ``eff_link``, the fixed ``step_us`` and ``tok_us`` of host time per sequence. Each
+request's prefill takes ``Fp/F`` of the replica's time on its own. Per request cycle of ``out_tok`` steps the
+replica emits ``B*out_tok`` tokens, so ``X(B) = B*out_tok / (out_tok*step_load(B) + B*Fp/F)``. Replicas are sized
+from ``X`` at the serving batch; under ``engine=roofline`` they follow section 6 exactly (each request's cache
+read at its final length, no load terms).
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ def serving_batch(s: Scenario) -> tuple[int, bool]:
     The step time never falls as the batch grows, so the search is a bisection over integers.
     """
     n = request_context(s)
-    cap = int(model.max_batch(s, n))
+    cap = model.seqs_cap(s, int(model.max_batch(s, n)))
     bs = max(1, min(model.batch_used(s, n), cap))
     if s.tpot_ms is None:
         return bs, True
@@ -57,6 +66,58 @@ def prefill_flops(s: Scenario) -> float:
     return 2 * (s.active_b * 1e9 - model.embed_params(s)) * s.in_tok + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2
 
 
+def load_context(s: Scenario) -> float:
+    """Mean tokens a sequence in flight holds under full load, ``in_tok + out_tok/2``: sequences are spread
+    evenly over their decode, so the step reads each one's cache at this length on average."""
+    return s.in_tok + s.out_tok / 2
+
+
+def throughput_batch(s: Scenario) -> int:
+    """Sequences in flight at full load: as many as memory holds at ``in_tok + out_tok`` tokens each (the cache a
+    request needs by its end), capped at ``max_seqs``; 0 when not one fits."""
+    return model.seqs_cap(s, int(model.max_batch(s, request_context(s))))
+
+
+def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
+    """One decode step of ``B`` sequences at full load: the step of SPEC section 7 at the mean context
+    (:func:`load_context`), its all-reduces at the profile's ``eff_link`` of the link bandwidth, plus ``tok_us``
+    of host time per sequence: ``max(t_mem, t_cmp) + t_comm/eff_link + step_us*1e-6 + B*tok_us*1e-6``."""
+    B = np.asarray(B, dtype=float)
+    p = model.step_parts(s, B, load_context(s))
+    comm = model.comm_seconds(s, B, s.eff_link)
+    return np.maximum(p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * 1e-6
+
+
+def prefill_seconds(s: Scenario) -> float:
+    """Replica time one request's prefill takes at full load: ``Fp/F`` (``F`` at ``eff_flops``)."""
+    return prefill_flops(s) / model.peaks(s).flops
+
+
+def load_throughput(s: Scenario, B: ArrayLike) -> NDArray:
+    """Output tokens per second one replica sustains with ``B`` sequences in flight (vectorised over ``B``):
+    ``X(B) = B*out_tok / (out_tok*step_load(B) + B*Fp/F)``. Each of the ``B`` sequences emits ``out_tok`` tokens
+    over ``out_tok`` steps, and its prefill takes ``Fp/F`` of the replica's time on its own."""
+    B = np.asarray(B, dtype=float)
+    return B * s.out_tok / (s.out_tok * load_step_seconds(s, B) + B * prefill_seconds(s))
+
+
+def max_throughput(s: Scenario) -> tuple[int, Optional[float]]:
+    """(throughput_batch, max_throughput_tok_s): the sequences in flight at full load and the output tokens per
+    second one replica then sustains (SPEC section 7); ``(0, None)`` when not one request fits."""
+    B = throughput_batch(s)
+    return (B, float(load_throughput(s, B))) if B > 0 else (0, None)
+
+
+def busy_seconds_per_request(s: Scenario, bs: int) -> float:
+    """Replica-seconds one request takes at serving batch ``bs``: ``out_tok / X(bs)`` from the throughput model
+    (SPEC section 7); under ``engine=roofline`` section 6's ``out_tok / tok_s(bs) + Fp/F`` at ``in_tok + out_tok``."""
+    if s.engine == "roofline":
+        n = request_context(s)
+        tok_s = bs / float(model.step_seconds(s, bs, n))
+        return s.out_tok / tok_s + prefill_seconds(s)
+    return s.out_tok / float(load_throughput(s, bs))
+
+
 @dataclass(frozen=True)
 class Capacity:
     """How one replica (``gpus`` cards) serves the traffic."""
@@ -73,15 +134,16 @@ class Capacity:
 
 
 def capacity(s: Scenario) -> Capacity:
-    """Serving batch, step time, TTFT and busy seconds per request (SPEC section 6)."""
+    """Serving batch, step time, TTFT and busy seconds per request (SPEC sections 6 and 7)."""
     n = request_context(s)
     bs, meets = serving_batch(s)
     step = float(model.step_seconds(s, bs, n))
     tok_s = bs / step
     F, BW = model.effective_peaks(s)
     fp = prefill_flops(s)
-    ttft_ms = max(fp / F, model.weight_bytes(s) / BW) * 1e3 + float(model.comm_seconds(s, s.in_tok)) * 1e3
-    s_req = s.out_tok / tok_s + fp / F
+    ttft_ms = (max(fp / F, model.weight_bytes(s) / BW) * 1e3 + float(model.comm_seconds(s, s.in_tok)) * 1e3
+               + s.step_us * 1e-3)
+    s_req = busy_seconds_per_request(s, bs)
     return Capacity(n, int(model.max_batch(s, n)), bs, meets, step * 1e3, tok_s, ttft_ms, s_req,
                     86400 / (s.peak * s_req))
 
