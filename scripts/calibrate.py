@@ -347,15 +347,8 @@ def check_against_report(fasts: dict, table: dict) -> None:
             raise SystemExit(f"{e}: the fast copy and calc.report disagree: {bad}")
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(ROOT / DATA), help="measurements file (default: %(default)s)")
-    p.add_argument("--dry-run", action="store_true", help="fit and print, write nothing")
-    p.add_argument("--date", default=dt.date.today().isoformat(), help="fit date written with each figure")
-    args = p.parse_args(argv)
-
-    rows = read_measurements(args.data)
-    data_name = Path(args.data).relative_to(ROOT) if Path(args.data).resolve().is_relative_to(ROOT) else args.data
+def build_table(rows: list[Measurement], data_name: str) -> tuple[dict, dict]:
+    """Fit every engine with rows; returns ``({engine: {figure: (value, basis, source)}}, {engine: FastRows})``."""
     table: dict[str, dict[str, tuple]] = {"roofline": {
         k: (ROOFLINE[k], "definition", "SPEC sections 2, 5 and 6 (eff = 0.7 for every part, no fixed costs, the "
                                        "whole card less 4 GiB, no cap on sequences)") for k in FIGURES}}
@@ -399,6 +392,20 @@ def main(argv=None) -> int:
     table["sglang"] = {k: (v[0], "copied", "not fitted: measurements.csv has no SGLang row; vLLM's figure, "
                                            f"conservative for an engine of the same design ({v[1]})")
                        for k, v in table["vllm"].items()}
+    return table, fasts
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=str(ROOT / DATA), help="measurements file (default: %(default)s)")
+    p.add_argument("--dry-run", action="store_true", help="fit and print, write nothing")
+    p.add_argument("--date", default=dt.date.today().isoformat(), help="fit date written with each figure")
+    args = p.parse_args(argv)
+
+    rows = read_measurements(args.data)
+    path = Path(args.data).resolve()
+    data_name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else args.data
+    table, fasts = build_table(rows, data_name)
 
     # Print the figures and the residuals.
     for e in ENGINES:
