@@ -169,31 +169,28 @@ def error_band(engine: str) -> Optional[list[dict[str, Any]]]:
     return [dict(b) for b in bands] if bands else None
 
 
-def figures_used(s: Any, given: frozenset = frozenset()) -> dict[str, dict[str, Any]]:
-    """Each profile figure the scenario uses and where it came from (the report's ``engine_profile``):
-    ``{"value", "from"}`` with ``from`` = ``"link"`` (its own key), ``"link eff"`` (the link's ``eff``) or
-    ``"profile"`` (the engine's figure, with its ``basis`` in ``engines.csv``)."""
+def figures_used(s: Any) -> dict[str, dict[str, Any]]:
+    """Each profile figure the scenario uses and whether it is the profile's (the report's ``engine_profile``):
+    ``{"value", "from": "profile", "basis"}`` for the engine's own figure (``basis`` as ``engines.csv`` records
+    it), ``{"value", "from": "link"}`` where the link sets another value (its own key, or ``eff`` for the three
+    efficiencies). A link that repeats the profile's figure, as a printed scenario does, reads ``"profile"``, so a
+    report and the report of its own scenario agree."""
     rows = figure_rows()[s.engine]
     out = {}
     for f in FIGURES:
-        if f in given:
-            source = "link"
-        elif f in EFFICIENCIES and "eff" in given:
-            source = "link eff"
+        value = getattr(s, f)
+        if value == rows[f]["value"]:
+            out[f] = {"value": value, "from": "profile", "basis": rows[f]["basis"]}
         else:
-            source = "profile"
-        entry: dict[str, Any] = {"value": getattr(s, f), "from": source}
-        if source == "profile":
-            entry["basis"] = rows[f]["basis"]
-        out[f] = entry
+            out[f] = {"value": value, "from": "link"}
     return out
 
 
-def report_keys(s: Any, given: frozenset = frozenset()) -> dict[str, Any]:
+def report_keys(s: Any) -> dict[str, Any]:
     """The keys SPEC section 7 adds to the report: ``engine``, ``engine_profile``, ``max_throughput_tok_s``,
     ``throughput_batch`` and ``error_band``."""
     from .traffic import max_throughput  # traffic imports the scenario, which imports this module
 
     batch, tok_s = max_throughput(s)
-    return {"engine": s.engine, "engine_profile": figures_used(s, given), "max_throughput_tok_s": tok_s,
+    return {"engine": s.engine, "engine_profile": figures_used(s), "max_throughput_tok_s": tok_s,
             "throughput_batch": batch if tok_s is not None else None, "error_band": error_band(s.engine)}

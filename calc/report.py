@@ -169,7 +169,7 @@ def build(parsed: Parsed) -> dict[str, Any]:
         "api_usd_month": api_month,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
-        **engines.report_keys(s, parsed.given),  # SPEC section 7
+        **engines.report_keys(s),  # SPEC section 7
         "warnings": list(parsed.warnings) + scenario_warnings(s),
         "scenario": s.as_dict(),
     })

@@ -8,8 +8,8 @@ Throughput under full load (SPEC section 7, ``docs/method.md`` section 8): ``B``
 memory holds at ``in_tok + out_tok`` tokens each, capped at the engine's ``max_seqs``. They are spread over their
 decode, so a step reads each one's cache at the mean context ``in_tok + out_tok/2``; each step also pays the
 all-reduces at the profile's ``eff_link``, the fixed ``step_us`` and ``tok_us`` of host time per sequence. Each
-request's prefill takes ``Fp/F`` of the replica's time on its own. Per request cycle of ``out_tok`` steps the
-replica emits ``B*out_tok`` tokens, so ``X(B) = B*out_tok / (out_tok*step_load(B) + B*Fp/F)``. Replicas are sized
+request's prefill takes ``t_pf = Fp/F`` plus its prompt's all-reduces of the replica's time on its own. Per request cycle of ``out_tok`` steps the
+replica emits ``B*out_tok`` tokens, so ``X(B) = B*out_tok / (out_tok*step_load(B) + B*t_pf)``. Replicas are sized
 from ``X`` at the serving batch; under ``engine=roofline`` they follow section 6 exactly (each request's cache
 read at its final length, no load terms).
 """
@@ -89,16 +89,25 @@ def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
 
 
 def prefill_seconds(s: Scenario) -> float:
-    """Replica time one request's prefill takes at full load: ``Fp/F`` (``F`` at ``eff_flops``)."""
+    """Arithmetic time of one request's prefill at the effective peak: ``Fp/F`` (``F`` at ``eff_flops``)."""
     return prefill_flops(s) / model.peaks(s).flops
+
+
+def load_prefill_seconds(s: Scenario) -> float:
+    """Replica time one request's prefill takes at full load: ``Fp/F`` plus the all-reduces of its ``in_tok``
+    prompt tokens at the profile's ``eff_link`` (their bytes only: the prompt's chunks ride in steps that pay the
+    all-reduce latency anyway); 0 extra on one card."""
+    prompt_comm = model.comm_seconds(s, s.in_tok, s.eff_link) - model.comm_seconds(s, 0, s.eff_link)
+    return prefill_seconds(s) + float(prompt_comm)
 
 
 def load_throughput(s: Scenario, B: ArrayLike) -> NDArray:
     """Output tokens per second one replica sustains with ``B`` sequences in flight (vectorised over ``B``):
-    ``X(B) = B*out_tok / (out_tok*step_load(B) + B*Fp/F)``. Each of the ``B`` sequences emits ``out_tok`` tokens
-    over ``out_tok`` steps, and its prefill takes ``Fp/F`` of the replica's time on its own."""
+    ``X(B) = B*out_tok / (out_tok*step_load(B) + B*t_pf)``. Each of the ``B`` sequences emits ``out_tok`` tokens
+    over ``out_tok`` steps, and its prefill takes ``t_pf`` (:func:`load_prefill_seconds`) of the replica's time
+    on its own."""
     B = np.asarray(B, dtype=float)
-    return B * s.out_tok / (s.out_tok * load_step_seconds(s, B) + B * prefill_seconds(s))
+    return B * s.out_tok / (s.out_tok * load_step_seconds(s, B) + B * load_prefill_seconds(s))
 
 
 def max_throughput(s: Scenario) -> tuple[int, Optional[float]]:

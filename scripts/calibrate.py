@@ -126,7 +126,7 @@ class FastRows:
         self.is_step = np.array([r.metric == "step_ms" for r in self.rows])
         cols: dict[str, list[float]] = {k: [] for k in (
             "gbw", "gT", "mem", "g", "W", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "Fp")}
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp")}
         for row, s in zip(self.rows, self.scenarios):
             g = s.gpus
             M, D = model.moe_split(s)
@@ -158,6 +158,7 @@ class FastRows:
             cols["cb"].append(2 * s.layers * 2 * (g - 1) / g * s.hidden * 2 / (s.link_gbs * 1e9) if g > 1 else 0.0)
             cols["cl"].append(2 * s.layers * s.link_us * 1e-6 if g > 1 else 0.0)
             cols["O"].append(s.out_tok)
+            cols["I"].append(s.in_tok)
             cols["Fp"].append(traffic.prefill_flops(s))
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
@@ -180,7 +181,8 @@ class FastRows:
                           B * self.fl_load / (self.gT * f["eff_flops"]))
                + B * self.cb / f["eff_link"] + self.cl + f["step_us"] * 1e-6 + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
-            thr = B * self.O / (self.O * tau + B * self.Fp / (self.gT * f["eff_flops"]))
+            thr = B * self.O / (self.O * tau + B * (self.Fp / (self.gT * f["eff_flops"])
+                                                     + self.I * self.cb / f["eff_link"]))
         thr = np.where(B > 0, thr, np.nan)
         return np.where(self.is_step, step, thr)
 

@@ -448,16 +448,27 @@ def ttft_ms(m, in_tok):
 
 
 # docs/method.md s8: throughput under full load. B sequences in flight, each holding in + out/2 tokens on average;
-# per step the all-reduces at eff_link and tok_us per sequence are added; each prefill takes Fp/F on its own.
+# per step the all-reduces at eff_link and tok_us per sequence are added; each prefill takes Fp/F plus its prompt's
+# all-reduces on its own.
 
 def load_step(m, B, s):
     nbar = s["in_tok"] + s["out_tok"] / 2
     return max(t_mem(m, B, nbar), t_cmp(m, B, nbar)) + t_comm(m, B, m["eff_link"]) + m["step_s"] + B * m["tok_s"]
 
 
+def load_prefill(m, s):
+    """Fp/F plus the bytes of the prompt's all-reduces at eff_link (no latency term)."""
+    if m["g"] == 1:
+        prompt_comm = 0.0
+    else:
+        g = m["g"]
+        prompt_comm = 2 * m["L"] * 2 * (g - 1) / g * s["in_tok"] * m["hidden"] * 2 / (m["link"] * m["eff_link"])
+    return prefill_flops(m, s["in_tok"]) / m["F"] + prompt_comm
+
+
 def load_throughput(m, B, s):
     O = s["out_tok"]
-    return B * O / (O * load_step(m, B, s) + B * prefill_flops(m, s["in_tok"]) / m["F"])
+    return B * O / (O * load_step(m, B, s) + B * load_prefill(m, s))
 
 
 def throughput_batch(m, s):
@@ -563,10 +574,9 @@ def reference_report(params) -> dict:
     r.update(traffic(m, s))
     # SPEC s7: the engine, each figure used and where it came from, and the measured error band.
     r["engine"] = s["engine"]
-    r["engine_profile"] = {
-        k: {"value": s[k], "from": "link" if k in params else
-            "link eff" if k in ("eff_bw", "eff_kv", "eff_flops") and "eff" in params else "profile"}
-        for k in PROFILE_KEYS}
+    # A figure reads "profile" when it equals the profile's (a printed scenario repeats them), else "link".
+    prof = profiles()[s["engine"]]
+    r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == prof[k] else "link"} for k in PROFILE_KEYS}
     r["error_band"] = error_bands()[s["engine"]]
     unknown = sorted(k for k in params if k not in LINK_KEYS)
     r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]

@@ -52,16 +52,14 @@ def test_roofline_is_the_spec_model():
 def test_printed_scenario_is_a_complete_link(engine):
     r = report(f"engine={engine}&model=llama-3.1-8b&card=l40s&gpus=2")
     again = report(r["scenario"])
-    assert {k: v for k, v in again.items() if k != "engine_profile"} == \
-        {k: v for k, v in r.items() if k != "engine_profile"}
-    assert all(v["from"] == "link" for k, v in again["engine_profile"].items() if again["scenario"][k] is not None)
+    assert again == r
 
 
 def test_eff_sets_the_three_efficiencies_unless_they_are_given():
     r = report("engine=trtllm&eff=0.5&eff_kv=0.9")
     s = r["scenario"]
     assert (s["eff_bw"], s["eff_kv"], s["eff_flops"]) == (0.5, 0.9, 0.5)
-    assert r["engine_profile"]["eff_bw"]["from"] == "link eff"
+    assert r["engine_profile"]["eff_bw"]["from"] == "link"
     assert r["engine_profile"]["eff_kv"]["from"] == "link"
     assert r["engine_profile"]["step_us"]["from"] == "profile"
     assert s["step_us"] == engines.profile("trtllm")["step_us"]
@@ -180,7 +178,7 @@ SUMMARY = {(s["engine"], s["metric"]): s for s in summarise(RESULTS)}
 #: 70B in FP4 on a B200, whose FP4 peak its kernels reach a smaller share of than the FP8 and FP16 peaks of the
 #: other rows.
 MEDIAN_TARGET = {("llamacpp", "step_ms"): 14.0}
-WORST_TARGET = {("trtllm", "max_throughput_tok_s"): 32.0}
+WORST_TARGET = {("trtllm", "max_throughput_tok_s"): 34.0}
 
 
 def test_every_row_is_predicted():
