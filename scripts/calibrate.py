@@ -44,8 +44,9 @@ from calc.validate import Measurement, evaluate, read_measurements, summarise  #
 SCRIPT = "scripts/calibrate.py"
 DATA = "calc/data/measurements.csv"
 
-#: Bounds of every fitted figure (both ends allowed). A fixed cost per step above 2 ms would make batch-1 decoding
-#: of a small model slower than any engine is measured to be (vLLM decodes Qwen3-8B fp8 in 4.6 ms a token).
+#: Bounds of every fitted figure (both ends allowed). 5 ms per step is above the largest fixed cost the batch-1 rows
+#: call for (llama.cpp's, about 3.8 ms); a larger one would make batch-1 decoding of small models slower than any
+#: row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0)}
 #: Where a figure stays when no row constrains it: the SPEC's roofline efficiency (0.7) and no extra time.
@@ -309,6 +310,8 @@ def rounded(name: str, x):
         return None
     if name in ("step_us", "tok_us"):
         return round(x, 1)
+    if name == "overhead_gib":
+        return round(x, 2)
     if name == "max_seqs":
         return int(x)
     return round(x, 4)
