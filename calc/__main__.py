@@ -1,4 +1,5 @@
-"""Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (SPEC section 3).
+"""Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (SPEC section 3);
+``python -m calc --validate [CSV]`` checks the engine profiles against published measurements (SPEC section 7).
 
 Exit codes: 0 on success, 2 when the input is bad (the message names the key, the value and the
 accepted range), 1 when a file cannot be read.
@@ -43,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the preset ids, one per line (cards: id, name with its memory label, the memory "
                         "the driver reports and its source, tab-separated)")
     p.add_argument("--memo", action="store_true", help="print the decision memo (Markdown) instead of JSON")
+    p.add_argument("--validate", nargs="?", const="", metavar="CSV",
+                   help="check the engine profiles against published measurements (default: the package's "
+                        "calc/data/measurements.csv): each row's link, measured and predicted figure and error, then "
+                        "the median and 90th-percentile absolute error per engine and metric")
     return p
 
 
@@ -55,6 +60,13 @@ def card_line(card_id: str, card: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.validate is not None:
+        from .validate import main as validate
+        try:
+            return validate(args.validate or None)
+        except (OSError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1 if isinstance(exc, OSError) else 2
     if args.list == "cards":
         print("\n".join(card_line(cid, card) for cid, card in catalogue.cards().items()))
         return 0

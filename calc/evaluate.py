@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from typing import Any
 
-from . import model, traffic
+from . import engines, model, traffic
 from .decision import Decision, decide
 from .notes import scenario_warnings
 from .scenario import Parsed, Scenario, load
@@ -89,8 +89,20 @@ class Bill:
     break_even_req_day: float | None
 
 
+@dataclass(frozen=True)
+class Engine:
+    """The engine profile the figures use and what one replica sustains under full load (docs/method.md
+    section 8)."""
+
+    engine: str
+    engine_profile: dict             # each figure used, and whether it came from the profile or the link
+    max_throughput_tok_s: float | None
+    throughput_batch: int | None
+    error_band: list | None          # the engine's measured error on the published rows, per metric
+
+
 #: The report's parts in the report's key order.
-PARTS = (Memory, Decode, UnitCost, StepDetail, Bill)
+PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine)
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,7 @@ class Evaluation:
     cost: UnitCost
     step: StepDetail
     bill: Bill
+    engine: Engine
     capacity: traffic.Capacity
     warnings: tuple[str, ...]
 
@@ -114,7 +127,7 @@ class Evaluation:
     def flat(self) -> dict[str, Any]:
         """The report as a dict (see :meth:`report`), built once; do not change it."""
         out: dict[str, Any] = {}
-        for part in (self.memory, self.decode, self.cost, self.step, self.bill):
+        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine):
             out.update(asdict(part))
         out["warnings"] = list(self.warnings)
         out["scenario"] = self.scenario.as_dict()
@@ -200,6 +213,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "api_usd_month": api_month,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
+        **engines.report_keys(s),
     }
     warnings = list(parsed.warnings) + scenario_warnings(s)
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]

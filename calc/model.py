@@ -1,6 +1,10 @@
-"""The roofline model of decode: memory, step time, break-even batch and cost (SPEC sections 2 and 5).
+"""The roofline model of decode: memory, step time, break-even batch and cost (SPEC sections 2, 5 and 7).
 
-Every function is pure and takes a resolved :class:`~calc.scenario.Scenario`. Batch ``B`` and
+Every function is pure and takes a resolved :class:`~calc.scenario.Scenario`. The scenario carries its engine
+profile's figures (SPEC section 7): the fraction of peak bandwidth reached reading weights (``eff_bw``) and the
+KV cache (``eff_kv``), the fraction of the dense peak reached by the arithmetic (``eff_flops``), the fixed time
+per step (``step_us``), the share of memory the engine takes (``mem_util``) and its cap on sequences
+(``max_seqs``); under ``engine=roofline`` these are SPEC sections 2 and 5 exactly. Batch ``B`` and
 context ``n`` arguments accept scalars or numpy arrays and broadcast against each other, so a sweep
 over batch sizes, or over batch x duty cycle, is one array expression. Units are SI: bytes, seconds,
 FLOP, USD; ``GiB = 2**30`` bytes, ``TB/s = 1e12`` bytes/s, ``TFLOP/s = 1e12`` FLOP/s.
@@ -9,7 +13,6 @@ FLOP, USD; ``GiB = 2**30`` bytes, ``TB/s = 1e12`` bytes/s, ``TFLOP/s = 1e12`` FL
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -77,9 +80,15 @@ def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
     return cache_bytes_model(s, n) * kv_copy_factor(s)
 
 
+def usable_bytes(s: Scenario) -> float:
+    """Memory the engine holds for weights and cache over all cards: ``g*(mem_util*mem - overhead)*GiB``."""
+    return s.gpus * (s.mem_util * s.mem_gib - s.overhead_gib) * GiB
+
+
 def free_bytes(s: Scenario) -> float:
-    """Memory left for the KV cache over all cards: ``g*(mem - overhead)*GiB - W`` (negative: no fit)."""
-    return s.gpus * (s.mem_gib - s.overhead_gib) * GiB - weight_bytes(s)
+    """Memory left for the KV cache over all cards: ``g*(mem_util*mem - overhead)*GiB - W`` (negative: no fit;
+    SPEC section 7)."""
+    return usable_bytes(s) - weight_bytes(s)
 
 
 def max_batch(s: Scenario, n: ArrayLike) -> NDArray:
@@ -93,9 +102,27 @@ def attention_flops(s: Scenario, n: ArrayLike) -> NDArray:
     return 4 * s.heads * width * token_layers(s, n)
 
 
+@dataclass(frozen=True)
+class Peaks:
+    """Effective peaks over all cards (SPEC section 7): FLOP/s of the arithmetic, bytes/s reading weights and
+    bytes/s reading the KV cache."""
+
+    flops: float    # g * tflops * 1e12 * eff_flops
+    weights: float  # g * bw_tbs * 1e12 * eff_bw
+    kv: float       # g * bw_tbs * 1e12 * eff_kv
+
+
+def peaks(s: Scenario) -> Peaks:
+    """The effective peak of each part of a step: ``g * peak * eff_part`` (SPEC section 7)."""
+    g = s.gpus
+    return Peaks(g * s.tflops * 1e12 * s.eff_flops, g * s.bw_tbs * 1e12 * s.eff_bw, g * s.bw_tbs * 1e12 * s.eff_kv)
+
+
 def effective_peaks(s: Scenario) -> tuple[float, float]:
-    """(F in FLOP/s, BW in bytes/s) reached over all cards: ``g * peak * eff``."""
-    return s.gpus * s.tflops * 1e12 * s.eff, s.gpus * s.bw_tbs * 1e12 * s.eff
+    """(F in FLOP/s, BW in bytes/s reading weights) over all cards: ``g*tflops*eff_flops``, ``g*bw*eff_bw``
+    (under roofline both efficiencies are ``eff``, SPEC section 2)."""
+    p = peaks(s)
+    return p.flops, p.weights
 
 
 def moe_split(s: Scenario) -> tuple[float, float]:
@@ -131,14 +158,18 @@ def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
     return 2 * (s.active_b * 1e9 - embed_params(s)) + s.attn * attention_flops(s, n)
 
 
-def comm_seconds(s: Scenario, B: ArrayLike) -> NDArray:
+def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     """Tensor-parallel all-reduce time per step: two ring all-reduces of ``B*hidden*2`` bytes per layer,
-    ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9) + link_us*1e-6)``; 0 on one card (SPEC section 5)."""
+    ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``; 0 on one card (SPEC section 5).
+
+    ``link_eff`` is the fraction of the link's bandwidth reached: 1 in the decode step of SPEC sections 5 and 7;
+    the throughput under load passes the profile's ``eff_link`` (:func:`calc.traffic.load_step_seconds`).
+    """
     B = np.asarray(B, dtype=float)
     if s.gpus <= 1:
         return np.zeros_like(B)
     g = s.gpus
-    per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * 1e9) + s.link_us * 1e-6
+    per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * 1e9 * link_eff) + s.link_us * 1e-6
     return 2 * s.layers * per_reduce
 
 
@@ -151,7 +182,8 @@ class StepParts:
     memory_s: NDArray    # weights_s + cache_s
     compute_s: NDArray   # matrix arithmetic at the effective peak
     comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
-    step_s: NDArray      # max(memory_s, compute_s) + comm_s
+    step_s: NDArray      # max(memory_s, compute_s) + comm_s + fixed_s
+    fixed_s: float = 0.0  # the engine's fixed time per step, step_us*1e-6 (SPEC section 7)
 
     @property
     def compute_bound(self) -> NDArray:
@@ -159,39 +191,42 @@ class StepParts:
         return self.compute_s > self.memory_s
 
 
-def step_parts(s: Scenario, B: ArrayLike, n: Optional[ArrayLike] = None) -> StepParts:
-    """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), SPEC sections 2 and 5.
+def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepParts:
+    """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), SPEC sections 2, 5 and 7.
 
-    ``t_mem = (Wr(B) + a*B*C(n))/BW``, ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/F``,
-    ``step = max(t_mem, t_cmp) + t_comm(B)``.
+    ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv)``, ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
+    ``step = max(t_mem, t_cmp) + t_comm(B) + step_us*1e-6``.
     """
     B = np.asarray(B, dtype=float)
     n = s.ctx if n is None else n
-    F, BW = effective_peaks(s)
-    weights_s = weight_bytes_read(s, B) / BW
-    cache_s = s.attn * B * cache_bytes(s, n) / BW
+    pk = peaks(s)
+    weights_s = weight_bytes_read(s, B) / pk.weights
+    cache_s = s.attn * B * cache_bytes(s, n) / pk.kv
     memory_s = weights_s + cache_s
-    compute_s = B * _flops_per_token(s, n) / F
+    compute_s = B * _flops_per_token(s, n) / pk.flops
     comm_s = comm_seconds(s, B)
-    return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s, np.maximum(memory_s, compute_s) + comm_s)
+    fixed_s = s.step_us * 1e-6
+    return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s,
+                     np.maximum(memory_s, compute_s) + comm_s + fixed_s, fixed_s)
 
 
-def step_seconds(s: Scenario, B: ArrayLike, n: Optional[ArrayLike] = None) -> NDArray:
+def step_seconds(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> NDArray:
     """Decode step time in seconds (see :func:`step_parts`)."""
     return step_parts(s, B, n).step_s
 
 
-def break_even_batch(s: Scenario, n: Optional[ArrayLike] = None) -> NDArray:
+def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
     """Batch at which compute time equals memory time, as float array over ``n`` (NaN: none exists).
 
-    Dense: ``be = (Wr/BW) / ((2*(Pa - Pe) + a*Af)/F - a*C(n)/BW)`` when the denominator is positive
-    (SPEC section 2). MoE: the root of ``t_cmp(B) = t_mem(B)`` for real ``B > 0``; ``t_cmp - t_mem`` is
-    convex in ``B`` and non-positive at 0, so the root is unique when the slope at infinity is positive,
-    and found by bisection to a relative 1e-13 (SPEC section 5).
+    Dense: ``be = (Wr/BW_w) / ((2*(Pa - Pe) + a*Af)/F - a*Cg(n)/BW_kv)`` when the denominator is positive
+    (SPEC sections 2 and 7, each part at its own effective peak). MoE: the root of ``t_cmp(B) = t_mem(B)`` for
+    real ``B > 0``; ``t_cmp - t_mem`` is convex in ``B`` and non-positive at 0, so the root is unique when the
+    slope at infinity is positive, and found by bisection to a relative 1e-13 (SPEC section 5).
     """
     n = np.asarray(s.ctx if n is None else n, dtype=float)
-    F, BW = effective_peaks(s)
-    slope = _flops_per_token(s, n) / F - s.attn * cache_bytes(s, n) / BW  # d(t_cmp - t_mem)/dB at B -> inf
+    pk = peaks(s)
+    F, BW, BWkv = pk.flops, pk.weights, pk.kv
+    slope = _flops_per_token(s, n) / F - s.attn * cache_bytes(s, n) / BWkv  # d(t_cmp - t_mem)/dB at B -> inf
     positive = slope > 0
     safe_slope = np.where(positive, slope, 1.0)
     M, D = moe_split(s)
@@ -201,7 +236,7 @@ def break_even_batch(s: Scenario, n: Optional[ArrayLike] = None) -> NDArray:
         return np.where(positive, be, np.nan)
 
     def gap(B: NDArray) -> NDArray:
-        return B * _flops_per_token(s, n) / F - (weight_bytes_read(s, B) + s.attn * B * cache_bytes(s, n)) / BW
+        return B * _flops_per_token(s, n) / F - weight_bytes_read(s, B) / BW - s.attn * B * cache_bytes(s, n) / BWkv
 
     lo = np.zeros_like(n)
     hi = 2 * (D - embed_params(s) + M) * bytes_per_param / BW / safe_slope + 1.0
@@ -215,35 +250,40 @@ def break_even_batch(s: Scenario, n: Optional[ArrayLike] = None) -> NDArray:
     return np.where(positive, 0.5 * (lo + hi), np.nan)
 
 
-def none_if_nan(x: ArrayLike) -> Optional[float]:
+def none_if_nan(x: ArrayLike) -> float | None:
     """A scalar figure as a float, or None where it cannot exist (NaN)."""
     value = float(x)
     return None if np.isnan(value) else value
 
 
-def break_even(s: Scenario, n: Optional[int] = None) -> Optional[float]:
+def break_even(s: Scenario, n: int | None = None) -> float | None:
     """Scalar break-even batch at context ``n`` (default ``s.ctx``), or None when the step never
     becomes compute-bound."""
     return none_if_nan(break_even_batch(s, s.ctx if n is None else n))
 
 
-def auto_batch(s: Scenario, n: Optional[int] = None) -> int:
-    """The largest useful batch: ``max(1, min(max_batch, floor(be + 0.5)))``, or ``max(1, max_batch)``
-    without a break-even (SPEC section 2)."""
+def seqs_cap(s: Scenario, mb: int) -> int:
+    """``mb`` sequences capped at the engine's ``max_seqs`` (no cap when it has none; SPEC section 7)."""
+    return mb if s.max_seqs is None else min(mb, int(s.max_seqs))
+
+
+def auto_batch(s: Scenario, n: int | None = None) -> int:
+    """The largest useful batch: ``max(1, min(max_batch, floor(be + 0.5), max_seqs))``, or
+    ``max(1, min(max_batch, max_seqs))`` without a break-even (SPEC sections 2 and 7)."""
     n = s.ctx if n is None else n
-    mb = int(max_batch(s, n))
+    mb = seqs_cap(s, int(max_batch(s, n)))
     be = break_even(s, n)
     if be is None:
         return max(1, mb)
     return max(1, min(mb, int(np.floor(be + 0.5))))
 
 
-def batch_used(s: Scenario, n: Optional[int] = None) -> int:
+def batch_used(s: Scenario, n: int | None = None) -> int:
     """The batch of the scenario at context ``n``: ``auto`` resolved, or the explicit integer."""
     return auto_batch(s, n) if s.batch == "auto" else int(s.batch)
 
 
-def memory_caps_batch(s: Scenario, n: Optional[int] = None) -> bool:
+def memory_caps_batch(s: Scenario, n: int | None = None) -> bool:
     """True when memory limits the batch before compute does: ``max_batch < be`` (always without ``be``)."""
     n = s.ctx if n is None else n
     be = break_even(s, n)

@@ -20,6 +20,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from . import catalogue
+from .engines import DEFAULT_ENGINE, EFFICIENCIES, ENGINES
+from .engines import FIGURES as ENGINE_FIGURES
+from .engines import profile as engine_profile
 
 DEFAULT_MODEL = "llama-3.1-70b"
 DEFAULT_CARD = "h100-sxm"
@@ -178,10 +181,13 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("batch", "batch", "Batch (sequences per step)",
        "Concurrent sequences per decode step; auto = largest useful batch.", "precision",
        default=AUTO, lo=1, hi=1_000_000, unit="sequences", step=1, empty=AUTO),
-    _K("eff", "float", "Efficiency (fraction of peak)", "Fraction of peak compute and bandwidth kernels reach.",
+    _K("eff", "float", "Efficiency (fraction of peak)",
+       "Fraction of peak compute and bandwidth kernels reach; sets eff_bw, eff_kv and eff_flops where those are not "
+       "given (roofline's figure is 0.7; another engine uses its own figures unless eff is given).",
        "advanced", default=0.7, lo=0.001, hi=1, step=0.05, fmt="%g"),
-    _K("overhead_gib", "float", "Reserved memory per card (GiB)", "Activations, workspace, fragmentation.", "advanced",
-       default=4.0, lo=0, hi=1e5, unit="GiB", step=1.0, fmt="%g"),
+    _K("overhead_gib", "float", "Reserved memory per card (GiB)",
+       "Activations, workspace, fragmentation; default: the engine profile's reserve (roofline 4).", "advanced",
+       lo=0, hi=1e5, unit="GiB", step=1.0, fmt="%g"),
     _K("usd_hr", "float", "Rent per card-hour (USD)", "Your hourly quote per card.", "money",
        lo=0, hi=1e4, unit="USD per card-hour", step=0.1, fmt="%.2f", empty=UNKNOWN),
     _K("duty", "float", "Duty cycle (busy fraction)", "Fraction of the month the cards do useful work.", "money",
@@ -215,6 +221,36 @@ KEY_TABLE: tuple[Key, ...] = (
        "Reasons ticked on the Decision page, listed in the memo; they have no price.", "decision",
        default=None, choices=REASON_IDS, empty=NONE_GIVEN,
        accepted_text="a comma-separated list of " + ", ".join(REASON_IDS) + ", or empty for none"),
+    # SPEC section 7: the engine profile and the figures it sets (each key overrides the profile's figure).
+    _K("engine", "choice", "Serving engine",
+       "Engine profile: the fractions of each peak, the fixed costs and the memory share a real engine has; "
+       "roofline is the ideal of the textbook model.", "engine", default=DEFAULT_ENGINE, choices=ENGINES),
+    _K("eff_bw", "float", "Bandwidth reached reading weights (fraction)",
+       "Fraction of datasheet bandwidth reached reading the weights; default: the link's eff, else the profile's.",
+       "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("eff_kv", "float", "Bandwidth reached reading the KV cache (fraction)",
+       "Fraction of datasheet bandwidth reached reading the KV cache; default: the link's eff, else the profile's.",
+       "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("eff_flops", "float", "Compute reached (fraction of dense peak)",
+       "Fraction of the dense peak reached by the arithmetic; default: the link's eff, else the profile's.",
+       "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("step_us", "float", "Fixed time per decode step (µs)",
+       "Scheduling, kernel launches and sampling, once per step; default: the profile's.", "engine",
+       lo=0, hi=1e6, unit="µs", step=100.0, fmt="%g"),
+    _K("mem_util", "float", "Share of card memory the engine takes",
+       "Fraction of each card's memory the engine uses for weights, reserve and KV cache; default: the profile's.",
+       "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("max_seqs", "int", "Most sequences per step",
+       "Cap on the sequences the engine schedules per step; default: the profile's (roofline: none).", "engine",
+       lo=1, hi=65536, unit="sequences", step=1, empty=NONE_GIVEN,
+       accepted_text="an integer from 1 to 65536 (absent: the profile's cap; roofline has none)"),
+    _K("tok_us", "float", "Host time per output token under load (µs)",
+       "Sampling, detokenisation and bookkeeping per generated token that the engine does not overlap with the "
+       "cards; counted in the throughput under full load only; default: the profile's.", "engine",
+       lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g"),
+    _K("eff_link", "float", "Interconnect bandwidth reached under load (fraction)",
+       "Fraction of the interconnect's bandwidth the all-reduces reach at full load; counted in the throughput "
+       "under full load only; default: the profile's.", "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
 )
 
 #: The table by key, in link order.
@@ -234,6 +270,8 @@ DEPENDENTS: dict[str, tuple[str, ...]] = {
     "card": (*CARD_FIGURES, "link_gbs", "usd_hr"),
     "compute": ("tflops",),
     "api": ("api_in", "api_out"),
+    "engine": ENGINE_FIGURES,
+    "eff": EFFICIENCIES,
 }
 
 
@@ -632,7 +670,15 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
                             f"embedding table would be negative ({params_b - routed - embed_b:.6g} billion)",
                             "active_b", active_b)
 
+    # Engine profile (SPEC section 7): each efficiency is the link's own key, else the link's eff, else the
+    # profile's; every other figure (overhead_gib included) is the link's where given, else the profile's.
+    engine = v.get("engine", DEFAULT_ENGINE)
+    prof = engine_profile(engine)
+    figures = {f: v[f] if f in v else v["eff"] if f in EFFICIENCIES and "eff" in v else prof[f]
+               for f in ENGINE_FIGURES}
+
     resolved = {
+        **figures, "engine": engine,
         "model": model_id, "params_b": params_b, "active_b": active_b, "layers": layers, "heads": heads,
         "kv_heads": kv_heads, "head_dim": head_dim, "hidden": hidden, "experts": experts,
         "experts_active": experts_active, "kv_latent": kv_latent, "window": window, "window_layers": window_layers,

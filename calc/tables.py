@@ -24,14 +24,15 @@ DUTIES = np.linspace(0.01, 1.0, 100)
 def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     """Memory per card at the scenario's batch: weights, KV cache, reserved overhead, and what is left.
 
-    Returns columns ``part``, ``gib_per_card``, ``gib_total``. When the weights and cache exceed the
-    memory, ``free`` is negative (the shortfall).
+    Returns columns ``part``, ``gib_per_card``, ``gib_total``. The overhead is the engine's reserve plus the share
+    of the card it leaves alone (``(1 - mem_util) * mem_gib``, SPEC section 7). When the weights and cache exceed
+    the memory, ``free`` is negative (the shortfall).
     """
     batch = model.batch_used(s) if batch is None else batch
     g = s.gpus
     weights = model.weight_bytes(s) / model.GiB
     cache = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB
-    overhead = s.overhead_gib * g
+    overhead = (s.overhead_gib + (1 - s.mem_util) * s.mem_gib) * g
     free = s.mem_gib * g - weights - cache - overhead
     total = np.array([weights, cache, overhead, free])
     return pd.DataFrame({"part": ["weights", "KV cache", "overhead", "free"],
@@ -53,7 +54,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     # Each row puts every weight in its format; the scenario's own row keeps its routed experts' format.
     weights_b = np.array([model.weight_bytes(s.model_copy(update={
         "weights": f, "weights_experts": s.weights_experts if f == s.weights else f})) for f in formats])
-    free_b = s.gpus * (s.mem_gib - s.overhead_gib) * model.GiB - weights_b
+    free_b = model.usable_bytes(s) - weights_b
     per_seq = model.cache_bytes(s, np.asarray(contexts))
     seqs = np.floor(np.maximum(free_b, 0)[:, None] / per_seq[None, :]).astype(np.int64)
     label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]

@@ -1,16 +1,24 @@
-"""Traffic, capacity and the API comparison (SPEC section 6).
+"""Traffic, capacity and the API comparison (SPEC sections 6 and 7).
 
 A paged KV cache holds only what each request uses, so everything here is evaluated at
 ``n = in_tok + out_tok`` rather than the worst-case ``ctx``. Request volumes may be numpy arrays:
 :func:`monthly_costs` is vectorised over ``req_day`` for the cost-against-volume chart.
+
+Throughput under full load (SPEC section 7, ``docs/method.md`` section 8): ``B`` sequences in flight, as many as
+memory holds at ``in_tok + out_tok`` tokens each, capped at the engine's ``max_seqs``. They are spread over their
+decode, so a step reads each one's cache at the mean context ``in_tok + out_tok/2``; each step also pays the
+all-reduces at the profile's ``eff_link``, the fixed ``step_us`` and ``tok_us`` of host time per sequence. Each
+request's prefill takes ``t_pf = Fp/F`` plus its prompt's all-reduces of the replica's time on its own. Per request cycle of ``out_tok`` steps the
+replica emits ``B*out_tok`` tokens, so ``X(B) = B*out_tok / (out_tok*step_load(B) + B*t_pf)``. Replicas are sized
+from ``X`` at the serving batch; under ``engine=roofline`` they follow section 6 exactly (each request's cache
+read at its final length, no load terms).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Mapping
-from typing import Optional
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,7 +39,7 @@ def serving_batch(s: Scenario) -> tuple[int, bool]:
     The step time never falls as the batch grows, so the search is a bisection over integers.
     """
     n = request_context(s)
-    cap = int(model.max_batch(s, n))
+    cap = model.seqs_cap(s, int(model.max_batch(s, n)))
     bs = max(1, min(model.batch_used(s, n), cap))
     if s.tpot_ms is None:
         return bs, True
@@ -57,6 +65,67 @@ def prefill_flops(s: Scenario) -> float:
     return 2 * (s.active_b * 1e9 - model.embed_params(s)) * s.in_tok + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2
 
 
+def load_context(s: Scenario) -> float:
+    """Mean tokens a sequence in flight holds under full load, ``in_tok + out_tok/2``: sequences are spread
+    evenly over their decode, so the step reads each one's cache at this length on average."""
+    return s.in_tok + s.out_tok / 2
+
+
+def throughput_batch(s: Scenario) -> int:
+    """Sequences in flight at full load: as many as memory holds at ``in_tok + out_tok`` tokens each (the cache a
+    request needs by its end), capped at ``max_seqs``; 0 when not one fits."""
+    return model.seqs_cap(s, int(model.max_batch(s, request_context(s))))
+
+
+def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
+    """One decode step of ``B`` sequences at full load: the step of SPEC section 7 at the mean context
+    (:func:`load_context`), its all-reduces at the profile's ``eff_link`` of the link bandwidth, plus ``tok_us``
+    of host time per sequence: ``max(t_mem, t_cmp) + t_comm/eff_link + step_us*1e-6 + B*tok_us*1e-6``."""
+    B = np.asarray(B, dtype=float)
+    p = model.step_parts(s, B, load_context(s))
+    comm = model.comm_seconds(s, B, s.eff_link)
+    return np.maximum(p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * 1e-6
+
+
+def prefill_seconds(s: Scenario) -> float:
+    """Arithmetic time of one request's prefill at the effective peak: ``Fp/F`` (``F`` at ``eff_flops``)."""
+    return prefill_flops(s) / model.peaks(s).flops
+
+
+def load_prefill_seconds(s: Scenario) -> float:
+    """Replica time one request's prefill takes at full load: ``Fp/F`` plus the all-reduces of its ``in_tok``
+    prompt tokens at the profile's ``eff_link`` (their bytes only: the prompt's chunks ride in steps that pay the
+    all-reduce latency anyway); 0 extra on one card."""
+    prompt_comm = model.comm_seconds(s, s.in_tok, s.eff_link) - model.comm_seconds(s, 0, s.eff_link)
+    return prefill_seconds(s) + float(prompt_comm)
+
+
+def load_throughput(s: Scenario, B: ArrayLike) -> NDArray:
+    """Output tokens per second one replica sustains with ``B`` sequences in flight (vectorised over ``B``):
+    ``X(B) = B*out_tok / (out_tok*step_load(B) + B*t_pf)``. Each of the ``B`` sequences emits ``out_tok`` tokens
+    over ``out_tok`` steps, and its prefill takes ``t_pf`` (:func:`load_prefill_seconds`) of the replica's time
+    on its own."""
+    B = np.asarray(B, dtype=float)
+    return B * s.out_tok / (s.out_tok * load_step_seconds(s, B) + B * load_prefill_seconds(s))
+
+
+def max_throughput(s: Scenario) -> tuple[int, float | None]:
+    """(throughput_batch, max_throughput_tok_s): the sequences in flight at full load and the output tokens per
+    second one replica then sustains (SPEC section 7); ``(0, None)`` when not one request fits."""
+    B = throughput_batch(s)
+    return (B, float(load_throughput(s, B))) if B > 0 else (0, None)
+
+
+def busy_seconds_per_request(s: Scenario, bs: int) -> float:
+    """Replica-seconds one request takes at serving batch ``bs``: ``out_tok / X(bs)`` from the throughput model
+    (SPEC section 7); under ``engine=roofline`` section 6's ``out_tok / tok_s(bs) + Fp/F`` at ``in_tok + out_tok``."""
+    if s.engine == "roofline":
+        n = request_context(s)
+        tok_s = bs / float(model.step_seconds(s, bs, n))
+        return s.out_tok / tok_s + prefill_seconds(s)
+    return s.out_tok / float(load_throughput(s, bs))
+
+
 @dataclass(frozen=True)
 class Capacity:
     """How one replica (``gpus`` cards) serves the traffic."""
@@ -73,15 +142,16 @@ class Capacity:
 
 
 def capacity(s: Scenario) -> Capacity:
-    """Serving batch, step time, TTFT and busy seconds per request (SPEC section 6)."""
+    """Serving batch, step time, TTFT and busy seconds per request (SPEC sections 6 and 7)."""
     n = request_context(s)
     bs, meets = serving_batch(s)
     step = float(model.step_seconds(s, bs, n))
     tok_s = bs / step
     F, BW = model.effective_peaks(s)
     fp = prefill_flops(s)
-    ttft_ms = max(fp / F, model.weight_bytes(s) / BW) * 1e3 + float(model.comm_seconds(s, s.in_tok)) * 1e3
-    s_req = s.out_tok / tok_s + fp / F
+    ttft_ms = (max(fp / F, model.weight_bytes(s) / BW) * 1e3 + float(model.comm_seconds(s, s.in_tok)) * 1e3
+               + s.step_us * 1e-3)
+    s_req = busy_seconds_per_request(s, bs)
     return Capacity(n, int(model.max_batch(s, n)), bs, meets, step * 1e3, tok_s, ttft_ms, s_req,
                     86400 / (s.peak * s_req))
 
@@ -94,12 +164,12 @@ def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDAr
     return u, np.maximum(1, np.ceil(u * s.peak - 1e-9))
 
 
-def requests_month(s: Scenario, req_day: Optional[ArrayLike] = None) -> NDArray:
+def requests_month(s: Scenario, req_day: ArrayLike | None = None) -> NDArray:
     """Requests per month, ``R = req_day*hours/24`` (``req_day`` defaults to the scenario's)."""
     return np.asarray(s.req_day if req_day is None else req_day, dtype=float) * s.hours / 24
 
 
-def api_tier(s: Scenario) -> Optional[Mapping]:
+def api_tier(s: Scenario) -> Mapping | None:
     """The long-prompt tier of the scenario's API row (its catalogue row), or None when it has none."""
     row = catalogue.apis().get(s.api)
     return row if row is not None and row["tier_above_tok"] is not None else None
@@ -129,7 +199,7 @@ def api_usd_per_request(s: Scenario) -> float:
     return (s.in_tok * p_in + s.out_tok * p_out) / 1e6
 
 
-def api_tier_note(s: Scenario) -> Optional[str]:
+def api_tier_note(s: Scenario) -> str | None:
     """A plain-language note when the scenario's API row has a long-prompt tier that matters here: the
     prompt is above its threshold, or the link sets its own prices (the tier still applies). None otherwise."""
     tier = api_tier(s)
@@ -155,7 +225,7 @@ def api_usd_month(s: Scenario, req_day: ArrayLike) -> NDArray:
     return requests_month(s, req_day) * api_usd_per_request(s)
 
 
-def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Optional[Capacity] = None) -> dict[str, NDArray]:
+def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Capacity | None = None) -> dict[str, NDArray]:
     """Vectorised over ``req_day``: replicas, self-hosting and API cost per month (USD).
 
     Self-hosting is NaN where nothing fits or the card has no price.
@@ -176,7 +246,7 @@ def _break_even_terms(s: Scenario) -> tuple[float, float]:
     return api_usd_per_request(s) * s.hours / 24, float(model.monthly_rent_usd(s))
 
 
-def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
+def break_even_req_day(s: Scenario, cap: Capacity | None = None) -> float | None:
     """Requests per day above which self-hosting costs less than the API, or None when it never does.
 
     With ``k = c_api*hours/24`` per request-per-day, ``c_rep = g*usd_hr*hours`` and one replica's
@@ -197,7 +267,7 @@ def break_even_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[
     return volume if math.isfinite(volume) else None
 
 
-def price_to_flip(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
+def price_to_flip(s: Scenario, cap: Capacity | None = None) -> float | None:
     """Rent per card-hour (USD) at which self-hosting costs exactly the API at the current volume,
     or None when even free cards lose (upkeep alone exceeds the API bill) or nothing fits."""
     cap = cap or capacity(s)
@@ -214,7 +284,7 @@ def price_to_flip(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float
 # ---------------------------------------------------------------- what would flip the verdict
 
 
-def usd_per_request(s: Scenario, cap: Optional[Capacity] = None) -> tuple[float, Optional[float]]:
+def usd_per_request(s: Scenario, cap: Capacity | None = None) -> tuple[float, float | None]:
     """(API, rent) in USD per request, the two slopes the break-even load compares.
 
     API: ``c_api`` of :func:`api_usd_per_request` (the long-prompt tier applied). Rent: one replica's monthly
@@ -230,7 +300,7 @@ def usd_per_request(s: Scenario, cap: Optional[Capacity] = None) -> tuple[float,
     return c_api, float(model.monthly_rent_usd(s)) / float(requests_month(s, cap.x_cap))
 
 
-def stays_cheaper_req_day(s: Scenario, cap: Optional[Capacity] = None) -> Optional[float]:
+def stays_cheaper_req_day(s: Scenario, cap: Capacity | None = None) -> float | None:
     """Requests per day above which self-hosting is cheaper at every volume, or None when it never is.
 
     :func:`break_even_req_day` is the first volume where self-hosting gets cheaper. Above it the
@@ -264,15 +334,15 @@ class UnitCosts:
     (prompt and output tokens) over the same output tokens.
     """
 
-    duty: Optional[float]
+    duty: float | None
     tok_s: float
-    rent_at_duty: Optional[float]
-    rent_at_full: Optional[float]
-    self_host_all_in: Optional[float]
+    rent_at_duty: float | None
+    rent_at_full: float | None
+    self_host_all_in: float | None
     api_all_in: float
 
 
-def unit_costs(s: Scenario, cap: Optional[Capacity] = None) -> UnitCosts:
+def unit_costs(s: Scenario, cap: Capacity | None = None) -> UnitCosts:
     """Cost per million output tokens at the implied duty, at full duty, and all-in (see :class:`UnitCosts`)."""
     cap = cap or capacity(s)
     costs = monthly_costs(s, s.req_day, cap)

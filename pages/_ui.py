@@ -33,12 +33,15 @@ from calc.scenario import (
 )
 
 #: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
-GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "precision": "Precision and context", "money": "Money",
-                "traffic": "Traffic and API", "advanced": "Advanced"}
+GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "engine": "Engine", "precision": "Precision and context",
+                "money": "Money", "traffic": "Traffic and API", "advanced": "Advanced"}
 GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, title in GROUP_TITLES.items()]
 #: Keys whose input is on a page rather than in the sidebar (the Decision page's reasons).
 PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
 OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
+#: Engine names for people.
+ENGINE_NAMES = {"roofline": "Roofline (the ideal)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
+                "llamacpp": "llama.cpp"}
 #: Placeholder text of an input left empty, by what empty means.
 EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no target"}
 
@@ -164,6 +167,9 @@ def _widget(key: str) -> None:
                 return "Custom" if v == CUSTOM else names[v]["name"] if v in names else v
         st.selectbox(_label(key), _options_with(opts, st.session_state.get(key)), format_func=fmt,
                      on_change=_on_parent, args=(key,), **common)
+    elif key == "engine":
+        st.selectbox(_label(key), list(spec.choices), format_func=lambda v: ENGINE_NAMES.get(v, v),
+                     on_change=_on_override, args=(key, None), **common)
     elif key in ("weights", "weights_experts", "kv"):
         formats = KV_FORMATS if key == "kv" else WEIGHT_FORMATS
         st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
@@ -232,7 +238,7 @@ def _import_config() -> None:
 #: The decision's own inputs, first on the Decision page: traffic, then model, card and precision; the
 #: architecture and hardware details follow, folded.
 DECISION_FIRST = ("Traffic, model, card and precision",
-                  ["req_day", "in_tok", "out_tok", "model", "card", "gpus", "weights", "kv", "usd_hr"])
+                  ["req_day", "in_tok", "out_tok", "model", "card", "gpus", "engine", "weights", "kv", "usd_hr"])
 
 
 def _groups(decision: bool) -> list[tuple[str, list[str]]]:

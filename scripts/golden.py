@@ -27,7 +27,7 @@ BASE_URL = "https://calc.example"
 LINKS = {
     "default": "",
     "seed-70b-h100": "model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=h100-sxm&mem_gib=80"
-                     "&weights=4&kv=fp16&ctx=8192&attn=0&overhead_gib=4&eff=0.7&usd_hr=2.5",
+                     "&weights=4&kv=fp16&ctx=8192&attn=0&overhead_gib=4&eff=0.7&usd_hr=2.5&engine=roofline",
     "70b-16-cards-bf16": "model=llama-3.1-70b&card=h100-sxm&gpus=16&weights=bf16&kv=bf16&ctx=32768&req_day=200000"
                          "&in_tok=1500&out_tok=300",
     "gpt-oss-120b": "model=gpt-oss-120b&card=h100-sxm&req_day=50000",

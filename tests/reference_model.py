@@ -1,16 +1,54 @@
-"""Independent reference implementation of SPEC.md sections 2, 3, 5 and 6 (and the long-prompt API tier of 7).
+"""Independent reference implementation of SPEC.md sections 2, 3, 5, 6 and 7 (engine profiles, the throughput
+under full load documented in docs/method.md section 8, and the long-prompt API tier).
 
 Used only by the tests to cross-check ``calc.report``. It is written from the SPEC text and the
 team's resolution rules alone, shares no code with the ``calc`` package except the raw preset
-figures of ``calc.catalogue``, and uses plain Python floats. Each function is one SPEC formula;
+figures of ``calc.catalogue`` and the raw rows of ``calc/data/engines.csv`` and ``engine_errors.csv``
+(read here with the csv module), and uses plain Python floats. Each function is one SPEC formula;
 the comment after it names the SPEC section it comes from.
 """
 
 from __future__ import annotations
 
+import csv
+import functools
 import math
+from pathlib import Path
 
 from calc import catalogue
+
+DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
+ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")  # SPEC s7 `engine`
+DEFAULT_ENGINE = "vllm"  # SPEC s7
+# SPEC s7 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8).
+PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
+                "eff_link")
+
+
+@functools.cache
+def profiles() -> dict:
+    """{engine: {figure: value}} straight from calc/data/engines.csv (max_seqs empty = no cap)."""
+    out = {e: {} for e in ENGINES}
+    with open(DATA / "engines.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            v = row["value"].strip()
+            value = None if v == "" else float(v)
+            if row["figure"] == "max_seqs" and value is not None:
+                value = int(value)
+            out[row["engine"]][row["figure"]] = value
+    return out
+
+
+@functools.cache
+def error_bands() -> dict:
+    """{engine: [{metric, median_pct, p90_pct, n}]} straight from calc/data/engine_errors.csv."""
+    out = {e: [] for e in ENGINES}
+    order = ("step_ms", "max_throughput_tok_s")
+    with open(DATA / "engine_errors.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            out[row["engine"]].append({"metric": row["metric"], "median_pct": float(row["median_pct"]),
+                                       "p90_pct": float(row["p90_pct"]), "n": int(row["n"])})
+    return {e: sorted(b, key=lambda x: order.index(x["metric"])) or None for e, b in out.items()}
 
 GIB = 2**30  # SPEC intro: GiB = 2**30 bytes
 
@@ -46,6 +84,8 @@ LINK_KEYS = (
     "link_gbs", "link_us", "embed_b",
     # SPEC s6
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
+    # SPEC s7
+    "engine", *PROFILE_KEYS,
 )
 
 
@@ -194,7 +234,18 @@ def resolve(params) -> dict:
     else:
         s["batch"] = _integer(p, "batch", None, 1)
     s["eff"] = _real(p, "eff", 0.7, 0, lo_open=True, hi=1)
-    s["overhead_gib"] = _real(p, "overhead_gib", 4.0, 0)
+    # SPEC s7: the engine profile. Each efficiency: its own key, else the link's eff, else the profile's;
+    # overhead_gib and every other figure: the link's, else the profile's.
+    s["engine"] = _choice(p, "engine", DEFAULT_ENGINE, set(ENGINES))
+    prof = profiles()[s["engine"]]
+    for key in ("eff_bw", "eff_kv", "eff_flops"):
+        s[key] = _real(p, key, s["eff"] if "eff" in p else prof[key], 0, lo_open=True, hi=1)
+    s["step_us"] = _real(p, "step_us", prof["step_us"], 0)
+    s["mem_util"] = _real(p, "mem_util", prof["mem_util"], 0, lo_open=True, hi=1)
+    s["max_seqs"] = _integer(p, "max_seqs", prof["max_seqs"], 1, 65536)
+    s["overhead_gib"] = _real(p, "overhead_gib", prof["overhead_gib"], 0)
+    s["tok_us"] = _real(p, "tok_us", prof["tok_us"], 0)
+    s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
     s["duty"] = _real(p, "duty", 0.3, 0, lo_open=True, hi=1)
     s["upkeep"] = _real(p, "upkeep", 4000.0, 0)
     s["hours"] = _real(p, "hours", 720.0, 0, lo_open=True)
@@ -242,10 +293,12 @@ def _si(s) -> dict:
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
-        F=g * s["tflops"] * 1e12 * s["eff"],  # SPEC s2 effective peaks
-        BW=g * s["bw_tbs"] * 1e12 * s["eff"],  # SPEC s2
+        F=g * s["tflops"] * 1e12 * s["eff_flops"],  # SPEC s2 effective peaks, s7 one per part
+        BW=g * s["bw_tbs"] * 1e12 * s["eff_bw"],  # SPEC s7: reading weights
+        BWkv=g * s["bw_tbs"] * 1e12 * s["eff_kv"],  # SPEC s7: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
-        mem=s["mem_gib"], over=s["overhead_gib"],
+        mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], step_s=s["step_us"] * 1e-6,
+        seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
     )
 
 
@@ -276,7 +329,7 @@ def cache_bytes(m, n):
 
 
 def free_bytes(m):
-    return m["g"] * (m["mem"] - m["over"]) * GIB - weight_bytes(m)  # SPEC s2: free
+    return m["g"] * (m["util"] * m["mem"] - m["over"]) * GIB - weight_bytes(m)  # SPEC s7: free
 
 
 def max_batch(m, n):
@@ -302,29 +355,30 @@ def read_bytes(m, B):
 
 
 def t_mem(m, B, n):
-    return (read_bytes(m, B) + m["a"] * B * cache_bytes(m, n)) / m["BW"]  # SPEC s2/s5
+    return read_bytes(m, B) / m["BW"] + m["a"] * B * cache_bytes(m, n) / m["BWkv"]  # SPEC s7
 
 
 def t_cmp(m, B, n):
     return B * (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"]  # SPEC s5
 
 
-def t_comm(m, B):
-    """SPEC s5: two ring all-reduces of B*hidden*2 bytes per layer; only when g > 1."""
+def t_comm(m, B, link_eff=1.0):
+    """SPEC s5: two ring all-reduces of B*hidden*2 bytes per layer; only when g > 1. ``link_eff``: the share of
+    the link reached (1 in SPEC s5/s7's step; eff_link under load, docs/method.md s8)."""
     g = m["g"]
     if g == 1:
         return 0.0
-    return 2 * m["L"] * (2 * (g - 1) / g * B * m["hidden"] * 2 / m["link"] + m["link_s"])
+    return 2 * m["L"] * (2 * (g - 1) / g * B * m["hidden"] * 2 / (m["link"] * link_eff) + m["link_s"])
 
 
 def step(m, B, n):
-    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B)  # SPEC s2 + s5 (comm added)
+    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + m["step_s"]  # SPEC s7: + t_comm + step_us
 
 
 def break_even(m, n):
     """SPEC s2 closed form (dense, W read as Wr) or the s5 MoE root; None when there is none."""
     slope = (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"] \
-        - m["a"] * cache_bytes(m, n) / m["BW"]
+        - m["a"] * cache_bytes(m, n) / m["BWkv"]
     if slope <= 0:
         return None  # SPEC s2: denominator not positive -> null
     if not m["E"]:
@@ -344,9 +398,13 @@ def break_even(m, n):
     return (lo + hi) / 2
 
 
+def capped(m, count):
+    return count if m["seqs"] is None else min(count, m["seqs"])  # SPEC s7: max_seqs caps the batch
+
+
 def auto_batch(m, n):
     be = break_even(m, n)
-    mb = max_batch(m, n)
+    mb = capped(m, max_batch(m, n))
     if be is None:
         return max(1, mb)  # SPEC s2: batch=auto without a break-even
     return max(1, min(mb, math.floor(be + 0.5)))  # SPEC s2: batch=auto
@@ -358,7 +416,7 @@ def auto_batch(m, n):
 
 def serving_batch(m, s, n):
     """SPEC s6: Bs, and whether the tpot_ms target is met."""
-    mb = max_batch(m, n)
+    mb = capped(m, max_batch(m, n))  # SPEC s7: the serving batch is capped at max_seqs too
     used = auto_batch(m, n) if s["batch"] == "auto" else s["batch"]
     cap = max(1, min(used, mb))
     tpot = s["tpot_ms"]
@@ -383,9 +441,37 @@ def prefill_flops(m, in_tok):
 
 
 def ttft_ms(m, in_tok):
-    # SPEC s6 (contract: W resident, comm = t_comm at B = in_tok)
+    # SPEC s6 (contract: W resident, comm = t_comm at B = in_tok); SPEC s7: plus one step_us
     return max(prefill_flops(m, in_tok) / m["F"], weight_bytes(m) / m["BW"]) * 1e3 \
-        + t_comm(m, in_tok) * 1e3
+        + t_comm(m, in_tok) * 1e3 + m["step_s"] * 1e3
+
+
+# docs/method.md s8: throughput under full load. B sequences in flight, each holding in + out/2 tokens on average;
+# per step the all-reduces at eff_link and tok_us per sequence are added; each prefill takes Fp/F plus its prompt's
+# all-reduces on its own.
+
+def load_step(m, B, s):
+    nbar = s["in_tok"] + s["out_tok"] / 2
+    return max(t_mem(m, B, nbar), t_cmp(m, B, nbar)) + t_comm(m, B, m["eff_link"]) + m["step_s"] + B * m["tok_s"]
+
+
+def load_prefill(m, s):
+    """Fp/F plus the bytes of the prompt's all-reduces at eff_link (no latency term)."""
+    if m["g"] == 1:
+        prompt_comm = 0.0
+    else:
+        g = m["g"]
+        prompt_comm = 2 * m["L"] * 2 * (g - 1) / g * s["in_tok"] * m["hidden"] * 2 / (m["link"] * m["eff_link"])
+    return prefill_flops(m, s["in_tok"]) / m["F"] + prompt_comm
+
+
+def load_throughput(m, B, s):
+    out = s["out_tok"]
+    return B * out / (out * load_step(m, B, s) + B * load_prefill(m, s))
+
+
+def throughput_batch(m, s):
+    return capped(m, max_batch(m, s["in_tok"] + s["out_tok"]))
 
 
 def c_api(s):
@@ -417,13 +503,19 @@ def traffic(m, s) -> dict:
     R = s["req_day"] * hours / 24  # SPEC s6: requests per month
     Bs, meets = serving_batch(m, s, n)
     tok_s = Bs / step(m, Bs, n)
-    s_req = s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # SPEC s6: s_req
+    if s["engine"] == "roofline":
+        s_req = s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # SPEC s6: s_req
+    else:
+        s_req = s["out_tok"] / load_throughput(m, Bs, s)  # SPEC s7: from the engine's throughput model
+    B_thr = throughput_batch(m, s)
+    thr = load_throughput(m, B_thr, s) if B_thr > 0 else None
     u = R * s_req / (hours * 3600)  # SPEC s6: busy fraction
     out = dict(
         serving_batch=Bs, meets_tpot=meets, ttft_ms=ttft_ms(m, s["in_tok"]),
         requests_month=R, tokens_in_month=R * s["in_tok"], tokens_out_month=R * s["out_tok"],
         busy_fraction=u, replicas=None, duty_traffic=None, self_host_usd_month=None,
         api_usd_month=None, verdict=None, break_even_req_day=None,
+        max_throughput_tok_s=thr, throughput_batch=B_thr if thr is not None else None,
     )
     priced = s["usd_hr"] is not None
     if priced or not NULL_EVERY_USD_FIGURE:  # contract: without a rent price USD figures are null
@@ -479,6 +571,12 @@ def reference_report(params) -> dict:
         r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # SPEC s2: the sum
         r["monthly_usd"] = g * usd * hours + upkeep  # SPEC s2
     r.update(traffic(m, s))
+    # SPEC s7: the engine, each figure used and where it came from, and the measured error band.
+    r["engine"] = s["engine"]
+    # A figure reads "profile" when it equals the profile's (a printed scenario repeats them), else "link".
+    prof = profiles()[s["engine"]]
+    r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == prof[k] else "link"} for k in PROFILE_KEYS}
+    r["error_band"] = error_bands()[s["engine"]]
     unknown = sorted(k for k in params if k not in LINK_KEYS)
     r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]
     if s["usd_hr"] is None:

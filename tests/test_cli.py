@@ -8,7 +8,7 @@ import pytest
 
 from calc import catalogue
 
-SEED = ("model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80&bw_tbs=3.35"
+SEED = ("engine=roofline&model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80&bw_tbs=3.35"
         "&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&batch=17&duty=0.3&eff=0.7&overhead_gib=4&usd_hr=2.5&upkeep=0")
 
 

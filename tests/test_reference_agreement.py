@@ -1,7 +1,8 @@
 """Cross-check of ``calc.report`` against the independent reference in ``reference_model``.
 
-The reference is itself checked against the tables of SPEC section 4 first; then random valid
-scenarios (every key of SPEC sections 1, 5 and 6) must give the same report from both.
+The reference is itself checked against the tables of SPEC section 4 first (under ``engine=roofline``, where they
+hold); then random valid scenarios (every key of SPEC sections 1, 5, 6 and 7, under every engine profile) must give
+the same report from both.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from calc import catalogue
 from calc import report as calc_report
 
 try:
-    from tests.reference_model import KV_BITS, WEIGHT_BITS, reference_report
+    from tests.reference_model import ENGINES, KV_BITS, WEIGHT_BITS, reference_report
 except ImportError:  # tests/ on sys.path instead of the repository root
-    from reference_model import KV_BITS, WEIGHT_BITS, reference_report
+    from reference_model import ENGINES, KV_BITS, WEIGHT_BITS, reference_report
 
 SEED = (
-    "model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80"
+    "engine=roofline&model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80"
     "&bw_tbs=3.35&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&batch=17&duty=0.3&eff=0.7"
     "&overhead_gib=4&usd_hr=2.5&upkeep=0"
 )
@@ -288,6 +289,19 @@ def scenarios(draw):
         if maybe():
             p[key] = draw(_floats(0, 100))
 
+    # --- engine (SPEC section 7) -----------------------------------------------------------
+    if maybe():
+        p["engine"] = draw(st.sampled_from(ENGINES))
+    for key, strat in (
+        ("eff_bw", _floats(0.05, 1)), ("eff_kv", _floats(0.05, 1)), ("eff_flops", _floats(0.05, 1)),
+        ("step_us", _floats(0, 5000)), ("mem_util", _floats(0.5, 1)), ("tok_us", _floats(0, 50)),
+        ("eff_link", _floats(0.05, 1)),
+    ):
+        if draw(st.integers(0, 3)) == 0:
+            p[key] = draw(strat)
+    if draw(st.integers(0, 3)) == 0:
+        p["max_seqs"] = draw(st.integers(1, 65536))
+
     if draw(st.booleans()):  # the same scenario as link text
         p = {k: v if isinstance(v, str) else repr(v) for k, v in p.items()}
     return p
@@ -298,6 +312,10 @@ def scenarios(draw):
 # ------------------------------------------------------------------------------------------
 
 def _same(want, got) -> bool:
+    if isinstance(want, dict):  # the reference's keys (calc may say more, e.g. a figure's basis)
+        return isinstance(got, dict) and all(k in got and _same(v, got[k]) for k, v in want.items())
+    if isinstance(want, list):
+        return isinstance(got, list) and len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got, strict=False))
     if want is None or got is None or isinstance(want, (bool, str)) or isinstance(got, (bool, str)):
         return type(want) is type(got) and want == got
     if isinstance(want, int) and isinstance(got, int):
@@ -320,6 +338,8 @@ def _scenario_same(key, given, got, scenario) -> bool:
         return True  # without a window the layer count has no effect; calc may print 0 for it
     if key == "batch" and str(given).strip() == "auto":
         return got == "auto"
+    if key == "engine":
+        return str(given).strip() == got
     a, b = _as_number(key, given), _as_number(key, got)
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
@@ -353,6 +373,37 @@ def assert_agrees(params):
 @example({"model": "mixtral-8x7b", "gpus": "2", "link_gbs": "32", "link_us": "0", "tpot_ms": "30"})
 def test_reference_agreement(params):
     assert_agrees(params)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params=scenarios())
+def test_reference_agreement_under_every_engine(engine, params):
+    """SPEC section 7 under each profile's own figures (and whatever figures the link overrides)."""
+    assert_agrees({**params, "engine": engine})
+
+
+@st.composite
+def every_figure(draw):
+    """Every profile figure given in the link: the report must follow SPEC section 7 with exactly these figures,
+    whatever the engine named."""
+    return {"engine": draw(st.sampled_from(ENGINES)), "eff_bw": repr(draw(_floats(0.05, 1))),
+            "eff_kv": repr(draw(_floats(0.05, 1))), "eff_flops": repr(draw(_floats(0.05, 1))),
+            "step_us": repr(draw(_floats(0, 10000))), "mem_util": repr(draw(_floats(0.3, 1))),
+            "max_seqs": str(draw(st.integers(1, 4096))), "overhead_gib": repr(draw(_floats(0, 8))),
+            "tok_us": repr(draw(_floats(0, 100))), "eff_link": repr(draw(_floats(0.05, 1)))}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), every_figure())
+@example(q(SEED), {"engine": "vllm", "eff_bw": "0.7", "eff_kv": "0.7", "eff_flops": "0.7", "step_us": "0",
+                   "mem_util": "1", "max_seqs": "65536", "overhead_gib": "4", "tok_us": "0", "eff_link": "1"})
+def test_reference_agreement_every_figure_in_the_link(params, figures):
+    from calc.engines import profile
+    r = calc_report({**params, **figures})
+    own = profile(figures["engine"])
+    assert all(v["from"] == ("profile" if v["value"] == own[k] else "link") for k, v in r["engine_profile"].items())
+    assert_agrees({**params, **figures})
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -31,13 +31,13 @@ W8 = 70e9 / GiB   # 65.1925802230835 GiB
 W16 = 140e9 / GiB  # 130.385160446167 GiB
 
 BASE = {
-    "model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
+    "engine": "roofline", "model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
     "card": "custom", "mem_gib": "80", "bw_tbs": "2", "tflops": "1000", "eff": "0.5", "overhead_gib": "4",
     "weights": "4", "kv": "fp16", "ctx": "8192", "batch": "17", "attn": "1", "usd_hr": "2.5", "upkeep": "3600",
     "hours": "720", "duty": "0.5", "link_gbs": "100", "link_us": "10",
 }
 #: The seed link of SPEC section 4 on a card preset (figures from the catalogue).
-SEED = {"model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
+SEED = {"engine": "roofline", "model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
         "card": "custom", "mem_gib": "80", "bw_tbs": "3.35", "tflops": "989", "weights": "4", "kv": "fp16",
         "ctx": "8192", "attn": "0", "batch": "17", "duty": "0.3", "eff": "0.7", "overhead_gib": "4",
         "usd_hr": "2.5", "upkeep": "0"}

@@ -1,0 +1,196 @@
+"""Engine profiles: the figures a real serving engine reaches, and how far off they were measured to be
+(SPEC section 7).
+
+A profile holds, per engine, the fractions of each datasheet peak the engine reaches (``eff_bw`` reading
+weights, ``eff_kv`` reading the KV cache, ``eff_flops`` for the arithmetic), the fixed time it spends per
+decode step (``step_us``), the share of each card's memory it takes (``mem_util``) less its reserve for
+activations and workspace (``overhead_gib``), the most sequences it schedules (``max_seqs``), and two figures of
+its throughput under full load (``tok_us``, host time per output token; ``eff_link``, the fraction of the
+interconnect's bandwidth its all-reduces reach). ``roofline`` is the ideal of SPEC sections 2, 5 and 6.
+
+The figures live in ``calc/data/engines.csv``, one row per engine and figure, each with how it was obtained
+(``basis``: ``definition``, ``fitted``, ``fixed`` from the engine's documentation or the measurements' notes,
+``prior`` where no measurement constrains it, ``copied`` from another engine) and its source. The file is
+written by ``scripts/calibrate.py`` from ``calc/data/measurements.csv``; so is ``calc/data/engine_errors.csv``,
+the error of each profile on the measurements, per metric. This module only reads them (standard library only).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+ENGINES_CSV = DATA_DIR / "engines.csv"
+ERRORS_CSV = DATA_DIR / "engine_errors.csv"
+MEASUREMENTS_CSV = DATA_DIR / "measurements.csv"
+
+#: Engine profiles, in the order the link key lists them (SPEC section 7).
+ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")
+DEFAULT_ENGINE = "vllm"
+#: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
+FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link")
+#: The efficiencies the link's ``eff`` sets when their own keys are not given.
+EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
+#: The metrics a measurement row checks (report keys).
+METRICS = ("step_ms", "max_throughput_tok_s")
+#: Roofline's figures: exactly SPEC sections 2, 5 and 6 (``eff`` = 0.7 for all three efficiencies).
+ROOFLINE = types.MappingProxyType({
+    "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,
+    "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0,
+})
+#: How a figure was obtained, as ``engines.csv`` records it.
+BASES = ("definition", "fitted", "fixed", "prior", "copied")
+
+
+class EngineDataError(ValueError):
+    """``engines.csv`` or ``engine_errors.csv`` is missing a row or holds a value out of range."""
+
+
+def _number(text: str, where: str) -> float | None:
+    text = (text or "").strip()
+    if text == "":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise EngineDataError(f"{where}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise EngineDataError(f"{where}: {text!r} is not finite")
+    return value
+
+
+def _check(engine: str, figure: str, value: float | None, where: str) -> None:
+    """Physical bounds: no efficiency above 1, no negative time or memory, at least one sequence."""
+    if figure == "max_seqs":
+        if value is not None and not (value >= 1 and float(value).is_integer()):
+            raise EngineDataError(f"{where}: max_seqs must be an integer >= 1 or empty")
+        return
+    if value is None:
+        raise EngineDataError(f"{where}: {engine} has no {figure}")
+    if figure in (*EFFICIENCIES, "mem_util", "eff_link") and not 0 < value <= 1:
+        raise EngineDataError(f"{where}: {figure} must be in (0, 1]")
+    if figure in ("step_us", "tok_us", "overhead_gib") and value < 0:
+        raise EngineDataError(f"{where}: {figure} must be >= 0")
+
+
+def load_profiles(path=ENGINES_CSV) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{engine: {figure: {"value", "basis", "source", "fitted_on"}}}`` from an ``engines.csv`` file.
+
+    Every engine of :data:`ENGINES` must have every figure of :data:`FIGURES`; roofline's must be SPEC's.
+    """
+    path = Path(path)
+    out: dict[str, dict[str, dict[str, Any]]] = {e: {} for e in ENGINES}
+    with path.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            where = f"{path.name} line {row.get('engine')}/{row.get('figure')}"
+            engine, figure = (row.get("engine") or "").strip(), (row.get("figure") or "").strip()
+            if engine not in out or figure not in FIGURES:
+                raise EngineDataError(f"{where}: unknown engine or figure")
+            if figure in out[engine]:
+                raise EngineDataError(f"{where}: given twice")
+            basis = (row.get("basis") or "").strip()
+            if basis not in BASES:
+                raise EngineDataError(f"{where}: basis must be one of {', '.join(BASES)}")
+            value = _number(row.get("value", ""), where)
+            _check(engine, figure, value, where)
+            if figure == "max_seqs" and value is not None:
+                value = int(value)
+            out[engine][figure] = {"value": value, "basis": basis, "source": (row.get("source") or "").strip(),
+                                   "fitted_on": (row.get("fitted_on") or "").strip()}
+    for engine in ENGINES:
+        missing = [f for f in FIGURES if f not in out[engine]]
+        if missing:
+            raise EngineDataError(f"{path.name}: {engine} lacks {', '.join(missing)}")
+    if {f: out["roofline"][f]["value"] for f in FIGURES} != dict(ROOFLINE):
+        raise EngineDataError(f"{path.name}: roofline's figures must be SPEC's {dict(ROOFLINE)}")
+    return out
+
+
+@functools.cache
+def _table() -> Mapping[str, Mapping[str, Mapping[str, Any]]]:
+    table = load_profiles()
+    return types.MappingProxyType({e: types.MappingProxyType({f: types.MappingProxyType(v) for f, v in rows.items()})
+                                   for e, rows in table.items()})
+
+
+def figure_rows() -> Mapping[str, Mapping[str, Mapping[str, Any]]]:
+    """Every figure of every profile with how it was obtained and its source (read-only)."""
+    return _table()
+
+
+@functools.cache
+def profiles() -> Mapping[str, Mapping[str, Any]]:
+    """``{engine: {figure: value}}``: the figure each profile uses (``max_seqs`` None = no cap)."""
+    return types.MappingProxyType({e: types.MappingProxyType({f: rows[f]["value"] for f in FIGURES})
+                                   for e, rows in _table().items()})
+
+
+def profile(engine: str) -> Mapping[str, Any]:
+    """The figures of one engine profile."""
+    return profiles()[engine]
+
+
+def load_error_bands(path=ERRORS_CSV) -> dict[str, list[dict[str, Any]]]:
+    """``{engine: [{"metric", "median_pct", "p90_pct", "n"}, ...]}`` from an ``engine_errors.csv`` file;
+    an engine with no measured rows has an empty list."""
+    path = Path(path)
+    out: dict[str, list[dict[str, Any]]] = {e: [] for e in ENGINES}
+    with path.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            engine, metric = (row.get("engine") or "").strip(), (row.get("metric") or "").strip()
+            where = f"{path.name} {engine}/{metric}"
+            if engine not in out or metric not in METRICS:
+                raise EngineDataError(f"{where}: unknown engine or metric")
+            median, p90, n = (_number(row.get(k, ""), where) for k in ("median_pct", "p90_pct", "n"))
+            if median is None or p90 is None or n is None or n < 1 or median < 0 or p90 < median:
+                raise EngineDataError(f"{where}: needs n >= 1 and 0 <= median_pct <= p90_pct")
+            out[engine].append({"metric": metric, "median_pct": median, "p90_pct": p90, "n": int(n)})
+    for bands in out.values():
+        bands.sort(key=lambda b: METRICS.index(b["metric"]))
+    return out
+
+
+@functools.cache
+def _bands() -> Mapping[str, tuple]:
+    return types.MappingProxyType({e: tuple(types.MappingProxyType(b) for b in bands)
+                                   for e, bands in load_error_bands().items()})
+
+
+def error_band(engine: str) -> list[dict[str, Any]] | None:
+    """The engine's measured error on the published rows it was checked against, one entry per metric
+    (``{"metric", "median_pct", "p90_pct", "n"}``), or None when no row measured it (SPEC section 7)."""
+    bands = _bands()[engine]
+    return [dict(b) for b in bands] if bands else None
+
+
+def figures_used(s: Any) -> dict[str, dict[str, Any]]:
+    """Each profile figure the scenario uses and whether it is the profile's (the report's ``engine_profile``):
+    ``{"value", "from": "profile", "basis"}`` for the engine's own figure (``basis`` as ``engines.csv`` records
+    it), ``{"value", "from": "link"}`` where the link sets another value (its own key, or ``eff`` for the three
+    efficiencies). A link that repeats the profile's figure, as a printed scenario does, reads ``"profile"``, so a
+    report and the report of its own scenario agree."""
+    rows = figure_rows()[s.engine]
+    out = {}
+    for f in FIGURES:
+        value = getattr(s, f)
+        if value == rows[f]["value"]:
+            out[f] = {"value": value, "from": "profile", "basis": rows[f]["basis"]}
+        else:
+            out[f] = {"value": value, "from": "link"}
+    return out
+
+
+def report_keys(s: Any) -> dict[str, Any]:
+    """The keys SPEC section 7 adds to the report: ``engine``, ``engine_profile``, ``max_throughput_tok_s``,
+    ``throughput_batch`` and ``error_band``."""
+    from .traffic import max_throughput  # traffic imports the scenario, which imports this module
+
+    batch, tok_s = max_throughput(s)
+    return {"engine": s.engine, "engine_profile": figures_used(s), "max_throughput_tok_s": tok_s,
+            "throughput_batch": batch if tok_s is not None else None, "error_band": error_band(s.engine)}
