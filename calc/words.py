@@ -129,3 +129,25 @@ def money(x: float | None, digits: int | None = None) -> str:
         digits = 0 if abs(x) >= 100 else 2
     return f"{x:,.{digits}f} USD"
 
+
+#: Engines for people.
+ENGINE_NAMES = {"roofline": "the roofline (the ideal)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
+                "llamacpp": "llama.cpp"}
+METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"}
+
+
+def accuracy_text(engine: str, error_band: list | None) -> str:
+    """How far the engine's figures were from published measurements, in words: "within about 1 % of published
+    vLLM measurements (decode step time, 5 rows; full-load throughput, 1 row)"."""
+    name = ENGINE_NAMES.get(engine, engine)
+    if not error_band:
+        return (f"{name}: no published measurements of this engine were available to check its figures; "
+                "they are not calibrated")
+    parts = [f"{METRIC_NAMES.get(b['metric'], b['metric'])} within about {b['median_pct']:.0f} % "
+             f"(90 % of rows within {b['p90_pct']:.0f} %, {b['n']} row{'s' if b['n'] != 1 else ''})"
+             for b in error_band]
+    if engine == "roofline":
+        return (f"{name}: real engines were measured this far from it — " + "; ".join(parts)
+                + "; pick an engine for figures a deployment reaches")
+    return f"{name}: " + "; ".join(parts) + f" of published {name} measurements"
+

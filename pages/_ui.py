@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pandas as pd
 import streamlit as st
 
-from calc import KEYS, Evaluation, FieldError, Parsed, Scenario, catalogue, evaluate, parse, tables, with_change
+from calc import KEYS, Evaluation, FieldError, Parsed, Scenario, catalogue, evaluate, parse, tables, with_change, words
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import (
     CARD_FIGURES,
@@ -169,7 +169,7 @@ def _widget(key: str) -> None:
                      on_change=_on_parent, args=(key,), **common)
     elif key == "engine":
         st.selectbox(_label(key), list(spec.choices), format_func=lambda v: ENGINE_NAMES.get(v, v),
-                     on_change=_on_override, args=(key, None), **common)
+                     on_change=_on_parent, args=(key,), **common)
     elif key in ("weights", "weights_experts", "kv"):
         formats = KV_FORMATS if key == "kv" else WEIGHT_FORMATS
         st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
@@ -371,6 +371,7 @@ PAGES = [  # (script, title, icon, url_path): url paths are part of shared links
     ("pages/speed.py", "Speed", ":material/speed:", "speed"),
     ("pages/cost.py", "Cost", ":material/payments:", "cost"),
     ("pages/catalogue.py", "Models & cards", ":material/table_view:", "catalogue"),
+    ("pages/validation.py", "Validation", ":material/fact_check:", "validation"),
 ]
 
 
@@ -470,6 +471,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
             _memory_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)")
     elif report["memory_caps_batch"]:
         _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens")
+    st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
+               + ". (Validation page: every row.)")
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
             st.caption("Note: " + plain(w))

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from calc import parse, with_change
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -39,11 +40,16 @@ labels = rules.mark_text(align="left", dx=4, dy=2, baseline="top", color="#d6272
 
 st.subheader("Step time by batch")
 names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory-bound: weights + cache read",
-         "compute_ms": "compute-bound: arithmetic"}
+         "compute_ms": "compute-bound: arithmetic", "ideal_ms": "the ideal roofline's step"}
+if s.engine != "roofline":  # the gap between the engine and the ideal, on the same axes
+    ideal = parse(with_change(s.to_params(), "engine", "roofline")).scenario
+    sweep = sweep.assign(ideal_ms=ui.table("speed_sweep", ideal)["step_ms"].to_numpy())
+else:
+    names.pop("ideal_ms")
 lines = sweep.melt("batch", list(names), var_name="line", value_name="ms").replace({"line": names})
 step_chart = alt.Chart(lines).mark_line().encode(
     x=x, y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="ms per step (log scale)"),
-    color=alt.Color("line:N", scale=alt.Scale(domain=list(names.values()), range=["#f58518", "#4c78a8", "#54a24b"]),
+    color=alt.Color("line:N", scale=alt.Scale(domain=list(names.values()), range=["#f58518", "#4c78a8", "#54a24b", "#9d9d9d"]),
                     legend=alt.Legend(title=None, orient="bottom", labelLimit=0)),
     strokeWidth=alt.condition(alt.datum.line == names["step_ms"], alt.value(3.5), alt.value(1.5)),
     strokeDash=alt.condition(alt.datum.line == names["step_ms"], alt.value([1, 0]), alt.value([6, 3])),

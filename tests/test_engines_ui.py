@@ -1,0 +1,39 @@
+"""What users see of the engine profiles: the picker, the accuracy beside every speed and cost, the ideal beside
+the engine on the Speed page, and the Validation page."""
+
+import pytest
+
+from apptest import open_app, texts
+
+PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/validation.py"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_says_how_close_its_figures_are_to_measurements(page):
+    at = open_app({}, page)
+    assert not at.exception
+    assert "within about" in texts(at.caption) and "of published vLLM measurements" in texts(at.caption)
+
+
+def test_the_engine_picker_is_keyed_by_engine_and_brings_the_profile():
+    at = open_app({}, "pages/speed.py")
+    assert at.selectbox(key="engine").value == "vllm"
+    at.selectbox(key="engine").set_value("roofline").run()
+    assert not at.exception
+    assert at.query_params["engine"] == "roofline" and at.query_params["step_us"] == "0"
+    assert "real engines were measured this far from it" in texts(at.caption)
+
+
+def test_the_speed_page_draws_the_ideal_beside_the_engine():
+    at = open_app({"engine": "trtllm"}, "pages/speed.py")
+    assert not at.exception
+    charts = at.get("vega_lite_chart")
+    assert charts and "ideal roofline" in charts[0].proto.spec
+    ideal = open_app({"engine": "roofline"}, "pages/speed.py")
+    assert "ideal roofline" not in ideal.get("vega_lite_chart")[0].proto.spec
+
+
+def test_the_validation_page_lists_every_row_and_the_summary():
+    at = open_app({}, "pages/validation.py")
+    assert not at.exception
+    assert len(at.dataframe) == 2 and len(at.dataframe[1].value) >= 49
