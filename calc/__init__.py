@@ -3,7 +3,7 @@
 Decode speed is set by memory bandwidth: every step reads the weights once for the whole batch.
 From a model's shape, a card, precisions, context and traffic this package computes memory fit,
 the roofline step time by batch, the break-even batch, cost per million tokens by batch and duty
-cycle, and the comparison with an API's prices. The contract is SPEC.md; the link format is the
+cycle, and the comparison with an API's prices. The contract is docs/method.md; the link format is the
 URL query string parsed by :mod:`calc.scenario`.
 """
 

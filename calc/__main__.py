@@ -1,5 +1,5 @@
-"""Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (SPEC section 3);
-``python -m calc --validate [CSV]`` checks the engine profiles against published measurements (SPEC section 7).
+"""Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (docs/method.md section 1);
+``python -m calc --validate [CSV]`` checks the engine profiles against published measurements (docs/method.md section 8).
 
 Exit codes: 0 on success, 2 when the input is bad (the message names the key, the value and the
 accepted range), 1 when a file cannot be read.

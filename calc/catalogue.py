@@ -13,7 +13,7 @@ choice made where sources disagree. Units:
   ``mem_read_on``). Memory bandwidth in TB/s (1e12 B/s), dense peaks in TFLOP/s (TOPS for int8; never the "with
   sparsity" figures), interconnect in GB/s (1e9 B/s) one direction per card, rent in USD per
   card-hour. Peaks come from vendor datasheets or tables quoting them; rents from the
-  cheapest on-demand quote in ``cloud_prices.csv`` (h100-sxm: the SPEC preset, 2.50).
+  cheapest on-demand quote in ``cloud_prices.csv`` (h100-sxm: the reference preset, 2.50).
 - apis: USD per 1M input / output tokens, from the public litellm price list dated 2026-07-24.
   Rows flagged in the source, zero prices and prices outside 0.01..200 USD per 1M are rejected
   at load (and logged); see :func:`load_api_prices`. A row may carry a long-prompt tier, as the
@@ -103,7 +103,7 @@ CLOUD_NUMERIC = ("gpus_per_instance", "usd_per_instance_hour", "usd_per_gpu_hour
 
 
 def routed_params(params: float, active: float, experts: int, experts_active: int) -> float:
-    """Routed-expert parameters of an MoE model, ``M = (P - Pa)/(1 - k/E)`` (SPEC section 5): the active
+    """Routed-expert parameters of an MoE model, ``M = (P - Pa)/(1 - k/E)`` (docs/method.md sections 2-5): the active
     parameters hold the dense part and ``k`` of ``E`` experts per layer. Any unit (the result has the unit of
     ``params``); 0 for a dense model (``experts = 0``)."""
     if not experts:

@@ -1,4 +1,4 @@
-"""The decision: self-host or API for the link's traffic, and what would flip it (SPEC section 6).
+"""The decision: self-host or API for the link's traffic, and what would flip it (docs/method.md section 7).
 
 Every figure here is computed once, from a scenario and its replica capacity, by :func:`decide`; the
 wording of the decision lives in :mod:`calc.memo` and its number formatting in :mod:`calc.words`.
@@ -44,7 +44,7 @@ class Decision:
 
 def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
     """The decision for scenario ``s`` with replica capacity ``cap`` and its flat ``report`` (which holds the
-    verdict, the two monthly bills and the break-even volume, SPEC section 6)."""
+    verdict, the two monthly bills and the break-even volume, docs/method.md section 7)."""
     api_req, rent_req = traffic.usd_per_request(s, cap)
     return Decision(
         scenario=s, report=report, cap=cap, fits=cap.max_batch > 0, priced=s.usd_hr is not None,

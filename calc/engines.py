@@ -1,12 +1,12 @@
 """Engine profiles: the figures a real serving engine reaches, and how far off they were measured to be
-(SPEC section 7).
+(docs/method.md section 8).
 
 A profile holds, per engine, the fractions of each datasheet peak the engine reaches (``eff_bw`` reading
 weights, ``eff_kv`` reading the KV cache, ``eff_flops`` for the arithmetic), the fixed time it spends per
 decode step (``step_us``), the share of each card's memory it takes (``mem_util``) less its reserve for
 activations and workspace (``overhead_gib``), the most sequences it schedules (``max_seqs``), and two figures of
 its throughput under full load (``tok_us``, host time per output token; ``eff_link``, the fraction of the
-interconnect's bandwidth its all-reduces reach). ``roofline`` is the ideal of SPEC sections 2, 5 and 6.
+interconnect's bandwidth its all-reduces reach). ``roofline`` is the ideal of docs/method.md.
 
 The figures live in ``calc/data/engines.csv``, one row per engine and figure, each with how it was obtained
 (``basis``: ``definition``, ``fitted``, ``fixed`` from the engine's documentation or the measurements' notes,
@@ -30,7 +30,7 @@ ENGINES_CSV = DATA_DIR / "engines.csv"
 ERRORS_CSV = DATA_DIR / "engine_errors.csv"
 MEASUREMENTS_CSV = DATA_DIR / "measurements.csv"
 
-#: Engine profiles, in the order the link key lists them (SPEC section 7).
+#: Engine profiles, in the order the link key lists them (docs/method.md section 8).
 ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")
 DEFAULT_ENGINE = "vllm"
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
@@ -39,7 +39,7 @@ FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "
 EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
 #: The metrics a measurement row checks (report keys).
 METRICS = ("step_ms", "max_throughput_tok_s")
-#: Roofline's figures: exactly SPEC sections 2, 5 and 6 (``eff`` = 0.7 for all three efficiencies).
+#: Roofline's figures: exactly docs/method.md (``eff`` = 0.7 for all three efficiencies).
 ROOFLINE = types.MappingProxyType({
     "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,
     "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0,
@@ -82,7 +82,7 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
 def load_profiles(path=ENGINES_CSV) -> dict[str, dict[str, dict[str, Any]]]:
     """``{engine: {figure: {"value", "basis", "source", "fitted_on"}}}`` from an ``engines.csv`` file.
 
-    Every engine of :data:`ENGINES` must have every figure of :data:`FIGURES`; roofline's must be SPEC's.
+    Every engine of :data:`ENGINES` must have every figure of :data:`FIGURES`; roofline's must be docs/method.md's.
     """
     path = Path(path)
     out: dict[str, dict[str, dict[str, Any]]] = {e: {} for e in ENGINES}
@@ -108,7 +108,7 @@ def load_profiles(path=ENGINES_CSV) -> dict[str, dict[str, dict[str, Any]]]:
         if missing:
             raise EngineDataError(f"{path.name}: {engine} lacks {', '.join(missing)}")
     if {f: out["roofline"][f]["value"] for f in FIGURES} != dict(ROOFLINE):
-        raise EngineDataError(f"{path.name}: roofline's figures must be SPEC's {dict(ROOFLINE)}")
+        raise EngineDataError(f"{path.name}: roofline's figures must be docs/method.md's {dict(ROOFLINE)}")
     return out
 
 
@@ -164,7 +164,7 @@ def _bands() -> Mapping[str, tuple]:
 
 def error_band(engine: str) -> list[dict[str, Any]] | None:
     """The engine's measured error on the published rows it was checked against, one entry per metric
-    (``{"metric", "median_pct", "p90_pct", "n"}``), or None when no row measured it (SPEC section 7)."""
+    (``{"metric", "median_pct", "p90_pct", "n"}``), or None when no row measured it (docs/method.md section 8)."""
     bands = _bands()[engine]
     return [dict(b) for b in bands] if bands else None
 
@@ -187,7 +187,7 @@ def figures_used(s: Any) -> dict[str, dict[str, Any]]:
 
 
 def report_keys(s: Any) -> dict[str, Any]:
-    """The keys SPEC section 7 adds to the report: ``engine``, ``engine_profile``, ``max_throughput_tok_s``,
+    """The keys docs/method.md section 8 adds to the report: ``engine``, ``engine_profile``, ``max_throughput_tok_s``,
     ``throughput_batch`` and ``error_band``."""
     from .traffic import max_throughput  # traffic imports the scenario, which imports this module
 

@@ -2,7 +2,7 @@
 
 :func:`evaluate` parses nothing itself: it takes a :class:`~calc.scenario.Parsed` link and returns a frozen
 :class:`Evaluation` made of per-part results (memory, decode step, unit cost, traffic capacity, the monthly
-bills, the decision). :meth:`Evaluation.report` flattens it to the JSON report of SPEC sections 3, 5, 6 and 7;
+bills, the decision). :meth:`Evaluation.report` flattens it to the JSON report of docs/method.md;
 the pages, the memo and the command line all read an Evaluation, so each figure has one formula
 (``docs/method.md``).
 """
@@ -134,7 +134,7 @@ class Evaluation:
         return out
 
     def report(self) -> dict[str, Any]:
-        """The JSON report (SPEC sections 3, 5, 6, 7): a fresh dict the caller may change."""
+        """The JSON report (docs/method.md): a fresh dict the caller may change."""
         return {**self.flat, "warnings": list(self.warnings), "scenario": self.scenario.as_dict()}
 
     @cached_property
@@ -232,7 +232,7 @@ def build(parsed: Parsed) -> dict[str, Any]:
 
 
 def report(link: Link = None) -> dict[str, Any]:
-    """The report of SPEC section 3 (with the keys of sections 5, 6 and 7).
+    """The report of docs/method.md section 1 (with the keys of sections 5, 6 and 7).
 
     Args:
         link: a whole URL, a query string, or a mapping of link keys to values (str or numbers);

@@ -1,6 +1,6 @@
 """Read a Hugging Face ``config.json`` and describe the model as link keys.
 
-A pasted or uploaded ``config.json`` becomes a *custom* model (SPEC section 5,
+A pasted or uploaded ``config.json`` becomes a *custom* model (docs/method.md sections 2-5,
 last bullet).  The shapes in the file are enough to count the parameters
 exactly, so the calculator does not need the weights:
 
@@ -755,7 +755,7 @@ def from_hf_config(config: Mapping) -> dict:
          "window_layers"}                                     # ints, 0 = absent
 
     ``embed_b`` is the untied input table (``vocab_size * hidden_size / 1e9``)
-    and 0 when the embeddings are tied, as SPEC section 5 defines it.  With MLA
+    and 0 when the embeddings are tied, as docs/method.md sections 2-5 defines it.  With MLA
     ``kv_heads`` equals ``heads``, ``head_dim`` is the query/key head width and
     ``kv_latent`` is ``kv_lora_rank + qk_rope_head_dim``.
 

@@ -1,6 +1,6 @@
 """The decision: the verdict in one sentence, the tables behind it, and a Markdown memo that reproduces it.
 
-Everything here derives from one resolved :class:`calc.Scenario` (SPEC sections 2, 5 and 6) and is
+Everything here derives from one resolved :class:`calc.Scenario` (docs/method.md) and is
 deterministic: no clock, no randomness, no state. The Decision page and ``python -m calc --memo "<link>"``
 call the same functions, so the same link gives the same sentence and the same memo, character for
 character. Units: USD, requests per day, tokens, milliseconds, GiB (2**30 bytes).

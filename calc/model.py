@@ -1,10 +1,10 @@
-"""The roofline model of decode: memory, step time, break-even batch and cost (SPEC sections 2, 5 and 7).
+"""The roofline model of decode: memory, step time, break-even batch and cost (docs/method.md).
 
 Every function is pure and takes a resolved :class:`~calc.scenario.Scenario`. The scenario carries its engine
-profile's figures (SPEC section 7): the fraction of peak bandwidth reached reading weights (``eff_bw``) and the
+profile's figures (docs/method.md section 8): the fraction of peak bandwidth reached reading weights (``eff_bw``) and the
 KV cache (``eff_kv``), the fraction of the dense peak reached by the arithmetic (``eff_flops``), the fixed time
 per step (``step_us``), the share of memory the engine takes (``mem_util``) and its cap on sequences
-(``max_seqs``); under ``engine=roofline`` these are SPEC sections 2 and 5 exactly. Batch ``B`` and
+(``max_seqs``); under ``engine=roofline`` these are docs/method.md exactly. Batch ``B`` and
 context ``n`` arguments accept scalars or numpy arrays and broadcast against each other, so a sweep
 over batch sizes, or over batch x duty cycle, is one array expression. Units are SI: bytes, seconds,
 FLOP, USD; ``GiB = 2**30`` bytes, ``TB/s = 1e12`` bytes/s, ``TFLOP/s = 1e12`` FLOP/s.
@@ -25,19 +25,19 @@ GiB = 2**30
 
 def weight_bytes(s: Scenario) -> float:
     """Bytes of weights resident in memory: ``W = (P - M)*bpw/8 + M*bpw_e/8`` with ``M`` the routed-expert
-    parameters in their own format (SPEC sections 2 and 7; ``P*bpw/8`` for a dense model)."""
+    parameters in their own format (docs/method.md; ``P*bpw/8`` for a dense model)."""
     M, _ = moe_split(s)
     return (s.params_b * 1e9 - M) * s.weight_bits / 8 + M * s.expert_weight_bits / 8
 
 
 def embed_params(s: Scenario) -> float:
-    """Input-embedding parameters a decode step does not read, ``Pe = embed_b * 1e9`` (SPEC section 5)."""
+    """Input-embedding parameters a decode step does not read, ``Pe = embed_b * 1e9`` (docs/method.md sections 2-5)."""
     return s.embed_b * 1e9
 
 
 def kv_bytes_per_token(s: Scenario) -> float:
     """KV-cache bytes per token with every layer full: ``2*L*Hkv*d*kvb/8``, or with MLA
-    ``L*kv_latent*kvb/8`` (SPEC section 5)."""
+    ``L*kv_latent*kvb/8`` (docs/method.md sections 2-5)."""
     if s.kv_latent:
         return s.layers * s.kv_latent * s.kv_bits / 8
     return 2 * s.layers * s.kv_heads * s.head_dim * s.kv_bits / 8
@@ -53,7 +53,7 @@ def token_layers(s: Scenario, n: ArrayLike) -> NDArray:
 
 def kv_heads_per_card(s: Scenario) -> int:
     """KV heads each card holds under tensor parallel: ``ceil(Hkv/g)``, at least one. Engines copy a head to
-    several cards rather than split it (SPEC section 5, v2); under MLA every card holds the whole latent."""
+    several cards rather than split it (docs/method.md sections 2-5, v2); under MLA every card holds the whole latent."""
     return max(1, -(-s.kv_heads // s.gpus))
 
 
@@ -73,7 +73,7 @@ def cache_bytes_model(s: Scenario, n: ArrayLike) -> NDArray:
 
 def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
     """KV-cache bytes one sequence takes over the whole replica at context ``n``, with tensor-parallel copies:
-    ``Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8 * Ltok(n)``, MLA ``g*kv_latent*kvb/8 * Ltok(n)`` (SPEC section 5, v2).
+    ``Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8 * Ltok(n)``, MLA ``g*kv_latent*kvb/8 * Ltok(n)`` (docs/method.md sections 2-5, v2).
 
     This is the figure memory and the bytes a step reads use; it equals :func:`cache_bytes_model` on one card.
     """
@@ -87,7 +87,7 @@ def usable_bytes(s: Scenario) -> float:
 
 def free_bytes(s: Scenario) -> float:
     """Memory left for the KV cache over all cards: ``g*(mem_util*mem - overhead)*GiB - W`` (negative: no fit;
-    SPEC section 7)."""
+    docs/method.md section 8)."""
     return usable_bytes(s) - weight_bytes(s)
 
 
@@ -104,7 +104,7 @@ def attention_flops(s: Scenario, n: ArrayLike) -> NDArray:
 
 @dataclass(frozen=True)
 class Peaks:
-    """Effective peaks over all cards (SPEC section 7): FLOP/s of the arithmetic, bytes/s reading weights and
+    """Effective peaks over all cards (docs/method.md section 8): FLOP/s of the arithmetic, bytes/s reading weights and
     bytes/s reading the KV cache."""
 
     flops: float    # g * tflops * 1e12 * eff_flops
@@ -113,14 +113,14 @@ class Peaks:
 
 
 def peaks(s: Scenario) -> Peaks:
-    """The effective peak of each part of a step: ``g * peak * eff_part`` (SPEC section 7)."""
+    """The effective peak of each part of a step: ``g * peak * eff_part`` (docs/method.md section 8)."""
     g = s.gpus
     return Peaks(g * s.tflops * 1e12 * s.eff_flops, g * s.bw_tbs * 1e12 * s.eff_bw, g * s.bw_tbs * 1e12 * s.eff_kv)
 
 
 def effective_peaks(s: Scenario) -> tuple[float, float]:
     """(F in FLOP/s, BW in bytes/s reading weights) over all cards: ``g*tflops*eff_flops``, ``g*bw*eff_bw``
-    (under roofline both efficiencies are ``eff``, SPEC section 2)."""
+    (under roofline both efficiencies are ``eff``, docs/method.md sections 2-4)."""
     p = peaks(s)
     return p.flops, p.weights
 
@@ -137,7 +137,7 @@ def moe_split(s: Scenario) -> tuple[float, float]:
 
 def expert_coverage(s: Scenario, B: ArrayLike) -> NDArray:
     """Fraction of each layer's experts a step of ``B`` tokens touches, ``1 - (1 - k/E)^B``
-    (independent uniform routing, SPEC section 5); 1 for a dense model."""
+    (independent uniform routing, docs/method.md sections 2-5); 1 for a dense model."""
     B = np.asarray(B, dtype=float)
     if not s.experts:
         return np.ones_like(B)
@@ -146,7 +146,7 @@ def expert_coverage(s: Scenario, B: ArrayLike) -> NDArray:
 
 def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
     """Weight bytes one decode step of ``B`` sequences reads:
-    ``Wr(B) = (D - Pe)*bpw/8 + M*f(B)*bpw_e/8`` (SPEC sections 5 and 7).
+    ``Wr(B) = (D - Pe)*bpw/8 + M*f(B)*bpw_e/8`` (docs/method.md).
 
     The input-embedding table is looked up, not read; a dense model reads ``(P - Pe) * bpw/8``.
     """
@@ -160,9 +160,9 @@ def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
 
 def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     """Tensor-parallel all-reduce time per step: two ring all-reduces of ``B*hidden*2`` bytes per layer,
-    ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``; 0 on one card (SPEC section 5).
+    ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``; 0 on one card (docs/method.md sections 2-5).
 
-    ``link_eff`` is the fraction of the link's bandwidth reached: 1 in the decode step of SPEC sections 5 and 7;
+    ``link_eff`` is the fraction of the link's bandwidth reached: 1 in the decode step of docs/method.md;
     the throughput under load passes the profile's ``eff_link`` (:func:`calc.traffic.load_step_seconds`).
     """
     B = np.asarray(B, dtype=float)
@@ -183,7 +183,7 @@ class StepParts:
     compute_s: NDArray   # matrix arithmetic at the effective peak
     comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
     step_s: NDArray      # max(memory_s, compute_s) + comm_s + fixed_s
-    fixed_s: float = 0.0  # the engine's fixed time per step, step_us*1e-6 (SPEC section 7)
+    fixed_s: float = 0.0  # the engine's fixed time per step, step_us*1e-6 (docs/method.md section 8)
 
     @property
     def compute_bound(self) -> NDArray:
@@ -192,7 +192,7 @@ class StepParts:
 
 
 def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepParts:
-    """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), SPEC sections 2, 5 and 7.
+    """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), docs/method.md.
 
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv)``, ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
     ``step = max(t_mem, t_cmp) + t_comm(B) + step_us*1e-6``.
@@ -219,9 +219,9 @@ def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
     """Batch at which compute time equals memory time, as float array over ``n`` (NaN: none exists).
 
     Dense: ``be = (Wr/BW_w) / ((2*(Pa - Pe) + a*Af)/F - a*Cg(n)/BW_kv)`` when the denominator is positive
-    (SPEC sections 2 and 7, each part at its own effective peak). MoE: the root of ``t_cmp(B) = t_mem(B)`` for
+    (docs/method.md, each part at its own effective peak). MoE: the root of ``t_cmp(B) = t_mem(B)`` for
     real ``B > 0``; ``t_cmp - t_mem`` is convex in ``B`` and non-positive at 0, so the root is unique when the
-    slope at infinity is positive, and found by bisection to a relative 1e-13 (SPEC section 5).
+    slope at infinity is positive, and found by bisection to a relative 1e-13 (docs/method.md sections 2-5).
     """
     n = np.asarray(s.ctx if n is None else n, dtype=float)
     pk = peaks(s)
@@ -263,13 +263,13 @@ def break_even(s: Scenario, n: int | None = None) -> float | None:
 
 
 def seqs_cap(s: Scenario, mb: int) -> int:
-    """``mb`` sequences capped at the engine's ``max_seqs`` (no cap when it has none; SPEC section 7)."""
+    """``mb`` sequences capped at the engine's ``max_seqs`` (no cap when it has none; docs/method.md section 8)."""
     return mb if s.max_seqs is None else min(mb, int(s.max_seqs))
 
 
 def auto_batch(s: Scenario, n: int | None = None) -> int:
     """The largest useful batch: ``max(1, min(max_batch, floor(be + 0.5), max_seqs))``, or
-    ``max(1, min(max_batch, max_seqs))`` without a break-even (SPEC sections 2 and 7)."""
+    ``max(1, min(max_batch, max_seqs))`` without a break-even (docs/method.md)."""
     n = s.ctx if n is None else n
     mb = seqs_cap(s, int(max_batch(s, n)))
     be = break_even(s, n)
@@ -293,7 +293,7 @@ def memory_caps_batch(s: Scenario, n: int | None = None) -> bool:
 def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArray, NDArray]:
     """(rent, upkeep) in USD per million tokens at throughput ``tok_s`` (tokens/s) and busy fraction ``duty``.
 
-    ``rent = g*usd_hr/(3600*tok_s*duty)*1e6``; ``upkeep = upkeep/(tok_s*3600*hours*duty)*1e6`` (SPEC
+    ``rent = g*usd_hr/(3600*tok_s*duty)*1e6``; ``upkeep = upkeep/(tok_s*3600*hours*duty)*1e6`` (docs/method.md
     section 2). Arrays broadcast. Rent is NaN when the card has no price (``usd_hr`` None).
     """
     tok_s = np.asarray(tok_s, dtype=float)

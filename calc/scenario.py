@@ -1,6 +1,6 @@
 """The scenario: every input of the calculator, parsed from a link and resolved against the catalogue.
 
-A scenario is a URL query string (SPEC section 1). This module turns a query string, a whole URL
+A scenario is a URL query string (docs/method.md section 1). This module turns a query string, a whole URL
 or a mapping into a validated, fully resolved :class:`Scenario` and back into a link. Bad values
 never raise from :func:`parse`: each becomes a :class:`FieldError` naming the key, the value given
 and the accepted range, and that key falls back to its default. :func:`load` is the strict form
@@ -28,13 +28,13 @@ DEFAULT_MODEL = "llama-3.1-70b"
 DEFAULT_CARD = "h100-sxm"
 CUSTOM = "custom"
 
-#: Bits per weight of each named weight format, scales included (SPEC sections 1 and 7), with the source of each
+#: Bits per weight of each named weight format, scales included (docs/method.md), with the source of each
 #: figure in ``calc/data/weight_formats.csv``.
 WEIGHT_FORMATS: dict[str, float] = {name: row["bits"] for name, row in catalogue.weight_formats().items()}
 DEFAULT_WEIGHTS = "int4-g128"
-#: Bits per element of each named KV-cache format (SPEC section 1).
+#: Bits per element of each named KV-cache format (docs/method.md section 1).
 KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4}
-#: Precisions the matrix units can run at (SPEC section 5).
+#: Precisions the matrix units can run at (docs/method.md sections 2-5).
 COMPUTE_PRECISIONS = catalogue.PRECISIONS
 
 
@@ -118,7 +118,7 @@ def _K(key: str, kind: str, label: str, help: str, group: str, **figures: Any) -
 #: Reasons to self-host that no cost figure captures, by the id the ``why`` key lists (their wording is the memo's).
 REASON_IDS = ("residency", "finetune", "latency", "capacity")
 
-#: Every link key in link order (SPEC sections 1, 5, 6 and 7): the one table the pydantic models, the command
+#: Every link key in link order (docs/method.md): the one table the pydantic models, the command
 #: line's help and the app's inputs are made from. Keys are never renamed or re-purposed. The lowest values of
 #: the numeric ranges keep every division in the model finite.
 KEY_TABLE: tuple[Key, ...] = (
@@ -221,7 +221,7 @@ KEY_TABLE: tuple[Key, ...] = (
        "Reasons ticked on the Decision page, listed in the memo; they have no price.", "decision",
        default=None, choices=REASON_IDS, empty=NONE_GIVEN,
        accepted_text="a comma-separated list of " + ", ".join(REASON_IDS) + ", or empty for none"),
-    # SPEC section 7: the engine profile and the figures it sets (each key overrides the profile's figure).
+    # docs/method.md section 8: the engine profile and the figures it sets (each key overrides the profile's figure).
     _K("engine", "choice", "Serving engine",
        "Engine profile: the fractions of each peak, the fixed costs and the memory share a real engine has; "
        "roofline is the ideal of the textbook model.", "engine", default=DEFAULT_ENGINE, choices=ENGINES),
@@ -388,7 +388,7 @@ class _ScenarioBase(BaseModel):
 
     @property
     def expert_weight_bits(self) -> float:
-        """Bits per routed-expert weight, scales included (SPEC section 7)."""
+        """Bits per routed-expert weight, scales included (docs/method.md section 8)."""
         return WEIGHT_FORMATS.get(self.weights_experts) or float(self.weights_experts)
 
     @property
@@ -419,7 +419,7 @@ def _scenario_type(k: Key) -> Any:
     return base | None if k.empty in (NONE_GIVEN, UNKNOWN) else base
 
 
-#: A complete, resolved scenario: every link key with the value used (SPEC sections 1, 5, 6, 7). Units as in
+#: A complete, resolved scenario: every link key with the value used (docs/method.md). Units as in
 #: :data:`KEY_TABLE`; optional values are None when absent (``tpot_ms``) or unknown (``usd_hr`` of an unpriced card).
 Scenario = create_model(
     "Scenario", __base__=_ScenarioBase, __module__=__name__,
@@ -575,7 +575,7 @@ def _check_inputs(raw: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]
 
 class _Conflict(Exception):
     """A broken consistency rule: ``keys`` are the inputs that may be dropped to repair it, in order;
-    ``name`` is the key the error names (SPEC section 5), with the value in use ``shown``."""
+    ``name`` is the key the error names (docs/method.md sections 2-5), with the value in use ``shown``."""
 
     def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None, shown: Any = None):
         self.keys, self.reason, self.name, self.shown = keys, reason, name, shown
@@ -630,7 +630,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
             link_gbs = 64.0
     usd_hr = v.get("usd_hr", card["usd_hr"])
 
-    # Formats (SPEC section 7): the link's; else the formats the preset's checkpoint ships in; else the default.
+    # Formats (docs/method.md section 8): the link's; else the formats the preset's checkpoint ships in; else the default.
     # Experts take the weight format when only that is given.
     shipped = preset and base.get("weights") is not None
     if "weights" in v:
@@ -646,7 +646,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     api_id = v.get("api", base["api_ref"])
     api = apis[api_id]
 
-    # Consistency rules of SPEC section 5, each naming a key.
+    # Consistency rules of docs/method.md sections 2-5, each naming a key.
     if kv_heads > heads:
         raise _Conflict(("kv_heads", "heads"), f"kv_heads ({kv_heads}) must not exceed heads ({heads})")
     if window_layers > layers:
@@ -670,7 +670,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
                             f"embedding table would be negative ({params_b - routed - embed_b:.6g} billion)",
                             "active_b", active_b)
 
-    # Engine profile (SPEC section 7): each efficiency is the link's own key, else the link's eff, else the
+    # Engine profile (docs/method.md section 8): each efficiency is the link's own key, else the link's eff, else the
     # profile's; every other figure (overhead_gib included) is the link's where given, else the profile's.
     engine = v.get("engine", DEFAULT_ENGINE)
     prof = engine_profile(engine)
@@ -716,7 +716,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
             culprit = _culprit(conflict, values)
             if conflict.name and conflict.name != culprit and conflict.name in values \
                     and conflict.name not in {e.key for e in errors}:
-                # The rule names a key of its own (SPEC section 5) and the link gave it: name it.
+                # The rule names a key of its own (docs/method.md sections 2-5) and the link gave it: name it.
                 named, shown = conflict.name, _shown(raw[conflict.name])
                 reason = f"{conflict.reason}; {culprit} falls back to its default"
             else:

@@ -25,7 +25,7 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     """Memory per card at the scenario's batch: weights, KV cache, reserved overhead, and what is left.
 
     Returns columns ``part``, ``gib_per_card``, ``gib_total``. The overhead is the engine's reserve plus the share
-    of the card it leaves alone (``(1 - mem_util) * mem_gib``, SPEC section 7). When the weights and cache exceed
+    of the card it leaves alone (``(1 - mem_util) * mem_gib``, docs/method.md section 8). When the weights and cache exceed
     the memory, ``free`` is negative (the shortfall).
     """
     batch = model.batch_used(s) if batch is None else batch

@@ -1,10 +1,10 @@
-"""Traffic, capacity and the API comparison (SPEC sections 6 and 7).
+"""Traffic, capacity and the API comparison (docs/method.md).
 
 A paged KV cache holds only what each request uses, so everything here is evaluated at
 ``n = in_tok + out_tok`` rather than the worst-case ``ctx``. Request volumes may be numpy arrays:
 :func:`monthly_costs` is vectorised over ``req_day`` for the cost-against-volume chart.
 
-Throughput under full load (SPEC section 7, ``docs/method.md`` section 8): ``B`` sequences in flight, as many as
+Throughput under full load (docs/method.md section 8, ``docs/method.md`` section 8): ``B`` sequences in flight, as many as
 memory holds at ``in_tok + out_tok`` tokens each, capped at the engine's ``max_seqs``. They are spread over their
 decode, so a step reads each one's cache at the mean context ``in_tok + out_tok/2``; each step also pays the
 all-reduces at the profile's ``eff_link``, the fixed ``step_us`` and ``tok_us`` of host time per sequence. Each
@@ -34,7 +34,7 @@ def request_context(s: Scenario) -> int:
 
 def serving_batch(s: Scenario) -> tuple[int, bool]:
     """(Bs, meets_tpot): the batch at the request context, capped by memory, at least 1; with a
-    ``tpot_ms`` target, the largest batch up to that whose step meets it (SPEC section 6).
+    ``tpot_ms`` target, the largest batch up to that whose step meets it (docs/method.md section 7).
 
     The step time never falls as the batch grows, so the search is a bisection over integers.
     """
@@ -78,7 +78,7 @@ def throughput_batch(s: Scenario) -> int:
 
 
 def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
-    """One decode step of ``B`` sequences at full load: the step of SPEC section 7 at the mean context
+    """One decode step of ``B`` sequences at full load: the step of docs/method.md section 8 at the mean context
     (:func:`load_context`), its all-reduces at the profile's ``eff_link`` of the link bandwidth, plus ``tok_us``
     of host time per sequence: ``max(t_mem, t_cmp) + t_comm/eff_link + step_us*1e-6 + B*tok_us*1e-6``."""
     B = np.asarray(B, dtype=float)
@@ -111,14 +111,14 @@ def load_throughput(s: Scenario, B: ArrayLike) -> NDArray:
 
 def max_throughput(s: Scenario) -> tuple[int, float | None]:
     """(throughput_batch, max_throughput_tok_s): the sequences in flight at full load and the output tokens per
-    second one replica then sustains (SPEC section 7); ``(0, None)`` when not one request fits."""
+    second one replica then sustains (docs/method.md section 8); ``(0, None)`` when not one request fits."""
     B = throughput_batch(s)
     return (B, float(load_throughput(s, B))) if B > 0 else (0, None)
 
 
 def busy_seconds_per_request(s: Scenario, bs: int) -> float:
     """Replica-seconds one request takes at serving batch ``bs``: ``out_tok / X(bs)`` from the throughput model
-    (SPEC section 7); under ``engine=roofline`` section 6's ``out_tok / tok_s(bs) + Fp/F`` at ``in_tok + out_tok``."""
+    (docs/method.md section 8); under ``engine=roofline`` section 6's ``out_tok / tok_s(bs) + Fp/F`` at ``in_tok + out_tok``."""
     if s.engine == "roofline":
         n = request_context(s)
         tok_s = bs / float(model.step_seconds(s, bs, n))
@@ -142,7 +142,7 @@ class Capacity:
 
 
 def capacity(s: Scenario) -> Capacity:
-    """Serving batch, step time, TTFT and busy seconds per request (SPEC sections 6 and 7)."""
+    """Serving batch, step time, TTFT and busy seconds per request (docs/method.md)."""
     n = request_context(s)
     bs, meets = serving_batch(s)
     step = float(model.step_seconds(s, bs, n))
@@ -179,7 +179,7 @@ def api_prices(s: Scenario) -> tuple[float, float]:
     """(input, output) USD per 1M tokens that one request of the scenario is billed at.
 
     A request whose prompt exceeds the row's long-prompt threshold (``in_tok > tier_above_tok``) is
-    billed entirely at the tier's prices, as the providers bill it (SPEC section 7); the tier comes from
+    billed entirely at the tier's prices, as the providers bill it (docs/method.md section 8); the tier comes from
     the catalogue row even when the link sets its own ``api_in``/``api_out``, which price the requests
     at or below the threshold.
     """
@@ -241,7 +241,7 @@ def monthly_costs(s: Scenario, req_day: ArrayLike, cap: Capacity | None = None) 
 
 def _break_even_terms(s: Scenario) -> tuple[float, float]:
     """(k, c_rep): API USD per month per request-per-day, ``c_api*hours/24`` (``c_api`` from
-    :func:`api_usd_per_request`), and one replica's monthly rent, ``g*usd_hr*hours`` (SPEC section 6).
+    :func:`api_usd_per_request`), and one replica's monthly rent, ``g*usd_hr*hours`` (docs/method.md section 7).
     Needs a priced card."""
     return api_usd_per_request(s) * s.hours / 24, float(model.monthly_rent_usd(s))
 
@@ -251,7 +251,7 @@ def break_even_req_day(s: Scenario, cap: Capacity | None = None) -> float | None
 
     With ``k = c_api*hours/24`` per request-per-day, ``c_rep = g*usd_hr*hours`` and one replica's
     capacity ``x_cap``: none when ``k*x_cap <= c_rep``; else ``r = max(1, ceil(upkeep/(k*x_cap - c_rep)))``
-    and the answer is ``max((r - 1)*x_cap, (r*c_rep + upkeep)/k)`` (SPEC section 6).
+    and the answer is ``max((r - 1)*x_cap, (r*c_rep + upkeep)/k)`` (docs/method.md section 7).
     """
     cap = cap or capacity(s)
     if s.usd_hr is None or cap.max_batch == 0:
@@ -291,7 +291,7 @@ def usd_per_request(s: Scenario, cap: Capacity | None = None) -> tuple[float, fl
     rent spread over
     the requests it serves when it runs at its busiest-hour capacity, ``c_rep / (x_cap*hours/24)`` with
     ``c_rep = g*usd_hr*hours`` (None when the card has no price or nothing fits). Self-hosting can break
-    even only when the API costs more per request than this rent (SPEC section 6, ``k*x_cap > c_rep``).
+    even only when the API costs more per request than this rent (docs/method.md section 7, ``k*x_cap > c_rep``).
     """
     cap = cap or capacity(s)
     c_api = api_usd_per_request(s)

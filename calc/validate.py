@@ -1,4 +1,4 @@
-"""The engine profiles against published measurements (SPEC section 7): ``python -m calc --validate [CSV]``.
+"""The engine profiles against published measurements (docs/method.md section 8): ``python -m calc --validate [CSV]``.
 
 Each measurement row is a calculator link naming the engine measured, the report figure it checks (``metric``:
 ``step_ms`` or ``max_throughput_tok_s``) and the published value. A row is evaluated by running its own link

@@ -14,7 +14,7 @@ with numpy (no scipy). The same data give the same figures on every run.
 
 Writes ``calc/data/engines.csv`` (every figure of every engine with its basis and source) and
 ``calc/data/engine_errors.csv`` (each profile's error per metric on the rows: n, median, 90th percentile and worst
-absolute error in per cent). SGLang has no rows: it gets vLLM's figures, marked as copied. Roofline is SPEC
+absolute error in per cent). SGLang has no rows: it gets vLLM's figures, marked as copied. Roofline is docs/method.md
 sections 2, 5 and 6 by definition; its error on every row is written for comparison.
 
 The fit evaluates rows with a fast vectorised copy of the model (``FastRows``); before writing, every row is
@@ -49,7 +49,7 @@ DATA = "calc/data/measurements.csv"
 #: row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0)}
-#: Where a figure stays when no row constrains it: the SPEC's roofline efficiency (0.7) and no extra time.
+#: Where a figure stays when no row constrains it: the docs/method.md's roofline efficiency (0.7) and no extra time.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
@@ -83,7 +83,7 @@ FIXED = {
     },
     "llamacpp": {
         "mem_util": (1.0, "llama.cpp allocates the cache it is told to (no memory fraction)"),
-        "overhead_gib": (4.0, "not constrained by the rows (batch-1 steps do not depend on memory): the SPEC's "
+        "overhead_gib": (4.0, "not constrained by the rows (batch-1 steps do not depend on memory): the docs/method.md's "
                               "default reserve, conservative for llama.cpp's compute buffers"),
         "max_seqs": (4, "llama-server's default of 4 parallel slots (--parallel auto; ggml-org/llama.cpp issue "
                         "17989)"),
@@ -116,7 +116,7 @@ def vllm_overhead(rows: list[Measurement], mem_util: float) -> tuple[float, str]
 @dataclass
 class FastRows:
     """Every figure-independent quantity of an engine's rows, so that a set of figures is evaluated on all rows
-    in one numpy expression. It repeats SPEC section 7 (model.step_parts, traffic.load_throughput) term by term;
+    in one numpy expression. It repeats docs/method.md section 8 (model.step_parts, traffic.load_throughput) term by term;
     :func:`check_against_report` proves it agrees with ``calc.report``."""
 
     rows: list[Measurement]
@@ -167,7 +167,7 @@ class FastRows:
     def predict(self, f: dict) -> np.ndarray:
         """Each row's metric under figures ``f`` (NaN where nothing fits)."""
         GiB = model.GiB
-        # step_ms rows: the decode step of SPEC section 7 at the row's batch and context.
+        # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum((self.Wd + self.Wm * (1 - self.q ** self.B_step)) / (self.gbw * f["eff_bw"])
                            + self.C_ctx / (self.gbw * f["eff_kv"]),
                            self.fl / (self.gT * f["eff_flops"]))
@@ -355,7 +355,7 @@ def check_against_report(fasts: dict, table: dict) -> None:
 def build_table(rows: list[Measurement], data_name: str) -> tuple[dict, dict]:
     """Fit every engine with rows; returns ``({engine: {figure: (value, basis, source)}}, {engine: FastRows})``."""
     table: dict[str, dict[str, tuple]] = {"roofline": {
-        k: (ROOFLINE[k], "definition", "SPEC sections 2, 5 and 6 (eff = 0.7 for every part, no fixed costs, the "
+        k: (ROOFLINE[k], "definition", "docs/method.md (eff = 0.7 for every part, no fixed costs, the "
                                        "whole card less 4 GiB, no cap on sequences)") for k in FIGURES}}
     fasts: dict[str, FastRows] = {}
     order = [e for e in ("trtllm", "vllm", "llamacpp") if e in FITTED]  # the link donor first

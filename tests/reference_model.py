@@ -1,11 +1,11 @@
-"""Independent reference implementation of SPEC.md sections 2, 3, 5, 6 and 7 (engine profiles, the throughput
+"""Independent reference implementation of docs/method.md (engine profiles, the throughput
 under full load documented in docs/method.md section 8, and the long-prompt API tier).
 
-Used only by the tests to cross-check ``calc.report``. It is written from the SPEC text and the
+Used only by the tests to cross-check ``calc.report``. It is written from the docs/method.md text and the
 team's resolution rules alone, shares no code with the ``calc`` package except the raw preset
 figures of ``calc.catalogue`` and the raw rows of ``calc/data/engines.csv`` and ``engine_errors.csv``
-(read here with the csv module), and uses plain Python floats. Each function is one SPEC formula;
-the comment after it names the SPEC section it comes from.
+(read here with the csv module), and uses plain Python floats. Each function is one docs/method.md formula;
+the comment after it names the docs/method.md section it comes from.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 from calc import catalogue
 
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
-ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")  # SPEC s7 `engine`
-DEFAULT_ENGINE = "vllm"  # SPEC s7
-# SPEC s7 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8).
+ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")  # docs/method.md section 8 `engine`
+DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
+# docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
                 "eff_link")
 
@@ -50,47 +50,47 @@ def error_bands() -> dict:
                                        "p90_pct": float(row["p90_pct"]), "n": int(row["n"])})
     return {e: sorted(b, key=lambda x: order.index(x["metric"])) or None for e, b in out.items()}
 
-GIB = 2**30  # SPEC intro: GiB = 2**30 bytes
+GIB = 2**30  # docs/method.md intro: GiB = 2**30 bytes
 
-# SPEC s1: weight formats, bits per weight with scales included.
+# docs/method.md section 1: weight formats, bits per weight with scales included.
 WEIGHT_BITS = {
     "fp32": 32.0, "bf16": 16.0, "fp16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0,
     "int4-g128": 4.25, "int4-g64": 4.5, "q8_0": 8.5, "q4_0": 4.5,
-    # SPEC s7: MX and NV block formats; GGUF K-quant mixes as whole-file bytes*8 over Llama-3.1-70B's
+    # docs/method.md section 8: MX and NV block formats; GGUF K-quant mixes as whole-file bytes*8 over Llama-3.1-70B's
     # 70.554e9 weights (q2_k: llama.cpp's Llama-3.1-8B figure).
     "mxfp4": 4 + 8 / 32, "nvfp4": 4 + 8 / 16, "q2_k": 3.1593,
     "q3_k_m": round(34.27e9 * 8 / 70.554e9, 4), "q4_k_m": round(42.52e9 * 8 / 70.554e9, 4),
     "q5_k_m": round(49.95e9 * 8 / 70.554e9, 4), "q6_k": round(57.89e9 * 8 / 70.554e9, 4),
     "iq4_xs": round(37.90e9 * 8 / 70.554e9, 4),
 }
-# SPEC s1: KV-cache element formats.
+# docs/method.md section 1: KV-cache element formats.
 KV_BITS = {"fp16": 16.0, "bf16": 16.0, "fp8": 8.0, "int8": 8.0, "int4": 4.0}
-COMPUTES = ("bf16", "fp16", "fp8", "int8", "fp4")  # SPEC s5 `compute`
-DEFAULT_MODEL = "llama-3.1-70b"  # SPEC s1 `model` default
-DEFAULT_CARD = "h100-sxm"  # SPEC s1 `card` default
-CUSTOM_LINK_GBS = 64.0  # SPEC s5 `link_gbs` custom default (PCIe 5.0 x16)
+COMPUTES = ("bf16", "fp16", "fp8", "int8", "fp4")  # docs/method.md sections 2-5 `compute`
+DEFAULT_MODEL = "llama-3.1-70b"  # docs/method.md section 1 `model` default
+DEFAULT_CARD = "h100-sxm"  # docs/method.md section 1 `card` default
+CUSTOM_LINK_GBS = 64.0  # docs/method.md sections 2-5 `link_gbs` custom default (PCIe 5.0 x16)
 # Contract: a card without a rent quote makes "every USD figure in the report" null. Read
 # literally that includes the figures that do not use the rent (usd_per_mtok_upkeep,
 # api_usd_month); set False to null only the figures that need usd_hr.
 NULL_EVERY_USD_FIGURE = False
 
 LINK_KEYS = (
-    # SPEC s1
+    # docs/method.md section 1
     "model", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "card", "mem_gib",
     "bw_tbs", "tflops", "gpus", "weights", "weights_experts", "kv", "ctx", "batch", "eff", "overhead_gib", "usd_hr",
     "duty", "upkeep", "hours", "attn",
-    # SPEC s5
+    # docs/method.md sections 2-5
     "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
     "link_gbs", "link_us", "embed_b",
-    # SPEC s6
+    # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
-    # SPEC s7
+    # docs/method.md section 8
     "engine", *PROFILE_KEYS,
 )
 
 
 # --------------------------------------------------------------------------------------------
-# Parsing: every accepted range of the SPEC s1, s5 and s6 tables. Errors name the key.
+# Parsing: every accepted range of the docs/method.md section 1, s5 and s6 tables. Errors name the key.
 # --------------------------------------------------------------------------------------------
 
 def _bad(key, value, accepted):
@@ -152,7 +152,7 @@ def _choice(p, key, default, choices):
 
 
 def _bits(p, key, default, table):
-    """SPEC s1 `weights`/`kv`: a format name, or bits per element 1..32."""
+    """docs/method.md section 1 `weights`/`kv`: a format name, or bits per element 1..32."""
     v = p.get(key, default)
     if isinstance(v, str) and v.strip().lower() in table:
         return v.strip().lower(), table[v.strip().lower()]
@@ -163,7 +163,7 @@ def _bits(p, key, default, table):
 
 
 # --------------------------------------------------------------------------------------------
-# Resolution: presets, defaults (team contract "Scenario resolution rules"), consistency (SPEC s5).
+# Resolution: presets, defaults (team contract "Scenario resolution rules"), consistency (docs/method.md sections 2-5).
 # --------------------------------------------------------------------------------------------
 
 def resolve(params) -> dict:
@@ -172,7 +172,7 @@ def resolve(params) -> dict:
     models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
     s = {}
 
-    # Model shape (SPEC s1, s5; contract: custom takes llama-3.1-70b's shape keys).
+    # Model shape (docs/method.md section 1, s5; contract: custom takes llama-3.1-70b's shape keys).
     s["model"] = _choice(p, "model", DEFAULT_MODEL, set(models) | {"custom"})
     custom = s["model"] == "custom"
     base = models[DEFAULT_MODEL if custom else s["model"]]
@@ -197,18 +197,18 @@ def resolve(params) -> dict:
     s["window_layers"] = _integer(p, "window_layers", int(shape("window_layers")), 0)
     s["embed_b"] = _real(p, "embed_b", float(shape("embed_b")), 0)
     # contract: active_b default = the preset's active_b for an MoE preset, else params_b
-    # (SPEC s1 "= params_b"; a custom MoE has no preset figure to take).
+    # (docs/method.md section 1 "= params_b"; a custom MoE has no preset figure to take).
     moe_preset = not custom and s["experts"] > 0
     active_default = float(base["active_b"]) if moe_preset else s["params_b"]
     s["active_b"] = _real(p, "active_b", active_default, 0, lo_open=True)
 
-    # Card (SPEC s1, s5; contract: custom takes h100-sxm's figures, link 64 GB/s).
+    # Card (docs/method.md section 1, s5; contract: custom takes h100-sxm's figures, link 64 GB/s).
     s["card"] = _choice(p, "card", DEFAULT_CARD, set(cards) | {"custom"})
     card = cards[DEFAULT_CARD if s["card"] == "custom" else s["card"]]
     s["compute"] = _choice(p, "compute", "bf16", set(COMPUTES))
     s["mem_gib"] = _real(p, "mem_gib", float(card["mem_gib"]), 0, lo_open=True)
     s["bw_tbs"] = _real(p, "bw_tbs", float(card["bw_tbs"]), 0, lo_open=True)
-    # SPEC s5: tflops defaults to the card's dense peak at `compute`; a (preset) card without
+    # docs/method.md sections 2-5: tflops defaults to the card's dense peak at `compute`; a (preset) card without
     # that precision is an error naming `compute`. A custom card given `tflops` has it.
     peak = card["peaks"].get(s["compute"])
     if peak is None and (s["card"] != "custom" or "tflops" not in p):
@@ -220,9 +220,9 @@ def resolve(params) -> dict:
     s["link_gbs"] = _real(p, "link_gbs", None if link is None else float(link), 0, lo_open=True)
     s["link_us"] = _real(p, "link_us", 10.0, 0)
 
-    # Run settings (SPEC s1).
+    # Run settings (docs/method.md section 1).
     s["gpus"] = _integer(p, "gpus", 1, 1)
-    # SPEC s7: a preset may ship its own formats; experts take `weights` when only that is given.
+    # docs/method.md section 8: a preset may ship its own formats; experts take `weights` when only that is given.
     shipped = not custom and base.get("weights")
     s["weights"], s["_bpw"] = _bits(p, "weights", base["weights"] if shipped else "int4-g128", WEIGHT_BITS)
     experts_default = base["weights_experts"] if (shipped and "weights" not in p) else s["weights"]
@@ -234,7 +234,7 @@ def resolve(params) -> dict:
     else:
         s["batch"] = _integer(p, "batch", None, 1)
     s["eff"] = _real(p, "eff", 0.7, 0, lo_open=True, hi=1)
-    # SPEC s7: the engine profile. Each efficiency: its own key, else the link's eff, else the profile's;
+    # docs/method.md section 8: the engine profile. Each efficiency: its own key, else the link's eff, else the profile's;
     # overhead_gib and every other figure: the link's, else the profile's.
     s["engine"] = _choice(p, "engine", DEFAULT_ENGINE, set(ENGINES))
     prof = profiles()[s["engine"]]
@@ -251,7 +251,7 @@ def resolve(params) -> dict:
     s["hours"] = _real(p, "hours", 720.0, 0, lo_open=True)
     s["attn"] = _integer(p, "attn", 1, 0, 1)
 
-    # Traffic and API (SPEC s6; contract: api default = the model preset's api_ref).
+    # Traffic and API (docs/method.md section 7; contract: api default = the model preset's api_ref).
     s["req_day"] = _real(p, "req_day", 10000.0, 0, lo_open=True)
     s["in_tok"] = _integer(p, "in_tok", 1000, 0)
     s["out_tok"] = _integer(p, "out_tok", 300, 1)
@@ -261,7 +261,7 @@ def resolve(params) -> dict:
     s["api_in"] = _real(p, "api_in", float(apis[s["api"]]["api_in"]), 0)
     s["api_out"] = _real(p, "api_out", float(apis[s["api"]]["api_out"]), 0)
 
-    # SPEC s5 consistency rules, each naming its key.
+    # docs/method.md sections 2-5 consistency rules, each naming its key.
     if s["kv_heads"] > s["heads"]:
         _bad("kv_heads", s["kv_heads"], "<= heads")
     if s["window_layers"] > s["layers"]:
@@ -282,20 +282,20 @@ def resolve(params) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-# Formulas (SPEC s2 and s5). `m` holds the scenario in SI units, see `_si`.
+# Formulas (docs/method.md sections 2-4 and s5). `m` holds the scenario in SI units, see `_si`.
 # --------------------------------------------------------------------------------------------
 
 def _si(s) -> dict:
-    """SPEC s2 symbols: P, Pa, Pe, g, bpw, kvb, L, H, Hkv, d, a, plus F and BW."""
+    """docs/method.md sections 2-4 symbols: P, Pa, Pe, g, bpw, kvb, L, H, Hkv, d, a, plus F and BW."""
     g = s["gpus"]
     return dict(
         P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g,
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
-        F=g * s["tflops"] * 1e12 * s["eff_flops"],  # SPEC s2 effective peaks, s7 one per part
-        BW=g * s["bw_tbs"] * 1e12 * s["eff_bw"],  # SPEC s7: reading weights
-        BWkv=g * s["bw_tbs"] * 1e12 * s["eff_kv"],  # SPEC s7: reading the KV cache
+        F=g * s["tflops"] * 1e12 * s["eff_flops"],  # docs/method.md sections 2-4 effective peaks, s7 one per part
+        BW=g * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
+        BWkv=g * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], step_s=s["step_us"] * 1e-6,
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
@@ -304,67 +304,67 @@ def _si(s) -> dict:
 
 def weight_bytes(m):
     if not m["E"]:
-        return m["P"] * m["bpw"] / 8  # SPEC s2: W = P*bpw/8 (resident)
+        return m["P"] * m["bpw"] / 8  # docs/method.md sections 2-4: W = P*bpw/8 (resident)
     M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
-    return (m["P"] - M) * m["bpw"] / 8 + M * m["bpw_e"] / 8  # SPEC s7: weights per part
+    return (m["P"] - M) * m["bpw"] / 8 + M * m["bpw_e"] / 8  # docs/method.md section 8: weights per part
 
 
 def ltok(m, n):
-    return (m["L"] - m["Lw"]) * n + m["Lw"] * min(n, m["win"])  # SPEC s5: Ltok(n)
+    return (m["L"] - m["Lw"]) * n + m["Lw"] * min(n, m["win"])  # docs/method.md sections 2-5: Ltok(n)
 
 
 def kv_bytes_per_token(m):
     if m["lat"]:
-        return m["L"] * m["lat"] * m["kvb"] / 8  # SPEC s5: MLA L*kv_latent*kvb/8
-    return 2 * m["L"] * m["Hkv"] * m["d"] * m["kvb"] / 8  # SPEC s2/s5: 2*L*Hkv*d*kvb/8
+        return m["L"] * m["lat"] * m["kvb"] / 8  # docs/method.md sections 2-5: MLA L*kv_latent*kvb/8
+    return 2 * m["L"] * m["Hkv"] * m["d"] * m["kvb"] / 8  # docs/method.md sections 2-4/s5: 2*L*Hkv*d*kvb/8
 
 
 def cache_bytes(m, n):
-    """SPEC s5 v2: Cg(n), the cluster total with tensor-parallel copies of the KV heads (MLA: of the latent)."""
+    """docs/method.md sections 2-5 v2: Cg(n), the cluster total with tensor-parallel copies of the KV heads (MLA: of the latent)."""
     g = m["g"]
     if m["lat"]:
-        return g * m["lat"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: MLA Cg(n) = g*kv_latent*kvb/8*Ltok
+        return g * m["lat"] * m["kvb"] / 8 * ltok(m, n)  # docs/method.md sections 2-5: MLA Cg(n) = g*kv_latent*kvb/8*Ltok
     per_card = max(1, math.ceil(m["Hkv"] / g))
-    return 2 * g * per_card * m["d"] * m["kvb"] / 8 * ltok(m, n)  # SPEC s5: Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8*Ltok
+    return 2 * g * per_card * m["d"] * m["kvb"] / 8 * ltok(m, n)  # docs/method.md sections 2-5: Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8*Ltok
 
 
 def free_bytes(m):
-    return m["g"] * (m["util"] * m["mem"] - m["over"]) * GIB - weight_bytes(m)  # SPEC s7: free
+    return m["g"] * (m["util"] * m["mem"] - m["over"]) * GIB - weight_bytes(m)  # docs/method.md section 8: free
 
 
 def max_batch(m, n):
-    return math.floor(max(0.0, free_bytes(m)) / cache_bytes(m, n))  # SPEC s2/s5: max_batch
+    return math.floor(max(0.0, free_bytes(m)) / cache_bytes(m, n))  # docs/method.md sections 2-4/s5: max_batch
 
 
 def attn_flops(m, n):
     width = m["lat"] if m["lat"] else m["d"]
-    return 4 * m["H"] * width * ltok(m, n)  # SPEC s5: Af = 4*H*d*Ltok (MLA: kv_latent)
+    return 4 * m["H"] * width * ltok(m, n)  # docs/method.md sections 2-5: Af = 4*H*d*Ltok (MLA: kv_latent)
 
 
 def moe_split(P, Pa, E, k):
-    M = (P - Pa) / (1 - k / E)  # SPEC s5: routed-expert parameters
+    M = (P - Pa) / (1 - k / E)  # docs/method.md sections 2-5: routed-expert parameters
     return M, P - M  # D = P - M
 
 
 def read_bytes(m, B):
     if not m["E"]:
-        return (m["P"] - m["Pe"]) * m["bpw"] / 8  # SPEC s5: dense Wr = (P - Pe)*bpw/8
+        return (m["P"] - m["Pe"]) * m["bpw"] / 8  # docs/method.md sections 2-5: dense Wr = (P - Pe)*bpw/8
     M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
-    f = 1 - (1 - m["k"] / m["E"]) ** B  # SPEC s5: f(B) = 1 - (1 - k/E)^B
-    return (D - m["Pe"]) * m["bpw"] / 8 + M * f * m["bpw_e"] / 8  # SPEC s5/s7: Wr(B) per part
+    f = 1 - (1 - m["k"] / m["E"]) ** B  # docs/method.md sections 2-5: f(B) = 1 - (1 - k/E)^B
+    return (D - m["Pe"]) * m["bpw"] / 8 + M * f * m["bpw_e"] / 8  # docs/method.md sections 2-5/s7: Wr(B) per part
 
 
 def t_mem(m, B, n):
-    return read_bytes(m, B) / m["BW"] + m["a"] * B * cache_bytes(m, n) / m["BWkv"]  # SPEC s7
+    return read_bytes(m, B) / m["BW"] + m["a"] * B * cache_bytes(m, n) / m["BWkv"]  # docs/method.md section 8
 
 
 def t_cmp(m, B, n):
-    return B * (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"]  # SPEC s5
+    return B * (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"]  # docs/method.md sections 2-5
 
 
 def t_comm(m, B, link_eff=1.0):
-    """SPEC s5: two ring all-reduces of B*hidden*2 bytes per layer; only when g > 1. ``link_eff``: the share of
-    the link reached (1 in SPEC s5/s7's step; eff_link under load, docs/method.md s8)."""
+    """docs/method.md sections 2-5: two ring all-reduces of B*hidden*2 bytes per layer; only when g > 1. ``link_eff``: the share of
+    the link reached (1 in docs/method.md sections 2-5/s7's step; eff_link under load, docs/method.md s8)."""
     g = m["g"]
     if g == 1:
         return 0.0
@@ -372,18 +372,18 @@ def t_comm(m, B, link_eff=1.0):
 
 
 def step(m, B, n):
-    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + m["step_s"]  # SPEC s7: + t_comm + step_us
+    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + m["step_s"]  # docs/method.md section 8: + t_comm + step_us
 
 
 def break_even(m, n):
-    """SPEC s2 closed form (dense, W read as Wr) or the s5 MoE root; None when there is none."""
+    """docs/method.md sections 2-4 closed form (dense, W read as Wr) or the s5 MoE root; None when there is none."""
     slope = (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"] \
         - m["a"] * cache_bytes(m, n) / m["BWkv"]
     if slope <= 0:
-        return None  # SPEC s2: denominator not positive -> null
+        return None  # docs/method.md sections 2-4: denominator not positive -> null
     if not m["E"]:
-        return (read_bytes(m, 1) / m["BW"]) / slope  # SPEC s2: be = (Wr/BW) / (...)
-    gap = lambda B: t_cmp(m, B, n) - t_mem(m, B, n)  # noqa: E731  SPEC s5: root of t_cmp = t_mem
+        return (read_bytes(m, 1) / m["BW"]) / slope  # docs/method.md sections 2-4: be = (Wr/BW) / (...)
+    gap = lambda B: t_cmp(m, B, n) - t_mem(m, B, n)  # noqa: E731  docs/method.md sections 2-5: root of t_cmp = t_mem
     lo, hi = 0.0, 1.0
     while gap(hi) <= 0:
         hi *= 2
@@ -399,24 +399,24 @@ def break_even(m, n):
 
 
 def capped(m, count):
-    return count if m["seqs"] is None else min(count, m["seqs"])  # SPEC s7: max_seqs caps the batch
+    return count if m["seqs"] is None else min(count, m["seqs"])  # docs/method.md section 8: max_seqs caps the batch
 
 
 def auto_batch(m, n):
     be = break_even(m, n)
     mb = capped(m, max_batch(m, n))
     if be is None:
-        return max(1, mb)  # SPEC s2: batch=auto without a break-even
-    return max(1, min(mb, math.floor(be + 0.5)))  # SPEC s2: batch=auto
+        return max(1, mb)  # docs/method.md sections 2-4: batch=auto without a break-even
+    return max(1, min(mb, math.floor(be + 0.5)))  # docs/method.md sections 2-4: batch=auto
 
 
 # --------------------------------------------------------------------------------------------
-# SPEC s6: traffic.
+# docs/method.md section 7: traffic.
 # --------------------------------------------------------------------------------------------
 
 def serving_batch(m, s, n):
-    """SPEC s6: Bs, and whether the tpot_ms target is met."""
-    mb = capped(m, max_batch(m, n))  # SPEC s7: the serving batch is capped at max_seqs too
+    """docs/method.md section 7: Bs, and whether the tpot_ms target is met."""
+    mb = capped(m, max_batch(m, n))  # docs/method.md section 8: the serving batch is capped at max_seqs too
     used = auto_batch(m, n) if s["batch"] == "auto" else s["batch"]
     cap = max(1, min(used, mb))
     tpot = s["tpot_ms"]
@@ -436,12 +436,12 @@ def serving_batch(m, s, n):
 
 
 def prefill_flops(m, in_tok):
-    width = m["lat"] if m["lat"] else m["d"]  # SPEC s6: MLA uses kv_latent for d
+    width = m["lat"] if m["lat"] else m["d"]  # docs/method.md section 7: MLA uses kv_latent for d
     return 2 * (m["Pa"] - m["Pe"]) * in_tok + m["a"] * 2 * m["L"] * m["H"] * width * in_tok**2
 
 
 def ttft_ms(m, in_tok):
-    # SPEC s6 (contract: W resident, comm = t_comm at B = in_tok); SPEC s7: plus one step_us
+    # docs/method.md section 7 (contract: W resident, comm = t_comm at B = in_tok); docs/method.md section 8: plus one step_us
     return max(prefill_flops(m, in_tok) / m["F"], weight_bytes(m) / m["BW"]) * 1e3 \
         + t_comm(m, in_tok) * 1e3 + m["step_s"] * 1e3
 
@@ -475,7 +475,7 @@ def throughput_batch(m, s):
 
 
 def c_api(s):
-    """SPEC s6 API cost of one request; SPEC s7: a prompt above the row's long-prompt threshold bills the
+    """docs/method.md section 7 API cost of one request; docs/method.md section 8: a prompt above the row's long-prompt threshold bills the
     whole request at the tier's prices (contract: the tier comes from the catalogue row even when the link
     sets api_in/api_out)."""
     row = catalogue.apis()[s["api"]]
@@ -486,7 +486,7 @@ def c_api(s):
 
 
 def break_even_req_day(s, s_req):
-    """SPEC s6 break-even load, or None."""
+    """docs/method.md section 7 break-even load, or None."""
     c_api_ = c_api(s)
     k = c_api_ * s["hours"] / 24
     c_rep = s["gpus"] * s["usd_hr"] * s["hours"]
@@ -498,18 +498,18 @@ def break_even_req_day(s, s_req):
 
 
 def traffic(m, s) -> dict:
-    n = s["in_tok"] + s["out_tok"]  # SPEC s6: n = in_tok + out_tok
+    n = s["in_tok"] + s["out_tok"]  # docs/method.md section 7: n = in_tok + out_tok
     hours = s["hours"]
-    R = s["req_day"] * hours / 24  # SPEC s6: requests per month
+    R = s["req_day"] * hours / 24  # docs/method.md section 7: requests per month
     Bs, meets = serving_batch(m, s, n)
     tok_s = Bs / step(m, Bs, n)
     if s["engine"] == "roofline":
-        s_req = s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # SPEC s6: s_req
+        s_req = s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # docs/method.md section 7: s_req
     else:
-        s_req = s["out_tok"] / load_throughput(m, Bs, s)  # SPEC s7: from the engine's throughput model
+        s_req = s["out_tok"] / load_throughput(m, Bs, s)  # docs/method.md section 8: from the engine's throughput model
     B_thr = throughput_batch(m, s)
     thr = load_throughput(m, B_thr, s) if B_thr > 0 else None
-    u = R * s_req / (hours * 3600)  # SPEC s6: busy fraction
+    u = R * s_req / (hours * 3600)  # docs/method.md section 7: busy fraction
     out = dict(
         serving_batch=Bs, meets_tpot=meets, ttft_ms=ttft_ms(m, s["in_tok"]),
         requests_month=R, tokens_in_month=R * s["in_tok"], tokens_out_month=R * s["out_tok"],
@@ -519,11 +519,11 @@ def traffic(m, s) -> dict:
     )
     priced = s["usd_hr"] is not None
     if priced or not NULL_EVERY_USD_FIGURE:  # contract: without a rent price USD figures are null
-        out["api_usd_month"] = R * c_api(s)  # SPEC s6 (Tin*api_in + Tout*api_out)/1e6, s7 tier
+        out["api_usd_month"] = R * c_api(s)  # docs/method.md section 7 (Tin*api_in + Tout*api_out)/1e6, s7 tier
     if max_batch(m, n) == 0:
-        out["verdict"] = "does not fit"  # SPEC s6: self-hosting figures stay null
+        out["verdict"] = "does not fit"  # docs/method.md section 7: self-hosting figures stay null
         return out
-    replicas = max(1, math.ceil(u * s["peak"] - 1e-9))  # SPEC s6
+    replicas = max(1, math.ceil(u * s["peak"] - 1e-9))  # docs/method.md section 7
     out["replicas"] = replicas
     out["duty_traffic"] = u / replicas
     if priced:
@@ -534,7 +534,7 @@ def traffic(m, s) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-# The report: SPEC s3 keys, comm_ms (s5) and the s6 keys.
+# The report: docs/method.md section 1 keys, comm_ms (s5) and the s6 keys.
 # --------------------------------------------------------------------------------------------
 
 def reference_report(params) -> dict:
@@ -552,7 +552,7 @@ def reference_report(params) -> dict:
         kv_bytes_per_token=kv_bytes_per_token(m),
         kv_gib_per_sequence=cache_bytes(m, n) / GIB,
         free_gib=free / GIB,
-        fits=free > 0,  # SPEC s2
+        fits=free > 0,  # docs/method.md sections 2-4
         max_batch=mb,
         break_even_batch=be,
         batch=B,
@@ -560,18 +560,18 @@ def reference_report(params) -> dict:
         tok_s=tok_s,
         tok_s_per_seq=1 / st,
         usd_per_mtok_rent=None, usd_per_mtok_upkeep=None, usd_per_mtok=None, monthly_usd=None,
-        memory_caps_batch=be is None or mb < be,  # SPEC s2
-        comm_ms=t_comm(m, B) * 1e3,  # SPEC s5
+        memory_caps_batch=be is None or mb < be,  # docs/method.md sections 2-4
+        comm_ms=t_comm(m, B) * 1e3,  # docs/method.md sections 2-5
     )
     g, usd, duty, hours, upkeep = s["gpus"], s["usd_hr"], s["duty"], s["hours"], s["upkeep"]
     if usd is not None or not NULL_EVERY_USD_FIGURE:
-        r["usd_per_mtok_upkeep"] = upkeep / (tok_s * 3600 * hours * duty) * 1e6  # SPEC s2
+        r["usd_per_mtok_upkeep"] = upkeep / (tok_s * 3600 * hours * duty) * 1e6  # docs/method.md sections 2-4
     if usd is not None:
-        r["usd_per_mtok_rent"] = g * usd / (3600 * tok_s * duty) * 1e6  # SPEC s2
-        r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # SPEC s2: the sum
-        r["monthly_usd"] = g * usd * hours + upkeep  # SPEC s2
+        r["usd_per_mtok_rent"] = g * usd / (3600 * tok_s * duty) * 1e6  # docs/method.md sections 2-4
+        r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # docs/method.md sections 2-4: the sum
+        r["monthly_usd"] = g * usd * hours + upkeep  # docs/method.md sections 2-4
     r.update(traffic(m, s))
-    # SPEC s7: the engine, each figure used and where it came from, and the measured error band.
+    # docs/method.md section 8: the engine, each figure used and where it came from, and the measured error band.
     r["engine"] = s["engine"]
     # A figure reads "profile" when it equals the profile's (a printed scenario repeats them), else "link".
     prof = profiles()[s["engine"]]

@@ -1,4 +1,4 @@
-"""Long-prompt API tiers (SPEC section 7): a request whose prompt exceeds a price row's threshold is billed
+"""Long-prompt API tiers (docs/method.md section 8): a request whose prompt exceeds a price row's threshold is billed
 entirely at the tier's prices; the monthly bill, the per-request cost and the break-even load all use it."""
 
 import csv
@@ -70,7 +70,7 @@ def test_one_function_prices_a_request_and_everything_uses_it():
     assert traffic.api_usd_per_request(s) == pytest.approx(0.64)
     assert traffic.usd_per_request(s)[0] == pytest.approx(0.64)
     assert float(traffic.api_usd_month(s, s.req_day)) == pytest.approx(0.64 * 30000)
-    # Break-even (SPEC s6) with c_api = 0.64 USD per request.
+    # Break-even (docs/method.md section 7) with c_api = 0.64 USD per request.
     cap = traffic.capacity(s)
     k, c_rep = 0.64 * s.hours / 24, s.gpus * s.usd_hr * s.hours
     assert k * cap.x_cap > c_rep

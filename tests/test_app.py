@@ -5,7 +5,7 @@ import pytest
 from apptest import open_app, texts
 
 PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/catalogue.py"]
-# The seed tables' case (SPEC section 4): 70B at 4 bits on one H100 with mem_gib=80 given explicitly, as the
+# The seed tables' case (docs/worked-examples.md): 70B at 4 bits on one H100 with mem_gib=80 given explicitly, as the
 # tables do (the preset itself carries the driver's 79.65 GiB), under the roofline profile the tables assume.
 SEED = {"engine": "roofline", "model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
         "card": "h100-sxm", "mem_gib": "80", "weights": "4", "kv": "fp16", "ctx": "8192", "attn": "0",

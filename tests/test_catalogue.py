@@ -86,13 +86,13 @@ def test_every_api_row_has_source_and_read_on():
 
 def test_h100_sxm_contract_figures():
     c = cat.cards()["h100-sxm"]
-    # SPEC s7: the driver's figure (nvidia-smi 81559 MiB), not the "80 GB" of SPEC s1's label.
+    # docs/method.md section 8: the driver's figure (nvidia-smi 81559 MiB), not the "80 GB" of docs/method.md section 1's label.
     assert c["mem_mib"] == 81559 and c["mem_gib"] == 81559 / 1024 == pytest.approx(79.65, abs=0.005)
     assert "80 GB" in c["name"]
     assert c["bw_tbs"] == 3.35
     assert c["peaks"]["bf16"] == 989
     assert c["usd_hr"] == 2.50
-    assert "SPEC" in c["usd_hr_source"]
+    assert "reference preset" in c["usd_hr_source"]
     assert c["link_gbs"] == 450  # NVLink 4: 900 GB/s total both directions
 
 
@@ -105,7 +105,7 @@ def test_a100_80gb():
 
 def test_l40s():
     c = cat.cards()["l40s"]
-    # SPEC s7: an L40S sold as 48 GB shows 46,068 MiB in nvidia-smi = 44.99 GiB.
+    # docs/method.md section 8: an L40S sold as 48 GB shows 46,068 MiB in nvidia-smi = 44.99 GiB.
     assert c["mem_mib"] == 46068
     assert c["mem_gib"] == 46068 / 1024 == 44.98828125
     assert round(c["mem_gib"], 2) == 44.99
@@ -156,7 +156,7 @@ def test_card_fields_types():
                 assert prec in c["notes"], (key, prec)
 
 
-# Driver-reported totals (MiB) recorded per card, each from a public document (SPEC s7).
+# Driver-reported totals (MiB) recorded per card, each from a public document (docs/method.md section 8).
 DRIVER_MIB = {
     "h100-sxm": 81559, "h100-pcie": 81559, "h100-nvl": 95830, "h200-sxm": 143771, "a100-40gb": 40960,
     "a100-80gb": 81920, "a100-80gb-pcie": 81920, "l40s": 46068, "l4": 23034, "a10": 23028, "rtx-4090": 24564,
@@ -227,7 +227,7 @@ def test_card_rents_are_cheapest_on_demand_quote():
             assert c["usd_hr"] is None, key
         else:
             assert c["usd_hr"] == pytest.approx(quotes.min()), key
-    # The SPEC preset sits below every on-demand H100 SXM quote seen.
+    # The reference preset sits below every on-demand H100 SXM quote seen.
     h100 = on_demand.loc[on_demand["card_id"] == "h100-sxm", "usd_per_gpu_hour"]
     assert h100.min() == pytest.approx(2.69)
 

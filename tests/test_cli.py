@@ -1,4 +1,4 @@
-"""The command line: JSON on stdout, exit 2 with the key named on bad input (SPEC section 1)."""
+"""The command line: JSON on stdout, exit 2 with the key named on bad input (docs/method.md section 1)."""
 
 import json
 import subprocess

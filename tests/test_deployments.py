@@ -66,7 +66,7 @@ def test_the_fit_page_shows_the_copies():
 def test_gpt_oss_holds_its_checkpoint_formats():
     r = report("model=gpt-oss-120b")
     assert r["scenario"]["weights"] == "bf16" and r["scenario"]["weights_experts"] == "mxfp4"
-    # The checkpoint: routed experts in MXFP4 (4.25 bits), the rest in bf16. SPEC section 7 counts the experts'
+    # The checkpoint: routed experts in MXFP4 (4.25 bits), the rest in bf16. docs/method.md section 8 counts the experts'
     # biases with the experts (60.71 GiB); the files keep them in bf16 (65.25 GB = 60.77 GiB).
     assert r["weights_gib"] == pytest.approx(60.8, abs=0.1)
     m = catalogue.models()["gpt-oss-120b"]

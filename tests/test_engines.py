@@ -1,4 +1,4 @@
-"""Engine profiles (SPEC section 7): the link keys, the throughput under full load, the physical limit every engine
+"""Engine profiles (docs/method.md section 8): the link keys, the throughput under full load, the physical limit every engine
 stays under, and the calibration's error on the published measurements."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ except ImportError:  # tests/ on sys.path instead of the repository root
     from test_reference_agreement import scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The physical limit of SPEC section 7: the roofline at every peak, no reserve.
+#: The physical limit of docs/method.md section 8: the roofline at every peak, no reserve.
 LIMIT = {"engine": "roofline", "eff": "1", "overhead_gib": "0"}
 #: Keys a scenario may carry that set the engine's figures: dropped before comparing engines.
 ENGINE_KEYS = {"engine", "eff", *FIGURES}

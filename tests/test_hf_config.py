@@ -216,7 +216,7 @@ def test_output_keys_types_and_spec_consistency(name):
         assert type(keys[key]) is int, key
     for key in ("params_b", "active_b", "embed_b"):
         assert type(keys[key]) is float, key
-    # SPEC section 5 consistency rules.
+    # docs/method.md sections 2-5 consistency rules.
     assert 1 <= keys["kv_heads"] <= keys["heads"]
     assert 0 <= keys["window_layers"] <= keys["layers"]
     assert (keys["window"] == 0) == (keys["window_layers"] == 0)
@@ -522,7 +522,7 @@ def test_gemma3_27b_takes_the_library_defaults_it_leaves_out():
 def test_gemma3_27b_kv_cache_at_128k_in_bf16():
     keys = from_hf_config(load("gemma-3-27b-it"))
     r = report({**keys, "ctx": 128000, "kv": "bf16"})
-    assert r["kv_bytes_per_token"] == 2 * 62 * 16 * 128 * 2 == 507_904  # every layer full, as SPEC 5 defines it
+    assert r["kv_bytes_per_token"] == 2 * 62 * 16 * 128 * 2 == 507_904  # every layer full, as docs/method.md sections 2-5 defines it
     # (10 global layers x 128,000 tokens + 52 sliding layers x 1,024) x 8,192 bytes = 10.171875 GiB.
     assert r["kv_gib_per_sequence"] == pytest.approx(10.171875, rel=1e-12)
     assert round(r["kv_gib_per_sequence"], 2) == 10.17

@@ -1,4 +1,4 @@
-"""SPEC section 5 on real models and cards: MoE, MLA, windows, embeddings, tensor parallel, presets, import."""
+"""docs/method.md sections 2-5 on real models and cards: MoE, MLA, windows, embeddings, tensor parallel, presets, import."""
 
 import contextlib
 import io

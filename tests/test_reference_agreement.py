@@ -1,7 +1,7 @@
 """Cross-check of ``calc.report`` against the independent reference in ``reference_model``.
 
-The reference is itself checked against the tables of SPEC section 4 first (under ``engine=roofline``, where they
-hold); then random valid scenarios (every key of SPEC sections 1, 5, 6 and 7, under every engine profile) must give
+The reference is itself checked against the tables of docs/worked-examples.md first (under ``engine=roofline``, where they
+hold); then random valid scenarios (every key of docs/method.md, under every engine profile) must give
 the same report from both.
 """
 
@@ -36,7 +36,7 @@ def q(query: str, **over) -> dict:
 
 
 # ------------------------------------------------------------------------------------------
-# The reference against SPEC section 4.
+# The reference against docs/worked-examples.md.
 # ------------------------------------------------------------------------------------------
 
 def test_seed_case():
@@ -112,7 +112,7 @@ def test_single_stream_floor():
         assert r["step_ms"] == pytest.approx(ms)
 
 
-#: Links that break a consistency rule of SPEC section 5, with the key the error must name.
+#: Links that break a consistency rule of docs/method.md sections 2-5, with the key the error must name.
 RULE_BREAKS = [
     ({"kv_heads": 99}, "kv_heads"), ({"window": 10, "window_layers": 81}, "window_layers"),
     ({"experts": 8, "experts_active": 8, "active_b": 20}, "experts_active"),
@@ -289,7 +289,7 @@ def scenarios(draw):
         if maybe():
             p[key] = draw(_floats(0, 100))
 
-    # --- engine (SPEC section 7) -----------------------------------------------------------
+    # --- engine (docs/method.md section 8) -----------------------------------------------------------
     if maybe():
         p["engine"] = draw(st.sampled_from(ENGINES))
     for key, strat in (
@@ -379,13 +379,13 @@ def test_reference_agreement(params):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=scenarios())
 def test_reference_agreement_under_every_engine(engine, params):
-    """SPEC section 7 under each profile's own figures (and whatever figures the link overrides)."""
+    """docs/method.md section 8 under each profile's own figures (and whatever figures the link overrides)."""
     assert_agrees({**params, "engine": engine})
 
 
 @st.composite
 def every_figure(draw):
-    """Every profile figure given in the link: the report must follow SPEC section 7 with exactly these figures,
+    """Every profile figure given in the link: the report must follow docs/method.md section 8 with exactly these figures,
     whatever the engine named."""
     return {"engine": draw(st.sampled_from(ENGINES)), "eff_bw": repr(draw(_floats(0.05, 1))),
             "eff_kv": repr(draw(_floats(0.05, 1))), "eff_flops": repr(draw(_floats(0.05, 1))),
@@ -411,7 +411,7 @@ def test_reference_agreement_every_figure_in_the_link(params, figures):
 @example({"model": "llama-3.1-70b", "kv_heads": "8"}, 16)
 @example({"model": "deepseek-v3", "card": "h200-sxm"}, 8)
 def test_reference_agreement_on_several_cards(params, gpus):
-    """SPEC section 5 v2 on multi-card replicas: gpus that do not divide kv_heads, gpus above kv_heads, MLA."""
+    """docs/method.md sections 2-5 on multi-card replicas: gpus that do not divide kv_heads, gpus above kv_heads, MLA."""
     assert_agrees({**params, "gpus": gpus})
 
 

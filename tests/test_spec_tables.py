@@ -1,6 +1,6 @@
-"""Every reference table of SPEC section 4 (the seed notes' worked numbers), reproduced by calc.report.
+"""Every reference table of docs/worked-examples.md (the seed notes' worked numbers), reproduced by calc.report.
 
-The tables are the roofline of SPEC sections 2 and 5, so every link here names ``engine=roofline`` (SPEC section 7:
+The tables are the roofline of docs/method.md, so every link here names ``engine=roofline`` (docs/method.md section 8:
 every table of section 4 holds under it; the default engine has its own, measured figures).
 """
 

@@ -36,7 +36,7 @@ BASE = {
     "weights": "4", "kv": "fp16", "ctx": "8192", "batch": "17", "attn": "1", "usd_hr": "2.5", "upkeep": "3600",
     "hours": "720", "duty": "0.5", "link_gbs": "100", "link_us": "10",
 }
-#: The seed link of SPEC section 4 on a card preset (figures from the catalogue).
+#: The seed link of docs/worked-examples.md on a card preset (figures from the catalogue).
 SEED = {"engine": "roofline", "model": "custom", "params_b": "70", "layers": "80", "heads": "64", "kv_heads": "8", "head_dim": "128",
         "card": "custom", "mem_gib": "80", "bw_tbs": "3.35", "tflops": "989", "weights": "4", "kv": "fp16",
         "ctx": "8192", "attn": "0", "batch": "17", "duty": "0.3", "eff": "0.7", "overhead_gib": "4",
@@ -453,7 +453,7 @@ def test_compare_cards():
     assert a100["usd_per_mtok"] == pytest.approx(1.856499, rel=1e-6)
     assert a100["monthly_usd"] == approx(1.39 * 720)  # 1,000.80 USD, no upkeep
     # H100 SXM at the driver's 79.65 GiB: free 75.647 - 32.596 = 43.051 -> 17 sequences; 3.35 TB/s:
-    # step 35e9 / 2.345e12 = 14.925 ms (SPEC section 4), rent 2.5e6 * 0.0149254 / 18,360 = 2.0323.
+    # step 35e9 / 2.345e12 = 14.925 ms (docs/worked-examples.md), rent 2.5e6 * 0.0149254 / 18,360 = 2.0323.
     h100 = row(df, card="h100-sxm")
     assert h100["mem_gib"] == 81559 / 1024 and h100["max_batch"] == 17
     assert h100["step_ms"] == approx(35e9 / 2.345e12 * 1e3)
