@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import catalogue
 from .scenario import Scenario
+from .units import BILLION, MILLION, SECONDS_PER_HOUR, TERA, US
 
 GiB = 2**30
 
@@ -27,12 +28,12 @@ def weight_bytes(s: Scenario) -> float:
     """Bytes of weights resident in memory: ``W = (P - M)*bpw/8 + M*bpw_e/8`` with ``M`` the routed-expert
     parameters in their own format (docs/method.md; ``P*bpw/8`` for a dense model)."""
     M, _ = moe_split(s)
-    return (s.params_b * 1e9 - M) * s.weight_bits / 8 + M * s.expert_weight_bits / 8
+    return (s.params_b * BILLION - M) * s.weight_bits / 8 + M * s.expert_weight_bits / 8
 
 
 def embed_params(s: Scenario) -> float:
     """Input-embedding parameters a decode step does not read, ``Pe = embed_b * 1e9`` (docs/method.md sections 2-5)."""
-    return s.embed_b * 1e9
+    return s.embed_b * BILLION
 
 
 def kv_bytes_per_token(s: Scenario) -> float:
@@ -115,7 +116,7 @@ class Peaks:
 def peaks(s: Scenario) -> Peaks:
     """The effective peak of each part of a step: ``g * peak * eff_part`` (docs/method.md section 8)."""
     g = s.gpus
-    return Peaks(g * s.tflops * 1e12 * s.eff_flops, g * s.bw_tbs * 1e12 * s.eff_bw, g * s.bw_tbs * 1e12 * s.eff_kv)
+    return Peaks(g * s.tflops * TERA * s.eff_flops, g * s.bw_tbs * TERA * s.eff_bw, g * s.bw_tbs * TERA * s.eff_kv)
 
 
 def effective_peaks(s: Scenario) -> tuple[float, float]:
@@ -130,8 +131,8 @@ def moe_split(s: Scenario) -> tuple[float, float]:
 
     A dense model has ``M = 0``.
     """
-    P = s.params_b * 1e9
-    M = catalogue.routed_params(P, s.active_b * 1e9, s.experts, s.experts_active)
+    P = s.params_b * BILLION
+    M = catalogue.routed_params(P, s.active_b * BILLION, s.experts, s.experts_active)
     return M, P - M
 
 
@@ -155,7 +156,7 @@ def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
 
 
 def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
-    return 2 * (s.active_b * 1e9 - embed_params(s)) + s.attn * attention_flops(s, n)
+    return 2 * (s.active_b * BILLION - embed_params(s)) + s.attn * attention_flops(s, n)
 
 
 def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
@@ -169,7 +170,7 @@ def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     if s.gpus <= 1:
         return np.zeros_like(B)
     g = s.gpus
-    per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * 1e9 * link_eff) + s.link_us * 1e-6
+    per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * BILLION * link_eff) + s.link_us * US
     return 2 * s.layers * per_reduce
 
 
@@ -205,7 +206,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     memory_s = weights_s + cache_s
     compute_s = B * _flops_per_token(s, n) / pk.flops
     comm_s = comm_seconds(s, B)
-    fixed_s = s.step_us * 1e-6
+    fixed_s = s.step_us * US
     return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s,
                      np.maximum(memory_s, compute_s) + comm_s + fixed_s, fixed_s)
 
@@ -299,8 +300,8 @@ def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArr
     tok_s = np.asarray(tok_s, dtype=float)
     duty = np.asarray(duty, dtype=float)
     usd_hr = np.nan if s.usd_hr is None else s.usd_hr
-    rent = s.gpus * usd_hr / (3600 * tok_s * duty) * 1e6
-    upkeep = s.upkeep / (tok_s * 3600 * s.hours * duty) * 1e6
+    rent = s.gpus * usd_hr / (SECONDS_PER_HOUR * tok_s * duty) * MILLION
+    upkeep = s.upkeep / (tok_s * SECONDS_PER_HOUR * s.hours * duty) * MILLION
     return rent, upkeep
 
 

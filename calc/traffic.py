@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import catalogue, model
 from .scenario import Scenario
+from .units import BILLION, HOURS_PER_DAY, MILLION, MS_PER_S, SECONDS_PER_DAY, SECONDS_PER_HOUR, US
 
 
 def request_context(s: Scenario) -> int:
@@ -45,7 +46,7 @@ def serving_batch(s: Scenario) -> tuple[int, bool]:
         return bs, True
 
     def ok(b: int) -> bool:
-        return float(model.step_seconds(s, b, n)) * 1e3 <= s.tpot_ms
+        return float(model.step_seconds(s, b, n)) * MS_PER_S <= s.tpot_ms
 
     if not ok(1):
         return 1, False
@@ -62,7 +63,7 @@ def prefill_flops(s: Scenario) -> float:
     """Prefill FLOPs of one request: ``2*(Pa - Pe)*in_tok + a*2*L*H*d*in_tok**2`` (causal attention;
     MLA uses kv_latent for d)."""
     d = s.kv_latent if s.kv_latent else s.head_dim
-    return 2 * (s.active_b * 1e9 - model.embed_params(s)) * s.in_tok + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2
+    return 2 * (s.active_b * BILLION - model.embed_params(s)) * s.in_tok + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2
 
 
 def load_context(s: Scenario) -> float:
@@ -84,7 +85,7 @@ def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
     B = np.asarray(B, dtype=float)
     p = model.step_parts(s, B, load_context(s))
     comm = model.comm_seconds(s, B, s.eff_link)
-    return np.maximum(p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * 1e-6
+    return np.maximum(p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * US
 
 
 def prefill_seconds(s: Scenario) -> float:
@@ -149,24 +150,24 @@ def capacity(s: Scenario) -> Capacity:
     tok_s = bs / step
     F, BW = model.effective_peaks(s)
     fp = prefill_flops(s)
-    ttft_ms = (max(fp / F, model.weight_bytes(s) / BW) * 1e3 + float(model.comm_seconds(s, s.in_tok)) * 1e3
+    ttft_ms = (max(fp / F, model.weight_bytes(s) / BW) * MS_PER_S + float(model.comm_seconds(s, s.in_tok)) * MS_PER_S
                + s.step_us * 1e-3)
     s_req = busy_seconds_per_request(s, bs)
-    return Capacity(n, int(model.max_batch(s, n)), bs, meets, step * 1e3, tok_s, ttft_ms, s_req,
-                    86400 / (s.peak * s_req))
+    return Capacity(n, int(model.max_batch(s, n)), bs, meets, step * MS_PER_S, tok_s, ttft_ms, s_req,
+                    SECONDS_PER_DAY / (s.peak * s_req))
 
 
 def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDArray, NDArray]:
     """(busy fraction u, replicas) for ``req_day`` requests a day: ``u = R*s_req/(hours*3600)`` with
     ``R = req_day*hours/24``; ``replicas = max(1, ceil(u*peak - 1e-9))``."""
     req_day = np.asarray(req_day, dtype=float)
-    u = req_day * s.hours / 24 * s_req / (s.hours * 3600)
+    u = req_day * s.hours / HOURS_PER_DAY * s_req / (s.hours * SECONDS_PER_HOUR)
     return u, np.maximum(1, np.ceil(u * s.peak - 1e-9))
 
 
 def requests_month(s: Scenario, req_day: ArrayLike | None = None) -> NDArray:
     """Requests per month, ``R = req_day*hours/24`` (``req_day`` defaults to the scenario's)."""
-    return np.asarray(s.req_day if req_day is None else req_day, dtype=float) * s.hours / 24
+    return np.asarray(s.req_day if req_day is None else req_day, dtype=float) * s.hours / HOURS_PER_DAY
 
 
 def api_tier(s: Scenario) -> Mapping | None:
@@ -196,7 +197,7 @@ def api_usd_per_request(s: Scenario) -> float:
     use it.
     """
     p_in, p_out = api_prices(s)
-    return (s.in_tok * p_in + s.out_tok * p_out) / 1e6
+    return (s.in_tok * p_in + s.out_tok * p_out) / MILLION
 
 
 def api_tier_note(s: Scenario) -> str | None:
@@ -243,7 +244,7 @@ def _break_even_terms(s: Scenario) -> tuple[float, float]:
     """(k, c_rep): API USD per month per request-per-day, ``c_api*hours/24`` (``c_api`` from
     :func:`api_usd_per_request`), and one replica's monthly rent, ``g*usd_hr*hours`` (docs/method.md section 7).
     Needs a priced card."""
-    return api_usd_per_request(s) * s.hours / 24, float(model.monthly_rent_usd(s))
+    return api_usd_per_request(s) * s.hours / HOURS_PER_DAY, float(model.monthly_rent_usd(s))
 
 
 def break_even_req_day(s: Scenario, cap: Capacity | None = None) -> float | None:
@@ -347,7 +348,7 @@ def unit_costs(s: Scenario, cap: Capacity | None = None) -> UnitCosts:
     cap = cap or capacity(s)
     costs = monthly_costs(s, s.req_day, cap)
     tokens_out = float(requests_month(s)) * s.out_tok
-    api_all_in = float(costs["api_usd_month"]) / tokens_out * 1e6
+    api_all_in = float(costs["api_usd_month"]) / tokens_out * MILLION
     if cap.max_batch == 0:
         return UnitCosts(None, cap.tok_s, None, None, None, api_all_in)
     duty = float(costs["busy_fraction"] / costs["replicas"])
@@ -357,6 +358,6 @@ def unit_costs(s: Scenario, cap: Capacity | None = None) -> UnitCosts:
         duty, cap.tok_s,
         float(rent[0]) if priced else None,
         float(rent[1]) if priced else None,
-        float(costs["self_host_usd_month"]) / tokens_out * 1e6 if priced else None,
+        float(costs["self_host_usd_month"]) / tokens_out * MILLION if priced else None,
         api_all_in,
     )
