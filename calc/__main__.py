@@ -24,7 +24,9 @@ def _keys_help() -> str:
     from .scenario import KEY_TABLE, PRESET
     lines = ["link keys (each a URL query key; a preset fills the ones marked 'preset'):"]
     for k in KEY_TABLE:
-        default = "preset" if k.default == PRESET else "none" if k.default is None else k.default
+        profile = k.group == "engine" or k.key == "overhead_gib"
+        default = ("the engine profile's" if profile else "preset") if k.default == PRESET else \
+            "none" if k.default is None else k.default
         unit = f" [{k.unit}]" if k.unit else ""
         lines.append(f"  {k.key:<16} {k.label}{unit}; default {default}")
         lines.append(f"  {'':<16} accepts {k.accepted}")
