@@ -15,12 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue, tables, traffic
+from . import catalogue, engines, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, scenario_warnings
 from .scenario import KEYS, Parsed, Scenario
 from .words import (
+    ENGINE_NAMES,
+    accuracy_text,
     card_name,
     cards_text,
     cell,
@@ -63,7 +65,8 @@ def _does_not_fit(d: Decision) -> str:
     if not r["fits"]:
         need = r["weights_gib"] + s.overhead_gib * s.gpus
         return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {weights_text(s)}: it needs "
-                         f"{need:,.0f} GiB with the reserved memory and the cards hold {s.gpus * s.mem_gib:,.0f} GiB, "
+                         f"{need:,.0f} GiB with the reserved memory and the engine takes {s.gpus * s.mem_util * s.mem_gib:,.0f} GiB "
+                         "of the cards, "
                          + tail)
     return _sentence(f"{model_name(s)} loads on {cards_text(s)}, but not one request of {d.cap.n:,} tokens fits "
                      f"in the {r['free_gib']:,.1f} GiB left beside the weights, " + tail)
@@ -161,7 +164,8 @@ def assumed_sentence(d: Decision) -> str:
     s = d.scenario
     if d.verdict == "does not fit":
         return ""
-    text = f"Priced with {weights_text(s)}, a {kv_text(s)} KV cache and {rent_text(s)}."
+    text = (f"Priced with {weights_text(s)}, a {kv_text(s)} KV cache and {rent_text(s)}, under the "
+            f"{ENGINE_NAMES.get(s.engine, s.engine)} engine profile.")
     if api_stand_in(s):
         row = catalogue.apis()[s.api]
         text += (f" The API side uses {row['provider']} · {row['model']} prices as a stand-in for this custom model:"
@@ -292,7 +296,12 @@ def assumptions(s: Scenario) -> list[str]:
     """The assumptions and sources behind the figures, one line each."""
     models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
     out = [
-        f"Kernels reach {s.eff:.0%} of peak compute and memory bandwidth (eff).",
+        (f"Engine: {ENGINE_NAMES.get(s.engine, s.engine)} profile: weights read at {s.eff_bw:.0%} of datasheet "
+         f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak, "
+         f"{s.step_us:,.0f} µs fixed per step, {s.mem_util:.0%} of each card's memory"
+         + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
+         + " (eff_bw, eff_kv, eff_flops, step_us, mem_util, max_seqs); "
+         + accuracy_text(s.engine, engines.error_band(s.engine)) + "."),
         f"{s.overhead_gib:g} GiB per card is reserved for activations and workspace (overhead_gib).",
         f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
         f"Cards are rented {s.hours:g} hours a month, busy or not (hours).",

@@ -51,7 +51,7 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if model.free_bytes(s) <= 0:
         need = (model.weight_bytes(s) / model.GiB + s.overhead_gib * s.gpus)
         out.append(f"the weights do not fit: {need:,.1f} GiB needed with overhead, "
-                   f"{s.gpus * s.mem_gib:,.1f} GiB on {s.gpus} card(s)")
+                   f"{s.gpus * s.mem_util * s.mem_gib:,.1f} GiB that the engine takes of {s.gpus} card(s)")
     elif mb == 0:
         out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does")
     if s.batch != "auto" and int(s.batch) > mb:

@@ -165,7 +165,7 @@ def test_sentence_on_defaults():
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. Self-hosting first breaks even "
         "at about 274,000 requests a day and is cheaper at every volume above about 326,000. Priced with int4-g128 "
         "weights (4.25 bits), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
-        "the catalogue (2.69 to 12.29 USD, 8 quotes).")
+        "the catalogue (2.69 to 12.29 USD, 8 quotes), under the vLLM engine profile.")
 
 
 def test_sentence_cases():
