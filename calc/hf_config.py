@@ -85,9 +85,6 @@ MAX_PARAMS = 10**14  # 100 trillion parameters
 MAX_JSON_DEPTH = 20
 MAX_JSON_ITEMS = 10_000
 
-# An error message quotes at most this many characters of a value from the file.
-MAX_SHOWN = 60
-
 # Model types whose layers are not (only) softmax attention plus an MLP; a
 # count from the standard fields would be wrong, so they are refused.
 _UNSUPPORTED_TYPES = (
@@ -263,11 +260,6 @@ def shown(value: Any) -> str:
     if isinstance(value, (list, dict)) and len(value) > MAX_VALUE_CHARS:
         return f"a {type(value).__name__} of {len(value):,} entries"
     return bounded(repr(value))
-
-
-#: The helpers above under the names the refusal code uses.
-_show = shown
-_field_name = shown_name
 
 
 # --------------------------------------------------------------------------
@@ -504,7 +496,7 @@ def _window(f: _Fields, kind: str, layers: int) -> tuple[int, int]:
             )
         unknown = sorted(set(types) - set(_KNOWN_LAYER_TYPES))
         if unknown:
-            kinds = ", ".join(_show(t) for t in unknown[:3])
+            kinds = ", ".join(shown(t) for t in unknown[:3])
             if len(unknown) > 3:
                 kinds += f" and {len(unknown) - 3} more"
             raise HFConfigError(
@@ -573,7 +565,7 @@ def _refuse_unsized(f: _Fields) -> None:
         if _is_set(value):
             raise HFConfigError(
                 name,
-                f"set ({_show(value)}): this architecture (DeepSeek V3.2 sparse attention) "
+                f"set ({shown(value)}): this architecture (DeepSeek V3.2 sparse attention) "
                 "caches an indexer key per token and layer beside its attention cache, "
                 "which the calculator does not size; refused rather than under-sized",
             )
@@ -582,7 +574,7 @@ def _refuse_unsized(f: _Fields) -> None:
         if _is_set(value):
             raise HFConfigError(
                 name,
-                f"set ({_show(value)}): {what}; the calculator sizes only softmax "
+                f"set ({shown(value)}): {what}; the calculator sizes only softmax "
                 "attention's per-token keys and values, so this config is refused "
                 "rather than mis-sized",
             )
@@ -592,7 +584,7 @@ def _refuse_unsized(f: _Fields) -> None:
         for prefix, what in _UNSIZED_PREFIXES.items():
             if key.startswith(prefix):
                 raise HFConfigError(
-                    _field_name(key),
+                    shown_name(key),
                     f"{what}; the calculator sizes only softmax attention's per-token "
                     "keys and values, so this config is refused rather than mis-sized",
                 )
