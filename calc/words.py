@@ -125,9 +125,7 @@ def money(x: float | None, digits: int | None = None) -> str:
     unknown."""
     if x is None or not math.isfinite(x):
         return "—"
-    if digits is None:
-        digits = 0 if abs(x) >= 100 else 2
-    return f"{x:,.{digits}f} USD"
+    return usd(x, (0 if abs(x) >= 100 else 2) if digits is None else digits) + " USD"
 
 
 #: Engines for people.
