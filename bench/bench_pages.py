@@ -62,15 +62,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int | None = None, log=subprocess.DEVNULL,
-                 options: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str, float]:
-    """Start `python -m streamlit run app.py` from the repository root in its own process group; return the
-    process, its base URL and the seconds it took to answer 'ok' on /_stcore/health. ``options`` are extra
-    Streamlit options such as ``--runner.postScriptGC=false``."""
+def start_server(port: int | None = None, log=subprocess.DEVNULL, options: tuple[str, ...] = (),
+                 script: str = "app.py") -> tuple[subprocess.Popen, str, float]:
+    """Start `python -m streamlit run <script>` (default app.py) from the repository root in its own process
+    group; return the process, its base URL and the seconds it took to answer 'ok' on /_stcore/health.
+    ``options`` are extra Streamlit options such as ``--runner.postScriptGC=false``."""
     port = port or free_port()
     base = f"http://localhost:{port}"
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
                              "--server.headless", "true", *options], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:

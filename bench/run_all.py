@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/run_all.py [--seconds 60] [--out FILE]
 
-Each script runs in its own process (bench_calc.py, bench_pages.py, load.py --seconds N) so that one
+Each script runs in its own process (bench_calc.py, bench_pages.py, first_visit.py, load.py --seconds N) so that one
 does not warm the caches of the next. The figures are printed, never asserted; the exit status is 1
 only when a script failed or the load run counted errors. ``--out`` also writes the Markdown to FILE.
 """
@@ -82,7 +82,7 @@ def ok(value, target, below=True) -> str:
     return "yes" if (value < target if below else value <= target) else "**no**"
 
 
-def table(calc: dict | None, pages: dict | None, load: dict | None) -> list[str]:
+def table(calc: dict | None, pages: dict | None, load: dict | None, first: dict | None = None) -> list[str]:
     rows = ["| figure | measured | target | met |", "|---|---:|---:|:---:|"]
     if calc:
         rows.append(f"| `calc.report` of the default link, median | {calc['report_link_ms']:.3f} ms | < 1 ms | "
@@ -101,6 +101,13 @@ def table(calc: dict | None, pages: dict | None, load: dict | None) -> list[str]
         if pages.get("cold_first_page_s") is not None:
             rows.append(f"| cold start to the first page drawn in Chromium | {pages['cold_first_page_s']:.2f} s | "
                         "(none) | |")
+    if first:
+        rows.append(f"| first visit to /decision in a fresh browser, first figure: app / Streamlit's one-metric floor "
+                    f"| {first['app']['first_figure_s']:.2f} / {first['floor']['first_figure_s']:.2f} s "
+                    f"(ratio {first['ratio']:.2f}) | ratio <= {first['target_ratio']:g} | "
+                    f"{ok(first['ratio'], first['target_ratio'], below=False)} |")
+        rows.append(f"| first visit to /decision, whole page (charts and tables included) | "
+                    f"{first['app']['page_done_s']:.2f} s | (none) | |")
     if load:
         n, secs = load["sessions"], load["seconds"]
         rows.append(f"| load, {n} sessions x {secs:g} s, errors | {load['errors']} | 0 | "
@@ -135,6 +142,9 @@ def main(argv=None) -> int:
     print("running bench_pages.py ...", file=sys.stderr)
     pages, err = run_json("bench_pages.py")
     failures += [err] if err else []
+    print("running first_visit.py ...", file=sys.stderr)
+    first, err = run_json("first_visit.py")
+    failures += [err] if err else []
     print(f"running load.py --seconds {args.seconds:g} ...", file=sys.stderr)
     load, err = run_json("load.py", "--seconds", f"{args.seconds:g}", timeout=args.seconds + 600)
     failures += [err] if err else []
@@ -145,7 +155,7 @@ def main(argv=None) -> int:
              f"Machine: {m['nproc']} cores ({m['cpu']}), {m['ram']} RAM, {m['os']}; Python {m['python']}, "
              f"Streamlit {m['streamlit']}, NumPy {m['numpy']}, pandas {m['pandas']}, pydantic {m['pydantic']}, "
              f"Playwright {m['playwright']}, {m['chromium']}.", ""]
-    lines += table(calc, pages, load)
+    lines += table(calc, pages, load, first)
     if calc and calc.get("profile"):
         lines += ["", "calc.report missed 1 ms; cProfile by own time:", "", "```", calc["profile"].rstrip(), "```"]
     if failures:

@@ -186,8 +186,8 @@ def rent_flip_text(d: Decision) -> str:
         return "No rent changes it: the model does not fit as set up."
     p = d.price_to_flip
     if p is None:
-        return (f"No rent makes self-hosting cheaper at this volume: upkeep alone ({sig(s.upkeep)} USD a month) is "
-                f"more than the API bill ({sig(d.api_usd_month)} USD a month).")
+        return (f"No rent makes self-hosting cheaper at this volume: upkeep alone ({money(s.upkeep)} a month) is "
+                f"more than the API bill ({money(d.api_usd_month)} a month).")
     if not d.priced:
         return f"Self-hosting costs less than the API below {p:,.2f} USD per card-hour (no rent is set)."
     if d.verdict == "self-host":

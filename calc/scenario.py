@@ -84,6 +84,11 @@ class Key:
     choices: tuple[str, ...] = ()
     rule: str = ""  # a consistency rule with another key, added to the accepted text
     accepted_text: str = ""  # what the key accepts, where the kind alone cannot say it
+    #: How the app's slider for the key moves: ``(scale, lowest, highest)`` with scale ``"log"`` (about six stops a
+    #: decade), ``"pow2"`` (powers of two and 1.5 times them) or ``"formats"`` (the formats, by bits); None = no
+    #: slider. The span (lowest > 0) is the usual one, 0 is added where the key accepts it; any accepted value is
+    #: still entered exactly (see slider_stops).
+    slider: tuple[str, float, float] | None = None
 
     @property
     def numeric(self) -> bool:
@@ -125,59 +130,59 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("model", "id", "Model", "Preset model; its shape fills the fields below.", "model",
        default=DEFAULT_MODEL, accepted_text="a model preset id or 'custom'"),
     _K("params_b", "float", "Total parameters (billions)", "All weights held in memory, MoE experts included.",
-       "model", lo=1e-6, hi=1e5, unit="billion parameters", step=1.0, fmt="%g"),
+       "model", lo=1e-6, hi=1e5, unit="billion parameters", step=1.0, fmt="%g", slider=("log", 0.1, 2000)),
     _K("active_b", "float", "Active parameters per token (billions)",
        "Parameters one token uses; equals the total for a dense model.", "model",
-       lo=1e-6, hi=1e5, unit="billion parameters", step=1.0, fmt="%g", rule=", and <= params_b"),
-    _K("layers", "int", "Layers", "Transformer blocks.", "model", lo=1, hi=10_000, step=1),
-    _K("heads", "int", "Query heads", "Attention (query) heads per layer.", "model", lo=1, hi=100_000, step=1),
+       lo=1e-6, hi=1e5, unit="billion parameters", step=1.0, fmt="%g", rule=", and <= params_b", slider=("log", 0.1, 2000)),
+    _K("layers", "int", "Layers", "Transformer blocks.", "model", lo=1, hi=10_000, step=1, slider=("pow2", 1, 256)),
+    _K("heads", "int", "Query heads", "Attention (query) heads per layer.", "model", lo=1, hi=100_000, step=1, slider=("pow2", 1, 256)),
     _K("kv_heads", "int", "KV heads (GQA)",
        "Key/value heads per layer; fewer than query heads under grouped-query attention.", "model",
-       lo=1, hi=100_000, step=1, rule=", and <= heads"),
-    _K("head_dim", "int", "Head dimension", "Width of one attention head.", "model", lo=1, hi=100_000, step=1),
+       lo=1, hi=100_000, step=1, rule=", and <= heads", slider=("pow2", 1, 256)),
+    _K("head_dim", "int", "Head dimension", "Width of one attention head.", "model", lo=1, hi=100_000, step=1, slider=("pow2", 16, 1024)),
     _K("hidden", "int", "Model width (hidden size)", "Residual-stream width; sets the tensor-parallel all-reduce size.",
-       "model", lo=1, hi=10_000_000_000, step=1),
+       "model", lo=1, hi=10_000_000_000, step=1, slider=("pow2", 256, 65536)),
     _K("experts", "int", "Routed experts per MoE layer", "0 for a dense model.", "model", lo=0, hi=100_000, step=1,
-       accepted_text="0 (dense) or an integer from 2 to 100000"),
+       accepted_text="0 (dense) or an integer from 2 to 100000", slider=("pow2", 2, 1024)),
     _K("experts_active", "int", "Routed experts per token", "Experts each token is routed to.", "model",
-       lo=0, hi=100_000, step=1, accepted_text="an integer with 1 <= experts_active < experts (0 when dense)"),
+       lo=0, hi=100_000, step=1, accepted_text="an integer with 1 <= experts_active < experts (0 when dense)", slider=("pow2", 1, 64)),
     _K("kv_latent", "int", "MLA latent width per layer",
        "kv_lora_rank + qk_rope_head_dim for multi-head latent attention; 0 = plain KV cache.", "model",
-       lo=0, hi=1_000_000, step=1, accepted_text="0 (no MLA) or an integer from 1 to 1000000"),
+       lo=0, hi=1_000_000, step=1, accepted_text="0 (no MLA) or an integer from 1 to 1000000", slider=("pow2", 64, 4096)),
     _K("window", "int", "Sliding window (tokens)", "Attention window of the windowed layers; 0 = no window.", "model",
-       lo=0, hi=100_000_000, unit="tokens", step=1, accepted_text="0 (none) or an integer from 1 to 100000000"),
+       lo=0, hi=100_000_000, unit="tokens", step=1, accepted_text="0 (none) or an integer from 1 to 100000000", slider=("pow2", 256, 1048576)),
     _K("window_layers", "int", "Layers using the window", "How many layers attend only within the window.", "model",
-       lo=0, hi=10_000, step=1, accepted_text="an integer from 0 to layers"),
+       lo=0, hi=10_000, step=1, accepted_text="an integer from 0 to layers", slider=("pow2", 1, 256)),
     _K("embed_b", "float", "Input-embedding parameters (billions)",
        "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model",
-       lo=0, hi=1e5, unit="billion parameters", step=0.1, fmt="%g", rule=", and < active_b"),
+       lo=0, hi=1e5, unit="billion parameters", step=0.1, fmt="%g", rule=", and < active_b", slider=("log", 0.01, 100)),
     _K("card", "id", "Accelerator", "Preset card; its datasheet figures fill the fields below.", "hardware",
        default=DEFAULT_CARD, accepted_text="a card preset id or 'custom'"),
     _K("mem_gib", "float", "Memory per card (GiB)",
        "Device memory as the driver reports it (nvidia-smi total; the card preset records it, not the label), "
-       "GiB = 2^30 bytes.", "hardware", lo=0.001, hi=1e5, unit="GiB", step=1.0, fmt="%g"),
+       "GiB = 2^30 bytes.", "hardware", lo=0.001, hi=1e5, unit="GiB", step=1.0, fmt="%g", slider=("log", 8, 2048)),
     _K("bw_tbs", "float", "Memory bandwidth per card (TB/s)", "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.",
-       "hardware", lo=0.001, hi=1e4, unit="TB/s", step=0.1, fmt="%g"),
+       "hardware", lo=0.001, hi=1e4, unit="TB/s", step=0.1, fmt="%g", slider=("log", 0.1, 30)),
     _K("tflops", "float", "Dense peak per card (TFLOP/s)", "Dense (not 'with sparsity') peak at the compute precision.",
-       "hardware", lo=0.001, hi=1e6, unit="TFLOP/s", step=10.0, fmt="%g"),
+       "hardware", lo=0.001, hi=1e6, unit="TFLOP/s", step=10.0, fmt="%g", slider=("log", 10, 30000)),
     _K("gpus", "int", "Cards (tensor parallel)", "Cards one model replica is split over.", "hardware",
-       default=1, lo=1, hi=64, unit="cards", step=1),
+       default=1, lo=1, hi=64, unit="cards", step=1, slider=("pow2", 1, 64)),
     _K("compute", "choice", "Compute precision", "Precision the matrix units run at; picks the card's dense peak.",
        "hardware", default="bf16", choices=COMPUTE_PRECISIONS,
        accepted_text="one of bf16, fp16, fp8, int8, fp4, and a precision the card has"),
     _K("link_gbs", "float", "Interconnect per card (GB/s, one direction)",
        "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware",
-       lo=0.001, hi=1e5, unit="GB/s", step=10.0, fmt="%g"),
+       lo=0.001, hi=1e5, unit="GB/s", step=10.0, fmt="%g", slider=("log", 10, 3000)),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
-       default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g"),
+       default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
     _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
-       default=DEFAULT_WEIGHTS),
+       default=DEFAULT_WEIGHTS, slider=("formats", 1, 32)),
     _K("weights_experts", "weights", "Routed-expert weight format",
        "Format of the routed-expert weights of an MoE model (gpt-oss ships them in mxfp4); default: the weight format.",
-       "precision"),
-    _K("kv", "kv", "KV-cache format", "Precision of cached keys and values.", "precision", default="fp16"),
+       "precision", slider=("formats", 1, 32)),
+    _K("kv", "kv", "KV-cache format", "Precision of cached keys and values.", "precision", default="fp16", slider=("formats", 1, 32)),
     _K("ctx", "int", "Context (tokens per sequence)", "Tokens held in the KV cache per sequence (worst case).",
-       "precision", default=8192, lo=1, hi=100_000_000, unit="tokens", step=1024),
+       "precision", default=8192, lo=1, hi=100_000_000, unit="tokens", step=1024, slider=("pow2", 128, 1048576)),
     _K("batch", "batch", "Batch (sequences per step)",
        "Concurrent sequences per decode step; auto = largest useful batch.", "precision",
        default=AUTO, lo=1, hi=1_000_000, unit="sequences", step=1, empty=AUTO),
@@ -201,13 +206,13 @@ KEY_TABLE: tuple[Key, ...] = (
        "1 counts KV-cache reads and attention FLOPs; 0 reproduces the weights-only textbook tables.", "advanced",
        default=1),
     _K("req_day", "float", "Requests per day", "Average daily request volume.", "traffic",
-       default=10000.0, lo=0.001, hi=1e12, unit="requests per day", step=1000.0, fmt="%g"),
+       default=10000.0, lo=0.001, hi=1e12, unit="requests per day", step=1000.0, fmt="%g", slider=("log", 1, 1000000000.0)),
     _K("in_tok", "int", "Prompt tokens per request", "Input tokens per request.", "traffic",
-       default=1000, lo=0, hi=10_000_000, unit="tokens", step=100),
+       default=1000, lo=0, hi=10_000_000, unit="tokens", step=100, slider=("log", 10, 1000000.0)),
     _K("out_tok", "int", "Output tokens per request", "Generated tokens per request.", "traffic",
-       default=300, lo=1, hi=10_000_000, unit="tokens", step=50),
+       default=300, lo=1, hi=10_000_000, unit="tokens", step=50, slider=("log", 1, 100000.0)),
     _K("peak", "float", "Peak-hour factor", "Busiest hour's request rate over the average hour's.", "traffic",
-       default=3.0, lo=1, hi=1000, step=0.5, fmt="%g"),
+       default=3.0, lo=1, hi=1000, step=0.5, fmt="%g", slider=("log", 1, 20)),
     _K("tpot_ms", "float", "Latency target: time per output token (ms)",
        "Longest acceptable time per output token; empty = no target.", "traffic",
        default=None, lo=0.001, hi=1e6, unit="ms", step=5.0, fmt="%g", empty=NONE_GIVEN),
@@ -255,6 +260,48 @@ KEY_TABLE: tuple[Key, ...] = (
 
 #: The table by key, in link order.
 KEYS: dict[str, Key] = {k.key: k for k in KEY_TABLE}
+#: Mantissas of the log slider's stops: about six a decade, each a round number.
+_LOG_STOPS = (1, 1.5, 2, 3, 5, 7)
+
+
+def _bits_of(value: Any, formats: Mapping[str, float]) -> float:
+    return float(formats[value]) if value in formats else float(value)
+
+
+def slider_stops(key: str, current: Any = None) -> list[Any]:
+    """The stops of the app's slider for ``key``, in increasing order, with ``current`` among them.
+
+    ``"log"``: 1, 1.5, 2, 3, 5, 7 times each power of ten in the slider's span; ``"pow2"``: 2^k and 1.5 * 2^k;
+    ``"formats"``: the format names ordered by bits. Zero leads where the span starts at 0 (0 means none). A
+    value outside the stops (a preset's 79.65 GiB, a typed 123,456 requests, bits such as "4.5") is inserted at
+    its place, so a slider never moves a value it did not touch. Stops have the key's type (int keys give ints).
+    Raises KeyError for a key without a slider.
+    """
+    spec = KEYS[key]
+    if spec.slider is None:
+        raise KeyError(f"{key} has no slider")
+    scale, lo, hi = spec.slider
+    if scale == "formats":
+        formats = KV_FORMATS if spec.kind == "kv" else WEIGHT_FORMATS
+        names = list(formats)
+        if current is not None and str(current) not in names:
+            names.append(str(current))
+        return sorted(names, key=lambda n: (_bits_of(n, formats), n not in formats, n))
+    cast = int if spec.kind == "int" else float
+    stops: set[float] = {0.0} if spec.lo == 0 else set()  # 0 means none (no window, a dense model, ...)
+    first, last = float(lo), float(hi)
+    if scale == "log":
+        for exp in range(math.floor(math.log10(first)), math.ceil(math.log10(last)) + 1):
+            stops.update(float(f"{m}e{exp}") for m in _LOG_STOPS)
+    else:
+        for exp in range(max(0, math.floor(math.log2(first))), math.ceil(math.log2(last)) + 1):
+            stops.update((2.0**exp, 1.5 * 2.0**exp))
+    out = {cast(v) for v in stops if v == 0 or first <= v <= last}
+    if current is not None:
+        out.add(cast(current))
+    return sorted(out)
+
+
 #: Accepted range of every numeric key, both ends included: (type, lowest, highest).
 RANGES: dict[str, tuple[type, float, float]] = {
     k.key: (float if k.kind == "float" else int, k.lo, k.hi) for k in KEY_TABLE if k.numeric or k.kind == "batch"}

@@ -30,6 +30,7 @@ from calc.scenario import (
     RANGES,
     WEIGHT_FORMATS,
     link_too_long,
+    slider_stops,
 )
 
 #: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
@@ -134,11 +135,40 @@ def _options_with(options: list[str], current: Any) -> list[str]:
     return options + ([str(current)] if current is not None and str(current) not in options else [])
 
 
+def _stop_text(value: Any) -> str:
+    """A slider stop for people: whole numbers with thousands separators, others to four figures."""
+    if isinstance(value, str):
+        bits = WEIGHT_FORMATS.get(value, KV_FORMATS.get(value))
+        return f"{value} ({bits:g} bits)" if bits is not None else f"{value} bits"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:.4g}"
+
+
+def exact_entry() -> bool:
+    """Whether the inputs are number boxes (exact entry) rather than sliders; a view setting, not in the link."""
+    return bool(st.session_state.get("_exact", False))
+
+
+def _slider(key: str, parent: str | None, common: dict) -> None:
+    """A select-slider over the key's stops (calc.scenario.slider_stops), keyed by the link key."""
+    stops = slider_stops(key, st.session_state.get(key))
+    st.select_slider(_label(key), options=stops, format_func=_stop_text, on_change=_on_override,
+                     args=(key, parent), **common)
+
+
+def _restore() -> None:
+    """The inputs change kind (slider <-> box): give the new widgets the scenario's values, not their defaults."""
+    parsed = st.session_state.get("_parsed")
+    if parsed is not None:
+        _store(parsed.scenario)
+
+
 def _widget(key: str) -> None:
     spec = KEYS[key]
     parent = "model" if key in MODEL_FIGURES else "card" if key in CARD_FIGURES else None
     common = dict(key=key, help=f"{spec.help} Link key `{key}`; accepts {spec.accepted}.")
-    if key in ("model", "card", "api", "compute"):
+    if spec.slider is not None and not exact_entry() and st.session_state.get(key) is not None:
+        _slider(key, parent, common)
+    elif key in ("model", "card", "api", "compute"):
         names = {"model": catalogue.models(), "card": catalogue.cards(), "api": catalogue.apis()}.get(key)
         if key == "compute":
             card = catalogue.cards().get(st.session_state.get("card", ""))
@@ -250,15 +280,19 @@ def _groups(decision: bool) -> list[tuple[str, list[str]]]:
     return [DECISION_FIRST] + [(title, keys) for title, keys in rest if keys]
 
 
-def sidebar(decision: bool = False) -> None:
+def sidebar(decision: bool = False, light: bool = False) -> None:
     """All inputs, grouped; each widget's key is its link key. On the Decision page the inputs the decision
     turns on come first and the details are folded."""
     with st.sidebar:
         st.caption("Every input is part of the link: copy the address bar, or the box at the end of this sidebar, "
                    "to share this exact scenario.")
+        st.toggle("Exact entry", key="_exact", on_change=_restore,
+                  help="Number boxes instead of sliders, for values between the slider's stops.")
         for title, keys in _groups(decision):
             has_error = any(k in _errors() for k in keys)
             opened = title == DECISION_FIRST[0] if decision else title in OPEN_GROUPS
+            if light and not (opened or has_error):
+                continue  # a first draw shows the open groups; the folded ones follow with the rest of the page
             with st.expander(title, expanded=opened or has_error):
                 if title in ("Model", "Model architecture"):
                     _import_config()
@@ -280,6 +314,42 @@ export default function (component) {
 _link_size_check = st.components.v2.component("calc_link_size_check", js=_LINK_SIZE_JS)
 
 
+# A button that copies the page's address (the complete link) to the clipboard. The clipboard API needs a
+# secure context; on plain http the copy falls back to a selected text field.
+_COPY_LINK_HTML = """<button type="button" class="calc-copy">Copy link to this scenario</button>
+<span class="calc-copied" aria-live="polite"></span>"""
+_COPY_LINK_CSS = """
+.calc-copy { font: inherit; font-size: 0.875rem; padding: 0.35rem 0.75rem; border-radius: 0.5rem; cursor: pointer;
+  border: 1px solid var(--st-border-color, rgba(128, 128, 128, 0.4)); color: var(--st-text-color, inherit);
+  background: var(--st-secondary-background-color, transparent); }
+.calc-copy:hover { border-color: var(--st-primary-color, #ff4b4b); }
+.calc-copied { font-size: 0.8rem; margin-left: 0.5rem; opacity: 0.8; }
+"""
+_COPY_LINK_JS = """
+export default function (component) {
+  const { parentElement } = component;
+  const button = parentElement.querySelector(".calc-copy");
+  const said = parentElement.querySelector(".calc-copied");
+  button.onclick = async () => {
+    const link = window.location.href;
+    try {
+      await navigator.clipboard.writeText(link);
+    } catch (e) {
+      const field = document.createElement("textarea");
+      field.value = link;
+      document.body.appendChild(field);
+      field.select();
+      document.execCommand("copy");
+      field.remove();
+    }
+    said.textContent = "Copied";
+    setTimeout(() => { said.textContent = ""; }, 2000);
+  };
+}
+"""
+_copy_link = st.components.v2.component("calc_copy_link", html=_COPY_LINK_HTML, css=_COPY_LINK_CSS, js=_COPY_LINK_JS)
+
+
 def _check_dropped_link() -> None:
     """While a session that opened with an empty link has not heard from the browser, ask it what was opened;
     a link past the server's limits becomes a named error on every page."""
@@ -294,7 +364,7 @@ def _check_dropped_link() -> None:
             _link_errors()[LINK] = error
 
 
-def sync(decision: bool = False) -> Parsed:
+def sync(decision: bool = False, light: bool = False) -> Parsed:
     """Run once per script run, before the pages: link -> widgets -> scenario -> link.
 
     On a session's first run the query string is parsed; bad values become named errors shown beside
@@ -320,7 +390,7 @@ def sync(decision: bool = False) -> Parsed:
         # An emptied box whose key has a default (the card's rent) shows the value in use, never a blank that lies.
         if st.session_state.get(key) is None and _widget_value(key, value) is not None:
             st.session_state[key] = _widget_value(key, value)
-    sidebar(decision)
+    sidebar(decision, light)
     params = parsed.scenario.to_params()
     rejected = st.session_state.get("_rejected", {})
     kept = {k: v for k, v in rejected.items() if k in _link_errors()}
@@ -385,6 +455,7 @@ def navigation():
 
     def home() -> None:
         st.session_state.pop("_frame", None)
+        st.session_state["_drawn"] = False  # the page forwarded to is still the session's first draw
         st.switch_page(visible[0])
 
     entry = st.Page(home, title="Self-host or API", url_path="start", default=True, visibility="hidden")
@@ -399,14 +470,42 @@ def _evaluation(query: str) -> Evaluation:
 
 def frame(page: Any = None) -> None:
     """app.py's part of every run: link and widgets in step, then the header every page shares (its memory flag
-    about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx)."""
-    parsed = sync(decision=getattr(page, "url_path", "") == "decision")
+    about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx).
+
+    A session's first run is a first draw (see :func:`details`): the sidebar's folded groups wait for the rest."""
+    light = not st.session_state.get("_drawn", False)
+    st.session_state["_drawn"] = True
+    st.session_state["_light"] = light
+    sync(decision=getattr(page, "url_path", "") == "decision", light=light)
     with st.sidebar:
-        # The address bar is the link; this box holds the same link with a copy button.
-        slug = getattr(page, "url_path", "") or "decision"
-        st.code(f"{base_url()}/{slug}?{parsed.scenario.to_query()}", language=None, wrap_lines=False)
+        # The address bar is the link; the button copies it (a plain button: light to draw on a first visit).
+        _copy_link(key="_copy_link", height=40)
     header(*current(), traffic=getattr(page, "url_path", "") == "decision")
     st.session_state["_frame"] = True
+
+
+# Asks for the rest of the page once the browser has drawn the first part (after the next paint).
+_DRAWN_JS = """
+export default function (component) {
+  const { setTriggerValue } = component;
+  requestAnimationFrame(() => setTimeout(() => setTriggerValue("drawn", true), 0));
+}
+"""
+_drawn_signal = st.components.v2.component("calc_drawn", js=_DRAWN_JS)
+#: The key of the marker a first draw leaves where the details will be (tests wait for it to go).
+LOADING_KEY = "calc-loading-details"
+
+
+def details() -> None:
+    """Where a page's details begin (charts, long tables, the memo). On a session's first run the page ends here:
+    the verdict and the headline figures reach a fresh browser first, and once it has drawn them it asks for the
+    rest, which comes in the next run, with the sidebar's folded groups. Every later run draws the whole page."""
+    if not st.session_state.get("_light"):
+        return
+    with st.container(key=LOADING_KEY):
+        st.caption("Loading the charts and tables…")
+        _drawn_signal(key="_drawn_signal", height=0, on_drawn_change=lambda: None)
+    st.stop()
 
 
 def page() -> tuple[Scenario, dict]:
@@ -506,3 +605,32 @@ def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> No
                        key=f"dl-{name}")
 
 
+
+
+def _printf_to_format(fmt: str | None) -> str | None:
+    """A column_config printf format ("%.2f", "%,.0f", "%d") as a str.format spec ("{:.2f}", "{:,.0f}", "{:,.0f}")."""
+    if not fmt or not fmt.startswith("%"):
+        return None
+    spec = fmt[1:].replace("d", ".0f").replace("i", ".0f")
+    return "{:" + spec + "}"
+
+
+def dataframe(df: pd.DataFrame, column_config: dict | None = None, **kwargs: Any) -> None:
+    """``st.dataframe`` with every missing cell shown as a dash (never "None" or "nan"); the cells keep their
+    values, so sorting and the CSV download are unchanged. Numbers keep the column's format."""
+    cfg = column_config or {}
+    data: Any = df
+    if isinstance(df, pd.DataFrame) and df.isna().to_numpy().any():
+        def shown(col: str):
+            c = cfg.get(col)
+            spec = _printf_to_format(c.get("type_config", {}).get("format")) if isinstance(c, dict) else None
+
+            def fmt(v: Any) -> str:
+                if v is None or (isinstance(v, float) and v != v):
+                    return "—"
+                if spec and isinstance(v, (int, float)) and not isinstance(v, bool):
+                    return spec.format(v)
+                return str(v)
+            return fmt
+        data = df.style.format({col: shown(col) for col in df.columns})
+    st.dataframe(data, column_config=cfg, **{"hide_index": True, "width": "stretch", **kwargs})

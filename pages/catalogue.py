@@ -13,6 +13,8 @@ st.caption("Every figure carries its source and the date it was read. Compute pe
            "'with sparsity' is twice the dense one and is never used). Memory is recorded in GiB. Click a column "
            "header to sort.")
 
+ui.details()  # the first draw of a session ends here
+
 st.subheader("Your model on other cards")
 default_cards = list(dict.fromkeys([s.card if s.card in catalogue.cards() else "h100-sxm", "a100-80gb", "l40s"]))
 picked = st.multiselect("Cards to compare (up to 3)", list(catalogue.cards()), default=default_cards,
@@ -20,9 +22,9 @@ picked = st.multiselect("Cards to compare (up to 3)", list(catalogue.cards()), d
                         format_func=lambda c: catalogue.cards()[c]["name"])
 if picked:
     cmp = ui.table("compare_cards", s, picked)
-    st.dataframe(cmp, hide_index=True, width="stretch", column_config={
+    ui.dataframe(cmp, column_config={
         "card": st.column_config.TextColumn("Card"), "gpus": NUM("Cards"), "compute": "Compute",
-        "mem_gib": NUM("Memory/card (GiB)", format="%.0f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
+        "mem_gib": NUM("Memory/card (GiB)", format="%.2f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
         "tflops": NUM("Dense peak (TFLOP/s)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
         "fits": st.column_config.CheckboxColumn("Weights fit"), "max_batch": NUM("Max batch", format="%d"),
         "break_even_batch": NUM("Break-even batch", format="%.0f"), "batch": NUM("Batch used", format="%d"),
@@ -31,12 +33,12 @@ if picked:
         "memory_caps_batch": st.column_config.CheckboxColumn("Memory caps batch"),
         "monthly_usd": NUM("Monthly (USD)", format="%.0f")})
     st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s) "
-               "and duty cycle; each card with its own datasheet figures and reference rent (blank: no quote).")
+               "and duty cycle; each card with its own datasheet figures and reference rent (a dash: no quote).")
     ui.download_csv(cmp, "catalogue-compare")
 
 st.subheader("Models")
 models = ui.catalogue_table("models_table")
-st.dataframe(models, hide_index=True, width="stretch", column_config={
+ui.dataframe(models, column_config={
     "params_b": NUM("Params (B)", format="%.3f"), "active_b": NUM("Active (B)", format="%.3f"),
     "embed_b": NUM("Input embedding (B)", format="%.3f"),
     "kv_bytes_per_token_16bit": NUM("KV bytes/token (16-bit)", format="%d"),
@@ -51,7 +53,7 @@ ui.download_csv(models, "catalogue-models")
 
 st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
-st.dataframe(cards, hide_index=True, width="stretch", column_config={
+ui.dataframe(cards, column_config={
     "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
     "mem_source": "Memory source", "mem_read_on": "Memory read on", "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
     "bf16_tflops": NUM("BF16 dense (TFLOP/s)", format="%.1f"), "fp8_tflops": NUM("FP8 dense (TFLOP/s)", format="%.1f"),
@@ -60,14 +62,14 @@ st.dataframe(cards, hide_index=True, width="stretch", column_config={
     "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
 })
 st.caption("Memory is the total the driver reports (nvidia-smi, ECC on for datacenter cards; rocm-smi; hl-smi), "
-           "not the label in the card's name; a blank MiB cell means no driver figure was found and the label is used. "
+           "not the label in the card's name; a dash in the MiB column means no driver figure was found and the label is used. "
            "FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
-           "when attention is not counted. None: the card has no such units, or no public figure was found.")
+           "when attention is not counted. A dash: the card has no such units, or no public figure was found.")
 ui.download_csv(cards, "catalogue-cards")
 
 st.subheader("API prices")
 apis = ui.catalogue_table("apis_table")
-st.dataframe(apis, hide_index=True, width="stretch", column_config={
+ui.dataframe(apis, column_config={
     "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f"),
     "tier_above_tok": NUM("Long prompt above (tokens)", format="%d"),
     "tier_api_in": NUM("Input above (USD / 1M)", format="%.3f"),
@@ -80,7 +82,7 @@ with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
 ui.download_csv(apis, "catalogue-apis")
 
 st.subheader("Cloud GPU quotes")
-st.dataframe(catalogue.cloud_prices(), hide_index=True, width="stretch", column_config={
+ui.dataframe(catalogue.cloud_prices(), column_config={
     "provider": "Provider", "product_or_instance": "Product or instance", "gpu": "GPU",
     "gpus_per_instance": NUM("GPUs per instance", format="%d"),
     "usd_per_instance_hour": NUM("USD per instance-hour", format="%.2f"),

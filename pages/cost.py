@@ -35,6 +35,8 @@ if not runs:
     st.error(f"No price for a set-up that cannot run: {why}. The surface below shows what each batch would cost "
              "where memory allows it.")
 
+ui.details()  # the first draw of a session ends here
+
 st.subheader("Cost surface: USD per 1M tokens by batch and duty cycle")
 if s.usd_hr is None:
     st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
@@ -66,7 +68,7 @@ picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])
 by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
-st.dataframe(wide, hide_index=True, width="stretch",
+ui.dataframe(wide,
              column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%.0f"),
                             "fits_in_memory": st.column_config.CheckboxColumn("fits in memory"),
                             **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})

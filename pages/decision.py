@@ -63,7 +63,9 @@ c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.c
 c4.metric("Break-even, requests a day", "—" if not d.fits or not d.priced else
           "never" if d.break_even is None else words.sig(d.break_even, 3),
           help="Requests a day at which self-hosting first costs less than the API.")
-st.dataframe(dm.monthly_table(d), hide_index=True, width="stretch",
+ui.details()  # the first draw of a session ends here: the verdict and its four figures
+
+ui.dataframe(dm.monthly_table(d),
              column_config={"option": "Option", "usd_month": st.column_config.NumberColumn("USD per month", format="%,.0f"),
                             "how": "How it adds up"})
 ui.download_csv(dm.monthly_table(d), "decision-monthly", "Download this table (CSV)")
@@ -82,7 +84,7 @@ y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y
           axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
                         labelExpr="datum.value >= 1000 ? format(datum.value, '~s') : format(datum.value, ',~g')"))
 colors = alt.Color("option:N", scale=alt.Scale(domain=["API", "Self-hosting"], range=["#f58518", "#4c78a8"]),
-                   legend=alt.Legend(title=None, orient="bottom"))
+                   legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0))
 tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
        alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month"), alt.Tooltip("replicas:Q", title="replicas")]
 base = alt.Chart(curve).encode(x=x, y=y, color=colors, tooltip=tip)
@@ -115,7 +117,7 @@ else:
                "self-hosting first gets cheaper; red diamond (when shown): above it, self-hosting stays cheaper at "
                "every volume.")
 vt = tables.volume_table(d)
-st.dataframe(vt, hide_index=True, width="stretch",
+ui.dataframe(vt,
              column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
                             "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
                             "cards": st.column_config.NumberColumn("Cards", format="localized"),
@@ -142,7 +144,7 @@ st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
             + (dm.volume_sentence(d) or ("The model does not fit as set up." if not d.fits
                                          else "Enter a rent to find the break-even volume.")))
 ut = dm.unit_cost_table(d)
-st.dataframe(ut, hide_index=True, width="stretch",
+ui.dataframe(ut,
              column_config={"basis": "Cost per million output tokens",
                             "usd_per_mtok_out": st.column_config.NumberColumn("USD per 1M", format="%,.3f")})
 st.caption("The textbook figure assumes a replica busy all month; real traffic keeps it busy only part of the time "
@@ -170,7 +172,7 @@ if d.fits and s.tpot_ms is not None:
 k4.metric("Time per output token", "—" if not d.fits else f"{cap.step_ms:,.1f} ms", delta=tpot_delta,
           delta_color="normal" if cap.meets_tpot else "inverse", delta_arrow="off",
           help=f"Decode step at the serving batch of {cap.serving_batch:,}.")
-st.dataframe(dm.capacity_text(d), hide_index=True, width="stretch", height="content",
+ui.dataframe(dm.capacity_text(d), height="content",
              column_config={"figure": "Figure", "value": "Value", "unit": "Unit"})
 ui.download_csv(dm.capacity_table(d), "decision-capacity", "Download this table (CSV)")
 
@@ -196,5 +198,5 @@ with st.expander("Read the memo"):
     st.markdown(text)
 with st.expander("Inputs behind it"):
     it = dm.inputs_table(s)
-    st.dataframe(it, hide_index=True, width="stretch")
+    ui.dataframe(it)
     ui.download_csv(it, "decision-inputs", "Download this table (CSV)")

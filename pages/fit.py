@@ -23,6 +23,8 @@ if r["kv_copy_factor"] > 1:
             "engines copy a head rather than split it. The cache per sequence above counts the copies, so fewer "
             "sequences fit than the model's own cache size suggests.", icon=":material/content_copy:")
 
+ui.details()  # the first draw of a session ends here
+
 stack = ui.table("memory_stack", s)
 per = "per card" if s.gpus > 1 else ""
 st.subheader(f"Memory {per} at batch {r['batch']:,}".strip())
@@ -35,7 +37,7 @@ chart = (
     .encode(
         x=alt.X("gib:Q", stack="zero", title=f"GiB {per or 'on the card'}", scale=alt.Scale(domain=[0, x_max], nice=False)),
         color=alt.Color("part:N", sort=order, scale=alt.Scale(domain=order, range=["#4c78a8", "#f58518", "#9d9d9d", "#c7e0bd"]),
-                        legend=alt.Legend(orient="right", title=None)),
+                        legend=alt.Legend(orient="bottom", title=None, columns=2, labelLimit=0)),
         order=alt.Order("order:Q"),
         tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
                  alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],

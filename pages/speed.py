@@ -30,6 +30,8 @@ st.caption(
     "not read" + ("; an MoE step reads only the experts its tokens are routed to" if s.experts else "")
     + f") plus {r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
 
+ui.details()  # the first draw of a session ends here
+
 marks = [{"what": f"memory holds {mb:,}", "batch": mb, "ypix": 2}] if 1 <= mb <= 1024 else []
 if be is not None and 1 <= be <= 1024:
     marks.append({"what": f"break-even {be:,.0f}", "batch": be, "ypix": 18})
@@ -50,7 +52,7 @@ lines = sweep.melt("batch", list(names), var_name="line", value_name="ms").repla
 step_chart = alt.Chart(lines).mark_line().encode(
     x=x, y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="ms per step (log scale)"),
     color=alt.Color("line:N", scale=alt.Scale(domain=list(names.values()), range=["#f58518", "#4c78a8", "#54a24b", "#9d9d9d"]),
-                    legend=alt.Legend(title=None, orient="bottom", labelLimit=0)),
+                    legend=alt.Legend(title=None, orient="bottom", columns=1, labelLimit=0)),
     strokeWidth=alt.condition(alt.datum.line == names["step_ms"], alt.value(3.5), alt.value(1.5)),
     strokeDash=alt.condition(alt.datum.line == names["step_ms"], alt.value([1, 0]), alt.value([6, 3])),
     tooltip=["batch", "line", alt.Tooltip("ms:Q", format=",.3f")])
@@ -65,7 +67,7 @@ tp = sweep.assign(reachable=np.where(sweep["fits_in_memory"], "fits in memory", 
 tp_chart = alt.Chart(tp).mark_line(point=False).encode(
     x=x, y=alt.Y("tok_s:Q", title="tokens/s, all sequences"),
     color=alt.Color("reachable:N", scale=alt.Scale(domain=["fits in memory", "beyond memory"], range=["#4c78a8", "#bbbbbb"]),
-                    legend=alt.Legend(title=None, orient="bottom")),
+                    legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0)),
     tooltip=["batch", alt.Tooltip("tok_s:Q", format=",.0f"), alt.Tooltip("tok_s_per_seq:Q", format=",.1f", title="per sequence")])
 per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
     x=x, y=alt.Y("tok_s_per_seq:Q", title="tokens/s per sequence"))
@@ -87,17 +89,17 @@ both = parts[parts["path"] == "both"]
 parts = pd.concat([parts[parts["path"] != "both"], both.assign(path="memory"), both.assign(path="compute")])
 parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, "all-reduce": 2})
 bars = alt.Chart(parts).mark_bar().encode(
-    x=alt.X("path:N", title=None, axis=alt.Axis(labels=True)),
+    x=alt.X("batch:O", title="batch (bars: memory path, compute path)", axis=alt.Axis(labelAngle=0)),
+    xOffset=alt.XOffset("path:N", sort=["memory", "compute"]),
     y=alt.Y("ms:Q", stack="zero", title="ms"),
     color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce"],
                                               range=["#4c78a8", "#f58518", "#54a24b", "#b279a2"]),
-                    legend=alt.Legend(title=None, orient="bottom")),
+                    legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0)),
     order=alt.Order("stack:Q", sort="ascending"),
     opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.3)),
-    column=alt.Column("batch:O", title="batch", header=alt.Header(labelOrient="bottom", titleOrient="bottom")),
     tooltip=["batch", "path", "part", alt.Tooltip("ms:Q", format=",.3f")],
-).properties(width=44, height=240)
-st.altair_chart(bars)
+).properties(height=260)
+st.altair_chart(bars, width="stretch")
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
            f"the step, and the tensor-parallel all-reduce adds to either. Faded: batches beyond the {mb:,} sequences "
            "memory holds.")

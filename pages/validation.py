@@ -33,10 +33,12 @@ st.caption("Each row is a published measurement of a real engine (a decode step 
            "second one replica sustained at full load), written as a link; the calculator evaluates that link "
            "under the same engine's profile. The profiles were fitted once per engine, never per row "
            "(docs/calibration.md); `python -m calc --validate` prints the same table.")
+ui.details()  # the first draw of a session ends here
+
 rows = _rows()
 summary = _summary()
 st.subheader("Error by engine and figure")
-st.dataframe(summary, hide_index=True, width="stretch", column_config={
+ui.dataframe(summary, column_config={
     "engine": "Engine", "metric": "Figure", "n": "Rows", "missing": "Without a prediction",
     "median_pct": st.column_config.NumberColumn("Median |error| %", format="%.1f"),
     "p90_pct": st.column_config.NumberColumn("90th percentile %", format="%.1f"),
@@ -53,14 +55,14 @@ for metric, part in shown.groupby("metric", sort=False):
     points = alt.Chart(part).mark_point(filled=True, size=70).encode(
         x=alt.X("measured:Q", scale=scale, title=f"measured {metric} (log)"),
         y=alt.Y("predicted:Q", scale=scale, title=f"predicted {metric} (log)"),
-        color=alt.Color("engine:N", legend=alt.Legend(title="engine", orient="bottom")),
+        color=alt.Color("engine:N", legend=alt.Legend(title="engine", orient="bottom", columns=3)),
         tooltip=["engine", alt.Tooltip("measured:Q", format=",.4g"), alt.Tooltip("predicted:Q", format=",.4g"),
                  alt.Tooltip("error_pct:Q", format="+.1f", title="error %"), "source"])
     st.markdown(f"**{metric.capitalize()}** (dashed: prediction = measurement)")
     st.altair_chart(alt.layer(diagonal, points).properties(height=360), width="stretch")
 
 st.subheader("Every row")
-st.dataframe(rows, hide_index=True, width="stretch", column_config={
+ui.dataframe(rows, column_config={
     "measured": st.column_config.NumberColumn("Measured", format="%.4g"),
     "predicted": st.column_config.NumberColumn("Predicted", format="%.4g"),
     "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f"),

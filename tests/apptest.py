@@ -13,6 +13,13 @@ def open_app(params: dict | None = None, page: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     for k, v in (params or {}).items():
         at.query_params[k] = v
+    return draw(at, page)
+
+
+def draw(at: AppTest, page: str | None = None) -> AppTest:
+    """Run the app as a browser sees it: the session's first draw (headline figures), then the run that the
+    browser asks for once it has drawn them (the whole page); then switch to ``page``."""
+    at.run()
     at.run()
     if page:
         at.switch_page(page).run()

@@ -36,11 +36,42 @@ def test_link_restores_every_widget():
                    "batch": "33", "duty": "0.55", "usd_hr": "1.75", "attn": "0", "upkeep": "1234"})
     assert at.selectbox(key="model").value == "llama-3.1-8b"
     assert at.selectbox(key="card").value == "a100-80gb"
-    assert at.selectbox(key="weights").value == "fp8" and at.selectbox(key="kv").value == "int8"
-    assert at.number_input(key="ctx").value == 4096 and at.number_input(key="batch").value == 33
+    assert at.select_slider(key="weights").value == "fp8" and at.select_slider(key="kv").value == "int8"
+    assert at.select_slider(key="ctx").value == 4096 and at.number_input(key="batch").value == 33
     assert at.number_input(key="duty").value == 0.55 and at.number_input(key="usd_hr").value == 1.75
     assert at.checkbox(key="attn").value is False and at.number_input(key="upkeep").value == 1234
-    assert at.number_input(key="layers").value == 32  # the preset's shape came with the model
+    assert at.select_slider(key="layers").value == 32  # the preset's shape came with the model
+
+
+def test_sliders_are_keyed_by_link_keys_and_move_the_link():
+    at = open_app({"req_day": "123456"})
+    sliders = {w.key for w in at.select_slider}
+    # Model shape, card figures, precision, context and traffic are sliders, each keyed by its link key.
+    assert {"params_b", "layers", "kv_heads", "hidden", "mem_gib", "bw_tbs", "gpus", "weights", "kv", "ctx",
+            "req_day", "in_tok", "out_tok"} <= sliders
+    # A value between the stops (a typed 123,456 requests) is kept as it is, not rounded to a stop.
+    assert at.select_slider(key="req_day").value == 123456 and at.query_params["req_day"] == "123456"
+    at.select_slider(key="req_day").set_value(200000.0).run()
+    assert at.query_params["req_day"] == "200000"
+    at.select_slider(key="ctx").set_value(32768).run()
+    at.select_slider(key="kv").set_value("fp8").run()
+    assert at.query_params["ctx"] == "32768" and at.query_params["kv"] == "fp8" and not at.exception
+
+
+def test_exact_entry_keeps_every_value_and_takes_values_between_stops():
+    at = open_app({"model": "llama-3.1-8b", "req_day": "200000", "ctx": "32768", "weights": "fp8"})
+    before = dict(at.query_params)
+    at.toggle(key="_exact").set_value(True).run()
+    assert dict(at.query_params) == before  # switching the kind of input changes no value
+    assert at.number_input(key="req_day").value == 200000 and at.number_input(key="ctx").value == 32768
+    assert at.selectbox(key="weights").value == "fp8" and at.number_input(key="layers").value == 32
+    at.number_input(key="ctx").set_value(5000).run()
+    at.toggle(key="_exact").set_value(False).run()
+    assert at.select_slider(key="ctx").value == 5000 and at.query_params["ctx"] == "5000"
+    assert {k: v for k, v in dict(at.query_params).items() if k != "ctx"} == {
+        k: v for k, v in before.items() if k != "ctx"}
+    at.switch_page("pages/speed.py").run()
+    assert at.select_slider(key="ctx").value == 5000 and not at.exception
 
 
 def test_memory_cap_flag_for_the_seed_case():
@@ -59,7 +90,7 @@ def test_memory_cap_flag_on_every_page(page):
 
 def test_changing_ctx_rewrites_the_link():
     at = open_app(SEED, "pages/fit.py")
-    at.number_input(key="ctx").set_value(2048).run()
+    at.select_slider(key="ctx").set_value(2048).run()
     assert not at.exception
     assert at.query_params["ctx"] == "2048"
     assert "69 sequences at 2,048 tokens" in texts(at.warning)
@@ -69,8 +100,8 @@ def test_choosing_a_model_brings_its_shape_and_custom_figures_make_it_custom():
     at = open_app()
     at.selectbox(key="model").set_value("llama-3.1-8b").run()
     assert at.query_params["layers"] == "32" and at.query_params["params_b"] == "8.03"
-    at.number_input(key="layers").set_value(40).run()
-    assert at.query_params["model"] == "custom" and at.query_params["layers"] == "40"
+    at.select_slider(key="layers").set_value(48).run()
+    assert at.query_params["model"] == "custom" and at.query_params["layers"] == "48"
 
 
 def test_bad_link_shows_the_named_error_and_keeps_working():
@@ -81,8 +112,8 @@ def test_bad_link_shows_the_named_error_and_keeps_working():
     assert "duty='7'" in shown and "from 0.001 to 1" in shown
     # Defaults in use, the rejected values kept in the link so that it shows what was asked for.
     assert at.query_params["ctx"] == "lots" and at.query_params["duty"] == "7"
-    assert at.number_input(key="ctx").value == 8192 and at.number_input(key="duty").value == 0.3
-    at.number_input(key="ctx").set_value(4096).run()  # changing the input replaces the rejected value
+    assert at.select_slider(key="ctx").value == 8192 and at.number_input(key="duty").value == 0.3
+    at.select_slider(key="ctx").set_value(4096).run()  # changing the input replaces the rejected value
     assert at.query_params["ctx"] == "4096" and at.query_params["duty"] == "7"
     assert "colour" in texts(at.caption)
     for page in PAGES[1:]:
@@ -95,7 +126,7 @@ def test_rule_breaking_link_names_the_key():
     assert not at.exception
     assert "kv_heads='999'" in texts(at.error)
     # A value that breaks a rule only beside others is not kept: the link reads as the figures use it.
-    assert at.query_params["kv_heads"] == "8" and at.number_input(key="kv_heads").value == 8
+    assert at.query_params["kv_heads"] == "8" and at.select_slider(key="kv_heads").value == 8
 
 
 def test_weights_that_do_not_fit_are_said_plainly():
@@ -107,8 +138,8 @@ def test_weights_that_do_not_fit_are_said_plainly():
 def test_bits_typed_as_a_number_survive_the_round_trip():
     at = open_app({"weights": "5.5", "kv": "6"})
     assert not at.exception
-    assert at.selectbox(key="weights").value == "5.5" and at.query_params["weights"] == "5.5"
-    at.selectbox(key="weights").set_value("q4_0").run()
+    assert at.select_slider(key="weights").value == "5.5" and at.query_params["weights"] == "5.5"
+    at.select_slider(key="weights").set_value("q4_0").run()
     assert at.query_params["weights"] == "q4_0"
     bad = open_app({"weights": "3 bits please"})
     assert not bad.exception and "weights='3 bits please'" in texts(bad.sidebar.error)
@@ -127,7 +158,7 @@ def test_going_custom_keeps_the_card_figures_and_a_new_card_brings_its_own():
 
 def test_a_widget_combination_that_breaks_a_rule_is_named_beside_the_input():
     at = open_app({"model": "llama-3.1-8b"})
-    at.number_input(key="kv_heads").set_value(64).run()
+    at.select_slider(key="kv_heads").set_value(64).run()
     assert not at.exception
     assert "kv_heads=" in texts(at.sidebar.error)
     assert at.query_params["kv_heads"] != "64"
@@ -186,3 +217,43 @@ def test_a_bad_link_qualifies_the_verdict_and_suggests_the_nearest_id():
     verdict = (texts(at.info) + texts(at.warning) + texts(at.error)).replace("`", "")
     assert "These figures use the default for card, ctx" in verdict
     assert "did you mean 'h100-sxm'" in texts(at.error)
+
+
+def test_a_first_visit_draws_the_verdict_first_and_the_rest_on_the_next_run():
+    from streamlit.testing.v1 import AppTest
+
+    from apptest import APP
+    from pages._ui import LOADING_KEY
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["req_day"] = "200000"
+    at.run()  # the session's first run: what a fresh browser draws first
+    assert not at.exception
+    assert "requests a day" in texts(at.info) and "API per month" in [m.label for m in at.metric]
+    assert "Loading the charts and tables" in texts(at.caption) and not at.get("vega_lite_chart")
+    first = set(w.key for w in at.select_slider)
+    assert {"req_day", "in_tok", "out_tok"} <= first and "layers" not in first  # folded groups wait
+    assert at.query_params["req_day"] == "200000" and at.query_params["layers"] == "80"  # the link is whole already
+    at.run()  # the run the browser asks for once it has drawn the first part
+    assert not at.exception and at.get("vega_lite_chart")
+    assert "layers" in {w.key for w in at.select_slider}
+    assert at.select_slider(key="layers").value == 80 and at.query_params["req_day"] == "200000"
+    assert not any(LOADING_KEY in str(c) for c in at.caption)
+
+
+def test_missing_cells_are_a_dash_and_numbers_keep_their_format(monkeypatch):
+    import pandas as pd
+    import streamlit as st
+
+    from pages import _ui as ui
+    shown = {}
+    monkeypatch.setattr(st, "dataframe", lambda data, **kw: shown.update(data=data, **kw))
+    df = pd.DataFrame({"card": ["H100", "MI325X"], "mib": [81559.0, None], "usd": [2.5, float("nan")],
+                       "note": ["x", None]})
+    ui.dataframe(df, column_config={"mib": st.column_config.NumberColumn("MiB", format="%,.0f"),
+                                    "usd": st.column_config.NumberColumn("USD", format="%.2f")})
+    html = shown["data"].to_html()
+    assert "81,559" in html and "2.50" in html and html.count("—") == 3
+    assert "None" not in html and "nan" not in html
+    assert shown["data"].data["mib"].iloc[0] == 81559.0  # the values stay numbers (sorting, downloads)
+    ui.dataframe(df.dropna())  # nothing missing: the frame itself, untouched
+    assert shown["data"] is not None and isinstance(shown["data"], pd.DataFrame)

@@ -95,9 +95,11 @@ def new_page(browser):
 
 
 def settle(page) -> None:
-    """Wait until the script run is over and the page has drawn its title."""
-    page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=WAIT_MS)
+    """Wait until the script run is over, the page has drawn its title, and a first draw has been completed by
+    the run the browser asks for (its marker gone)."""
     page.wait_for_selector("[data-testid=stMain] h1", timeout=WAIT_MS)
+    page.wait_for_function("""() => !document.querySelector('.st-key-calc-loading-details')
+        && document.querySelector('[data-testid=stApp][data-test-script-state=notRunning]')""", timeout=WAIT_MS)
 
 
 def exceptions(page) -> list[str]:
@@ -112,23 +114,36 @@ def metric(page, label: str):
     return page.locator("[data-testid=stMetric]", has_text=label).locator("[data-testid=stMetricValue]")
 
 
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, width: int = VIEWPORT["width"]) -> Path:
     """A full-page picture: the main area scrolls inside the window, so grow the window to the content first."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    height = page.evaluate("""() => Math.max(...['stMain', 'stMainBlockContainer', 'stSidebarContent'].map(
-        t => { const el = document.querySelector(`[data-testid=${t}]`); return el ? el.scrollHeight : 0; }))""")
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": int(min(max(height + 40, 720), 16000))})
+    page.wait_for_function("() => !document.querySelector('[data-testid=stSkeleton]')", timeout=WAIT_MS)
+    # (On a phone the sidebar is folded away: only the main area counts.)
+    parts = ["stMain", "stMainBlockContainer"] + (["stSidebarContent"] if width >= 640 else [])
+    height = page.evaluate("""parts => Math.max(...parts.map(
+        t => { const el = document.querySelector(`[data-testid=${t}]`); return el ? el.scrollHeight : 0; }))""", parts)
+    page.set_viewport_size({"width": width, "height": int(min(max(height + 40, 720), 16000))})
     settle(page)
     # Charts draw after the script run: wait until every chart has its canvas or svg.
     page.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stVegaLiteChart]')]
         .every(c => c.querySelector('canvas, svg'))""", timeout=WAIT_MS)
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
-    page.set_viewport_size(VIEWPORT)
+    page.set_viewport_size(VIEWPORT if width == VIEWPORT["width"] else {"width": width, "height": 844})
     return path
 
 
+def slider(page, label: str):
+    """The thumb of the slider labelled ``label`` (its aria-valuetext is the value shown)."""
+    return page.locator("[data-testid=stSlider]", has_text=label).get_by_role("slider")
+
+
 def change_ctx(page, value: int) -> None:
+    """Type a context that lies between the slider's stops: through exact entry, as an engineer would."""
+    toggle = page.get_by_role("switch", name="Exact entry")
+    if not toggle.is_checked():
+        page.get_by_text("Exact entry", exact=True).click()
+        settle(page)
     box = page.get_by_label(CTX_LABEL, exact=True)
     box.fill(str(value))
     box.press("Enter")
@@ -179,9 +194,45 @@ def test_changing_ctx_rewrites_the_link_and_the_link_reopens_the_same_figures(se
     expect(metric(other, "Sequences that fit")).to_have_text(expected, timeout=WAIT_MS)
     expect(other.locator("[data-testid=stAlertContentWarning]", has_text="Memory caps the batch")).to_have_text(
         warning_text, timeout=WAIT_MS)
-    expect(other.get_by_label(CTX_LABEL, exact=True)).to_have_value("2048")
+    expect(slider(other, CTX_LABEL)).to_have_attribute("aria-valuetext", "2,048")
     assert other.url == link  # a complete link is left as it is
     assert not exceptions(other)
+
+
+def test_moving_a_slider_rewrites_the_address_bar(server, new_page):
+    from playwright.sync_api import expect
+    page = new_page()
+    page.goto(f"{server}/decision?req_day=200000&in_tok=1500&out_tok=300")
+    settle(page)
+    thumb = slider(page, "Requests per day")
+    expect(thumb).to_have_attribute("aria-valuetext", "200,000")
+    thumb.focus()
+    thumb.press("ArrowRight")  # the next stop of the log slider
+    page.wait_for_url(re.compile(r"[?&]req_day=300000(&|#|$)"), timeout=WAIT_MS)
+    settle(page)
+    expect(page.locator("[data-testid=stAlert]", has_text="300,000 requests a day").first).to_be_visible()
+    weights = slider(page, "Weight format")
+    weights.focus()
+    weights.press("End")  # the widest format
+    page.wait_for_url(re.compile(r"[?&]weights=fp32(&|#|$)"), timeout=WAIT_MS)
+    assert not exceptions(page)
+
+
+@pytest.mark.parametrize("name, path", PAGES[:-1], ids=[n for n, _ in PAGES[:-1]])
+def test_every_page_fits_a_390px_phone(server, new_page, name, path):
+    page = new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{server}{path}?{SEED}")
+    settle(page)
+    shot = screenshot(page, f"phone-{name}", width=390)  # waits for every chart to be drawn
+    # Nothing wider than the phone: no sideways scrolling of the page, and every chart inside the screen.
+    widths = page.evaluate("""() => ({
+        page: document.documentElement.scrollWidth,
+        charts: [...document.querySelectorAll('[data-testid=stVegaLiteChart] canvas, '
+                  + '[data-testid=stVegaLiteChart] svg')].map(c => c.getBoundingClientRect().right)})""")
+    assert widths["page"] <= 390, widths
+    assert all(right <= 390 + 1 for right in widths["charts"]), widths
+    assert shot.exists() and not exceptions(page)
 
 
 def test_hostile_link_names_each_bad_key_and_the_page_keeps_working(server, new_page):

@@ -14,7 +14,7 @@ import streamlit.testing.v1.app_test as app_test_module
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from apptest import open_app, texts
+from apptest import draw, open_app, texts
 from calc import evaluate, parse, report, traffic, words
 from calc import memo as dm
 from calc.memo import memo, verdict_sentence
@@ -45,8 +45,7 @@ def open_decision(params=None):
         at = AppTest.from_file(APP, default_timeout=60)
         for k, v in (params or {}).items():
             at.query_params[k] = v
-        at.run()
-        at.switch_page(PAGE).run()
+        draw(at, PAGE)
     store = _Storage.made[-1]
     files = {}
     for button in at.get("download_button"):

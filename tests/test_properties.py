@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calc import model, parse, report
+from calc.scenario import KEY_TABLE, KEYS, KV_FORMATS, WEIGHT_FORMATS, slider_stops
 
 settings.register_profile("calc", deadline=None, max_examples=150)
 settings.load_profile("calc")
@@ -89,3 +90,35 @@ def test_report_of_its_own_scenario_is_the_same_report(link, batch, tpot):
     first = report(link)
     assert report(first["scenario"]) == first
     assert report(parse(link).scenario.to_query()) == first
+
+
+_SLIDER_KEYS = [k.key for k in KEY_TABLE if k.slider is not None and k.numeric]
+
+
+@st.composite
+def _slider_value(draw):
+    """A slider key and an accepted value of it (anywhere in the key's range, not only on a stop)."""
+    key = draw(st.sampled_from(_SLIDER_KEYS))
+    spec = KEYS[key]
+    if spec.kind == "int":
+        return key, draw(st.integers(int(spec.lo), min(int(spec.hi), 10**9)))
+    return key, draw(st.floats(spec.lo, spec.hi, allow_nan=False))
+
+
+@given(_slider_value())
+def test_slider_stops_keep_any_accepted_value_in_order_and_in_range(case):
+    key, value = case
+    stops = slider_stops(key, value)
+    assert value in stops and stops == sorted(set(stops))
+    assert all(KEYS[key].lo <= v <= max(KEYS[key].hi, value) for v in stops)
+    assert all(type(v) is (int if KEYS[key].kind == "int" else float) for v in stops)
+    # The link value a stop stands for parses back to the same number.
+    assert parse({key: str(value)}).scenario.as_dict()[key] == value or parse({key: str(value)}).errors
+
+
+@given(st.sampled_from([k.key for k in KEY_TABLE if k.kind in ("weights", "kv")]), st.floats(1, 32))
+def test_format_slider_orders_by_bits_and_keeps_bits_given_as_a_number(key, bits):
+    stops = slider_stops(key, f"{bits:g}")
+    formats = KV_FORMATS if key == "kv" else WEIGHT_FORMATS
+    order = [formats.get(v, None) or float(v) for v in stops]
+    assert order == sorted(order) and f"{bits:g}" in stops
