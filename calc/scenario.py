@@ -256,6 +256,25 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("eff_link", "float", "Interconnect bandwidth reached under load (fraction)",
        "Fraction of the interconnect's bandwidth the all-reduces reach at full load; counted in the throughput "
        "under full load only; default: the profile's.", "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
+    # docs/method.md section 9: levers that change the answer.
+    _K("spec_k", "int", "Speculative decoding: draft tokens per step",
+       "Tokens a draft model proposes per step for the target to verify; 0 = off.", "levers",
+       default=0, lo=0, hi=64, unit="tokens", step=1),
+    _K("spec_alpha", "float", "Draft acceptance rate",
+       "Probability that the target accepts a draft token.", "levers",
+       default=0.7, lo=0, hi=0.999, step=0.05, fmt="%g"),
+    _K("spec_c", "float", "Draft step / target step",
+       "Time of one draft step over one target step at the same batch.", "levers",
+       default=0.05, lo=0, hi=10, step=0.01, fmt="%g"),
+    _K("prefix_hit", "float", "Prefix-cache hit share",
+       "Share of prompt tokens found in a prefix cache: fewer prefill FLOPs self-hosted, cached-input prices at "
+       "the API.", "levers", default=0.0, lo=0, hi=1, step=0.05, fmt="%g"),
+    _K("api_cached", "float", "API cached-input price (USD per 1M tokens)",
+       "Price per million cached prompt tokens; default: the API row's, else the input price.", "levers",
+       lo=0, hi=1000, unit="USD per 1M tokens", step=0.05, fmt="%g"),
+    _K("discount", "float", "Rent discount for a commitment",
+       "Discount on the hourly rent for a reservation or commitment, paid whether the traffic comes or not.",
+       "levers", default=0.0, lo=0, hi=0.99, step=0.05, fmt="%g"),
 )
 
 #: The table by key, in link order.
@@ -313,11 +332,12 @@ CARD_FIGURES = ("mem_gib", "bw_tbs", "tflops")
 
 #: Keys whose default comes from another key: changing the parent drops them (in the app).
 DEPENDENTS: dict[str, tuple[str, ...]] = {
-    "model": (*MODEL_FIGURES, "api", "api_in", "api_out"),
+    "model": (*MODEL_FIGURES, "api", "api_in", "api_out", "api_cached"),
     "card": (*CARD_FIGURES, "link_gbs", "usd_hr"),
     "compute": ("tflops",),
-    "api": ("api_in", "api_out"),
-    "engine": ENGINE_FIGURES,
+    "api": ("api_in", "api_out", "api_cached"),
+    # A new engine brings its own profile: the link's eff would otherwise stand in for its efficiencies.
+    "engine": (*ENGINE_FIGURES, "eff"),
     "eff": EFFICIENCIES,
 }
 
@@ -734,6 +754,9 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         "usd_hr": usd_hr, "weights": weights, "weights_experts": weights_experts, "api": api_id,
         "api_in": v.get("api_in", api["api_in"]), "api_out": v.get("api_out", api["api_out"]),
     }
+    # A cached prompt token: the link's price, else the row's, else the input price (docs/method.md section 9).
+    resolved["api_cached"] = v.get("api_cached", api.get("api_cached") if api.get("api_cached") is not None
+                                   else resolved["api_in"])
     # Every other key: the link's value, else the table's default.
     return Scenario(**{k.key: resolved[k.key] if k.key in resolved else v.get(k.key, k.default) for k in KEY_TABLE})
 

@@ -37,3 +37,13 @@ def test_the_validation_page_lists_every_row_and_the_summary():
     at = open_app({}, "pages/validation.py")
     assert not at.exception
     assert len(at.dataframe) == 2 and len(at.dataframe[1].value) >= 49
+
+
+def test_choosing_another_engine_brings_its_own_efficiencies_not_the_links_eff():
+    from calc.engines import profile
+    at = open_app({}, "pages/speed.py")
+    at.selectbox(key="engine").set_value("trtllm").run()
+    trt = profile("trtllm")
+    assert not at.exception and at.query_params["engine"] == "trtllm"
+    for key in ("eff_bw", "eff_kv", "eff_flops", "step_us"):
+        assert float(at.query_params[key]) == pytest.approx(trt[key]), key
