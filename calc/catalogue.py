@@ -91,7 +91,7 @@ CARD_COLUMNS = (
     "usd_hr_date", "source", "read_on", "notes",
 )
 API_COLUMNS = (
-    "id", "provider", "model", "family", "kind", "api_in", "api_out", "source", "read_on", "flag",
+    "id", "provider", "model", "family", "kind", "api_in", "api_out", "api_cached", "source", "read_on", "flag",
     "tier_above_tok", "tier_api_in", "tier_api_out", "tier_source", "tier_read_on",
 )
 #: Columns of a long-prompt tier: all empty (no tier) or all given.
@@ -240,8 +240,8 @@ def _check_unique(row: _Row, key: str, seen: set[str]) -> None:
 def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     """Read an API price file and split it into accepted and rejected rows.
 
-    ``path``: a CSV with columns ``id, provider, model, family, kind, api_in, api_out, source,
-    read_on, flag`` and the long-prompt tier ``tier_above_tok, tier_api_in, tier_api_out,
+    ``path``: a CSV with columns ``id, provider, model, family, kind, api_in, api_out, api_cached (the price of a
+    cached input token where the list has one, else empty), source, read_on, flag`` and the long-prompt tier ``tier_above_tok, tier_api_in, tier_api_out,
     tier_source, tier_read_on`` (all empty when the row has no tier); prices in USD per 1M tokens
     (input, output); the threshold in prompt tokens.
 
@@ -252,7 +252,7 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     at INFO when the source had flagged the row, at WARNING otherwise.
 
     Returns ``(accepted, rejected)``: ``accepted`` maps id -> dict with keys provider, model,
-    family, kind, api_in, api_out, source, read_on, tier_above_tok (int, None without a tier),
+    family, kind, api_in, api_out, api_cached (None when the list has none), source, read_on, tier_above_tok (int, None without a tier),
     tier_api_in, tier_api_out (None without a tier), tier_source, tier_read_on ("" without a
     tier); ``rejected`` is a list of (id, reason).
     Raises :class:`CatalogueError` when the file itself is broken (missing column, duplicate or
@@ -274,6 +274,7 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
             "kind": kind,
             "api_in": row.number("api_in"),
             "api_out": row.number("api_out"),
+            "api_cached": row.number("api_cached", optional=True),
             "source": row.text("source"),
             "read_on": row.date("read_on"),
             **_tier(row),
@@ -648,3 +649,29 @@ def match_model(shape: Mapping) -> str | None:
             return mid
     return None
 
+
+
+QUALITY_COLUMNS = ("format", "model", "metric", "baseline", "quantized", "delta", "unit", "source", "read_on", "note")
+
+
+@functools.cache
+def quality() -> Mapping[str, list[dict]]:
+    """Published quality costs of formats against 16-bit (``quality.csv``): format id (a weight format, or
+    ``kv:<format>`` for a KV-cache format) -> its rows, each with ``model``, ``metric``, ``baseline``,
+    ``quantized``, ``delta`` (floats or None), ``unit``, ``source``, ``read_on``, ``note``, and for display
+    ``delta_text`` ("+0.1754 ppl") and ``source_short`` (the source up to its first space). A format absent from
+    the file has nothing published in it. Raises :class:`CatalogueError` for a malformed file."""
+    out: dict[str, list[dict]] = {}
+    path = DATA_DIR / "quality.csv"
+    if not path.exists():
+        return out
+    for row in _read_rows(path, QUALITY_COLUMNS):
+        fmt = row.text("format")
+        rec = {"model": row.text("model"), "metric": row.text("metric"),
+               "baseline": row.number("baseline", optional=True), "quantized": row.number("quantized", optional=True),
+               "delta": row.number("delta", optional=True), "unit": row.text("unit"), "source": row.text("source"),
+               "read_on": row.date("read_on"), "note": row.text("note", required=False)}
+        rec["delta_text"] = ("" if rec["delta"] is None else f"{rec['delta']:+g} {rec['unit']}").strip()
+        rec["source_short"] = rec["source"].split(" ")[0]
+        out.setdefault(fmt, []).append(rec)
+    return out

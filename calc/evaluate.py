@@ -101,8 +101,18 @@ class Engine:
     error_band: list | None          # the engine's measured error on the published rows, per metric
 
 
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding at the batch used and the context ``ctx`` (docs/method.md section 9); with
+    ``spec_k = 0`` the plain step's figures (speed-up 1)."""
+
+    spec_tok_s: float
+    spec_tpot_ms: float
+    spec_speedup: float
+
+
 #: The report's parts in the report's key order.
-PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine)
+PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Speculation)
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,7 @@ class Evaluation:
     step: StepDetail
     bill: Bill
     engine: Engine
+    speculation: Speculation
     capacity: traffic.Capacity
     warnings: tuple[str, ...]
 
@@ -127,7 +138,7 @@ class Evaluation:
     def flat(self) -> dict[str, Any]:
         """The report as a dict (see :meth:`report`), built once; do not change it."""
         out: dict[str, Any] = {}
-        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine):
+        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine, self.speculation):
             out.update(asdict(part))
         out["warnings"] = list(self.warnings)
         out["scenario"] = self.scenario.as_dict()
@@ -161,6 +172,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     parts = model.step_parts(s, batch, n)
     step_s = float(parts.step_s)
     tok_s = batch / step_s
+    spec = model.speculative(s, batch, n)
     rent, upkeep = model.cost_per_mtok(s, tok_s, s.duty)
     free = model.free_bytes(s)
 
@@ -214,6 +226,9 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
         **engines.report_keys(s),
+        "spec_tok_s": float(spec.tok_s),
+        "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
+        "spec_speedup": float(spec.tok_s) / tok_s,
     }
     warnings = list(parsed.warnings) + scenario_warnings(s)
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]

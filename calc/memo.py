@@ -148,6 +148,9 @@ def rent_text(s: Scenario) -> str:
     if s.usd_hr is None:
         return "no rent (none set)"
     text = f"{s.usd_hr:,.2f} USD per card-hour"
+    if s.discount:
+        text += (f" less a {s.discount:.0%} commitment discount ({s.usd_hr * (1 - s.discount):,.2f} USD, paid whether "
+                 "the traffic comes or not)")
     quotes = catalogue.on_demand_rents(s.card)
     if quotes is None:
         return text + " (the catalogue has no on-demand quote for this card)"
@@ -205,6 +208,10 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     p_in, p_out = traffic.api_prices(s)
     api_how = (f"{tokens_text(R * s.in_tok)} prompt tokens × {p_in:g} + {tokens_text(R * s.out_tok)} output tokens "
                f"× {p_out:g} USD per 1M")
+    if s.prefix_hit:
+        api_how = (f"{tokens_text(R * s.in_tok * (1 - s.prefix_hit))} prompt tokens × {p_in:g} + "
+                   f"{tokens_text(R * s.in_tok * s.prefix_hit)} cached prompt tokens × {s.api_cached:g} + "
+                   f"{tokens_text(R * s.out_tok)} output tokens × {p_out:g} USD per 1M")
     if (p_in, p_out) != (s.api_in, s.api_out):
         api_how += f" (prompts above {traffic.api_tier(s)['tier_above_tok']:,} tokens: the long-prompt tier)"
     if not d.fits:
@@ -212,8 +219,9 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     elif not d.priced:
         sh_how = f"{d.replicas:,} × {s.gpus} card(s) × (no rent) × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
     else:
-        sh_how = (f"{d.replicas:,} replica(s) × {s.gpus} card(s) × {s.usd_hr:,.2f} USD/h × {s.hours:g} h "
-                  f"+ {s.upkeep:,.0f} upkeep")
+        rent = (f"{s.usd_hr:,.2f} USD/h" if not s.discount else
+                f"{s.usd_hr:,.2f} USD/h × (1 − {s.discount:g} commitment discount)")
+        sh_how = f"{d.replicas:,} replica(s) × {s.gpus} card(s) × {rent} × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
     return pd.DataFrame({"option": ["Self-hosting", "API"],
                          "usd_month": [d.self_host_usd_month, d.api_usd_month],
                          "how": [sh_how, api_how]})
@@ -286,6 +294,12 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("api_in", f"{s.api_in:g} USD per 1M prompt tokens"),
         ("api_out", f"{s.api_out:g} USD per 1M output tokens"),
         ("usd_hr", "not set (no quote)" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"),
+        ("discount", f"{s.discount:.0%} (a commitment, paid whether the traffic comes or not)" if s.discount
+         else "none (on-demand)"),
+        ("prefix_hit", f"{s.prefix_hit:.0%} of prompt tokens (cached input at {s.api_cached:g} USD per 1M)"
+         if s.prefix_hit else "none"),
+        ("spec_k", f"{s.spec_k} draft tokens, acceptance {s.spec_alpha:g}, draft step {s.spec_c:g} of a target step"
+         if s.spec_k else "off"),
         ("upkeep", f"{s.upkeep:,.0f} USD a month"),
         ("hours", f"{s.hours:g} hours a month"),
     ]

@@ -211,6 +211,45 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
                      np.maximum(memory_s, compute_s) + comm_s + fixed_s, fixed_s)
 
 
+def accepted_per_round(k: int, alpha: float) -> float:
+    """Tokens a sequence keeps per speculative round: ``tau = (1 - alpha**(k+1))/(1 - alpha)`` (the accepted
+    drafts plus the target's own token; Leviathan et al. 2023, "Fast Inference from Transformers via Speculative
+    Decoding"). ``k`` drafts, acceptance ``alpha`` in [0, 1)."""
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """Speculative decoding at batch ``B`` and context ``n`` (docs/method.md section 9); seconds and tokens/s."""
+
+    verify_s: NDArray    # t_v: the target checks k + 1 tokens per sequence in one pass
+    draft_s: NDArray     # t_d = k*c*step(B)
+    tokens: float        # tau, tokens kept per sequence per round
+    tok_s: NDArray       # B*tau/(t_v + t_d)
+    tpot_s: NDArray      # (t_v + t_d)/tau
+
+
+def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Speculative:
+    """One speculative round of ``k = spec_k`` drafts for ``B`` sequences at context ``n`` (default ``s.ctx``).
+
+    ``t_v = max(Wr((k+1)*B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv), (k+1)*t_cmp(B)) + t_comm((k+1)*B)
+    + step_us*1e-6`` (the cache is read once for the k + 1 tokens; an MoE touches the experts of all of them),
+    ``t_d = k*spec_c*step(B)``, ``tau`` from :func:`accepted_per_round`. With ``k = 0`` every figure is the plain
+    step's. Arrays broadcast over ``B`` and ``n``.
+    """
+    B = np.asarray(B, dtype=float)
+    n = s.ctx if n is None else n
+    k = int(s.spec_k)
+    pk = peaks(s)
+    plain = step_parts(s, B, n)
+    memory_s = weight_bytes_read(s, (k + 1) * B) / pk.weights + plain.cache_s
+    verify_s = np.maximum(memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B) + plain.fixed_s
+    draft_s = k * s.spec_c * plain.step_s
+    tau = accepted_per_round(k, s.spec_alpha)
+    round_s = verify_s + draft_s
+    return Speculative(verify_s, draft_s, tau, B * tau / round_s, round_s / tau)
+
+
 def step_seconds(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> NDArray:
     """Decode step time in seconds (see :func:`step_parts`)."""
     return step_parts(s, B, n).step_s
@@ -291,6 +330,12 @@ def memory_caps_batch(s: Scenario, n: int | None = None) -> bool:
     return be is None or int(max_batch(s, n)) < be
 
 
+def rent_usd_hr(s: Scenario) -> float:
+    """The rent paid per card-hour: the quote less the commitment discount, ``usd_hr*(1 - discount)``
+    (docs/method.md section 9); NaN when the card has no price."""
+    return np.nan if s.usd_hr is None else s.usd_hr * (1 - s.discount)
+
+
 def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArray, NDArray]:
     """(rent, upkeep) in USD per million tokens at throughput ``tok_s`` (tokens/s) and busy fraction ``duty``.
 
@@ -299,16 +344,14 @@ def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArr
     """
     tok_s = np.asarray(tok_s, dtype=float)
     duty = np.asarray(duty, dtype=float)
-    usd_hr = np.nan if s.usd_hr is None else s.usd_hr
-    rent = s.gpus * usd_hr / (SECONDS_PER_HOUR * tok_s * duty) * MILLION
+    rent = s.gpus * rent_usd_hr(s) / (SECONDS_PER_HOUR * tok_s * duty) * MILLION
     upkeep = s.upkeep / (tok_s * SECONDS_PER_HOUR * s.hours * duty) * MILLION
     return rent, upkeep
 
 
 def monthly_rent_usd(s: Scenario, replicas: ArrayLike = 1) -> NDArray:
     """Monthly rent of ``replicas`` replicas, busy or not: ``replicas*g*usd_hr*hours`` (NaN when unpriced)."""
-    usd_hr = np.nan if s.usd_hr is None else s.usd_hr
-    return np.asarray(replicas, dtype=float) * s.gpus * usd_hr * s.hours
+    return np.asarray(replicas, dtype=float) * s.gpus * rent_usd_hr(s) * s.hours
 
 
 def monthly_usd(s: Scenario, replicas: ArrayLike = 1) -> NDArray:

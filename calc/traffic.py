@@ -60,10 +60,13 @@ def serving_batch(s: Scenario) -> tuple[int, bool]:
 
 
 def prefill_flops(s: Scenario) -> float:
-    """Prefill FLOPs of one request: ``2*(Pa - Pe)*in_tok + a*2*L*H*d*in_tok**2`` (causal attention;
-    MLA uses kv_latent for d)."""
+    """Prefill FLOPs of one request: ``2*(Pa - Pe)*in_tok*(1 - h) + a*2*L*H*d*in_tok**2*(1 - h**2)`` with
+    ``h = prefix_hit`` (causal attention; the cached prefix is neither recomputed nor attended again from itself;
+    MLA uses kv_latent for d; docs/method.md sections 7 and 9)."""
     d = s.kv_latent if s.kv_latent else s.head_dim
-    return 2 * (s.active_b * BILLION - model.embed_params(s)) * s.in_tok + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2
+    h = s.prefix_hit
+    return (2 * (s.active_b * BILLION - model.embed_params(s)) * s.in_tok * (1 - h)
+            + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2 * (1 - h**2))
 
 
 def load_context(s: Scenario) -> float:
@@ -191,13 +194,15 @@ def api_prices(s: Scenario) -> tuple[float, float]:
 
 
 def api_usd_per_request(s: Scenario) -> float:
-    """API cost of one request, USD: ``(in_tok*p_in + out_tok*p_out)/1e6`` at :func:`api_prices`.
+    """API cost of one request, USD: ``((1 - h)*in_tok*p_in + h*in_tok*api_cached + out_tok*p_out)/1e6`` at
+    :func:`api_prices`, ``h = prefix_hit``.
 
     The one place the API is priced: the monthly bill, the break-even load and every per-request figure
     use it.
     """
     p_in, p_out = api_prices(s)
-    return (s.in_tok * p_in + s.out_tok * p_out) / MILLION
+    cached = s.prefix_hit * s.in_tok  # billed at the cached-input price (docs/method.md section 9)
+    return ((s.in_tok - cached) * p_in + cached * s.api_cached + s.out_tok * p_out) / MILLION
 
 
 def api_tier_note(s: Scenario) -> str | None:
@@ -279,7 +284,7 @@ def price_to_flip(s: Scenario, cap: Capacity | None = None) -> float | None:
     rent_budget = api - s.upkeep
     if rent_budget <= 0:
         return None
-    return rent_budget / (reps * s.gpus * s.hours)
+    return rent_budget / (reps * s.gpus * s.hours * (1 - s.discount))  # the quote, before the discount
 
 
 # ---------------------------------------------------------------- what would flip the verdict

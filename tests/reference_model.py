@@ -86,6 +86,8 @@ LINK_KEYS = (
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
     # docs/method.md section 8
     "engine", *PROFILE_KEYS,
+    # SPEC section 8 (levers; docs/method.md section 9)
+    "spec_k", "spec_alpha", "spec_c", "prefix_hit", "api_cached", "discount",
 )
 
 
@@ -261,6 +263,15 @@ def resolve(params) -> dict:
     s["api_in"] = _real(p, "api_in", float(apis[s["api"]]["api_in"]), 0)
     s["api_out"] = _real(p, "api_out", float(apis[s["api"]]["api_out"]), 0)
 
+    # SPEC section 8: levers. api_cached: the link's, else the api row's cached price, else api_in.
+    s["spec_k"] = _integer(p, "spec_k", 0, 0, 64)
+    s["spec_alpha"] = _real(p, "spec_alpha", 0.7, 0, hi=0.999)
+    s["spec_c"] = _real(p, "spec_c", 0.05, 0)
+    s["prefix_hit"] = _real(p, "prefix_hit", 0.0, 0, hi=1)
+    row_cached = apis[s["api"]].get("api_cached")
+    s["api_cached"] = _real(p, "api_cached", float(row_cached) if row_cached is not None else s["api_in"], 0)
+    s["discount"] = _real(p, "discount", 0.0, 0, hi=0.99)
+
     # docs/method.md sections 2-5 consistency rules, each naming its key.
     if s["kv_heads"] > s["heads"]:
         _bad("kv_heads", s["kv_heads"], "<= heads")
@@ -299,6 +310,7 @@ def _si(s) -> dict:
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], step_s=s["step_us"] * 1e-6,
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
+        hit=s["prefix_hit"], spec_k=s["spec_k"], alpha=s["spec_alpha"], spec_c=s["spec_c"],
     )
 
 
@@ -437,7 +449,8 @@ def serving_batch(m, s, n):
 
 def prefill_flops(m, in_tok):
     width = m["lat"] if m["lat"] else m["d"]  # docs/method.md section 7: MLA uses kv_latent for d
-    return 2 * (m["Pa"] - m["Pe"]) * in_tok + m["a"] * 2 * m["L"] * m["H"] * width * in_tok**2
+    h = m["hit"]  # SPEC section 8: the prefix cache's share of the prompt
+    return 2 * (m["Pa"] - m["Pe"]) * in_tok * (1 - h) + m["a"] * 2 * m["L"] * m["H"] * width * in_tok**2 * (1 - h**2)
 
 
 def ttft_ms(m, in_tok):
@@ -482,14 +495,30 @@ def c_api(s):
     p_in, p_out = s["api_in"], s["api_out"]
     if row["tier_above_tok"] is not None and s["in_tok"] > row["tier_above_tok"]:
         p_in, p_out = row["tier_api_in"], row["tier_api_out"]
-    return (s["in_tok"] * p_in + s["out_tok"] * p_out) / 1e6
+    h = s["prefix_hit"]  # SPEC section 8: h*in_tok billed at api_cached, the rest at the input price
+    return ((1 - h) * s["in_tok"] * p_in + h * s["in_tok"] * s["api_cached"] + s["out_tok"] * p_out) / 1e6
+
+
+def rent(s):
+    """SPEC section 8: discount multiplies every rent figure by (1 - discount)."""
+    return s["usd_hr"] * (1 - s["discount"])
+
+
+def spec_round(m, B, n):
+    """SPEC section 8: one round of speculative decoding at batch B, context n: (t_v + t_d, tau)."""
+    k = m["spec_k"]
+    t_v = max(read_bytes(m, (k + 1) * B) / m["BW"] + m["a"] * B * cache_bytes(m, n) / m["BWkv"],
+              (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + m["step_s"]
+    t_d = k * m["spec_c"] * step(m, B, n)
+    tau = (1 - m["alpha"] ** (k + 1)) / (1 - m["alpha"])
+    return t_v + t_d, tau
 
 
 def break_even_req_day(s, s_req):
     """docs/method.md section 7 break-even load, or None."""
     c_api_ = c_api(s)
     k = c_api_ * s["hours"] / 24
-    c_rep = s["gpus"] * s["usd_hr"] * s["hours"]
+    c_rep = s["gpus"] * rent(s) * s["hours"]
     x_cap = 86400 / (s["peak"] * s_req)
     if k * x_cap <= c_rep:
         return None
@@ -527,7 +556,7 @@ def traffic(m, s) -> dict:
     out["replicas"] = replicas
     out["duty_traffic"] = u / replicas
     if priced:
-        out["self_host_usd_month"] = replicas * s["gpus"] * s["usd_hr"] * hours + s["upkeep"]
+        out["self_host_usd_month"] = replicas * s["gpus"] * rent(s) * hours + s["upkeep"]
         out["verdict"] = "self-host" if out["self_host_usd_month"] < out["api_usd_month"] else "api"
         out["break_even_req_day"] = break_even_req_day(s, s_req)
     return out
@@ -564,6 +593,7 @@ def reference_report(params) -> dict:
         comm_ms=t_comm(m, B) * 1e3,  # docs/method.md sections 2-5
     )
     g, usd, duty, hours, upkeep = s["gpus"], s["usd_hr"], s["duty"], s["hours"], s["upkeep"]
+    usd = None if usd is None else rent(s)  # SPEC section 8: the discount applies to every rent figure
     if usd is not None or not NULL_EVERY_USD_FIGURE:
         r["usd_per_mtok_upkeep"] = upkeep / (tok_s * 3600 * hours * duty) * 1e6  # docs/method.md sections 2-4
     if usd is not None:
@@ -571,6 +601,10 @@ def reference_report(params) -> dict:
         r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # docs/method.md sections 2-4: the sum
         r["monthly_usd"] = g * usd * hours + upkeep  # docs/method.md sections 2-4
     r.update(traffic(m, s))
+    t_round, tau = spec_round(m, B, n)  # SPEC section 8, at the scenario's batch and context
+    r["spec_tok_s"] = B * tau / t_round
+    r["spec_tpot_ms"] = t_round / tau * 1e3
+    r["spec_speedup"] = r["spec_tok_s"] / tok_s
     # docs/method.md section 8: the engine, each figure used and where it came from, and the measured error band.
     r["engine"] = s["engine"]
     # A figure reads "profile" when it equals the profile's (a printed scenario repeats them), else "link".

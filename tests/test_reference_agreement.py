@@ -7,6 +7,7 @@ the same report from both.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -302,6 +303,16 @@ def scenarios(draw):
     if draw(st.integers(0, 3)) == 0:
         p["max_seqs"] = draw(st.integers(1, 65536))
 
+    # --- levers (SPEC section 8) -----------------------------------------------------------------
+    if maybe():
+        p["spec_k"] = draw(st.integers(0, 16))
+    for key, strat in (
+        ("spec_alpha", _floats(0, 0.999)), ("spec_c", _floats(0, 2)), ("prefix_hit", _floats(0, 1)),
+        ("api_cached", _floats(0, 50)), ("discount", _floats(0, 0.99)),
+    ):
+        if draw(st.integers(0, 2)) == 0:
+            p[key] = draw(strat)
+
     if draw(st.booleans()):  # the same scenario as link text
         p = {k: v if isinstance(v, str) else repr(v) for k, v in p.items()}
     return p
@@ -436,6 +447,26 @@ def test_both_reject(over, key):
         calc_report(params)
     keys = [e.key for e in getattr(info.value, "errors", [])]
     assert key in keys, keys
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.integers(0, 16), _floats(0, 0.999), _floats(0, 2), _floats(0, 1), _floats(0, 0.99))
+@example(q(SEED), 4, 0.7, 0.05, 0.5, 0.3)
+@example({"model": "mixtral-8x7b", "batch": "64"}, 3, 0.9, 0.1, 1.0, 0.0)
+def test_reference_agreement_every_lever(params, k, alpha, c, hit, discount):
+    """SPEC section 8 exactly: speculative decoding, the prefix cache on both sides and the rent discount."""
+    assert_agrees({**params, "spec_k": str(k), "spec_alpha": repr(alpha), "spec_c": repr(c),
+                   "prefix_hit": repr(hit), "discount": repr(discount)})
+
+
+def test_levers_at_their_defaults_change_nothing():
+    base, off = calc_report(q(SEED)), calc_report(q(SEED, spec_k=0, prefix_hit=0, discount=0))
+    assert off == base and base["spec_tok_s"] == base["tok_s"] and base["spec_speedup"] == 1
+
+
+def test_speculation_gains_at_batch_1_and_fades_as_the_batch_fills():
+    gains = [calc_report(q(SEED, spec_k=4, batch=b, eff=0.7))["spec_speedup"] for b in (1, 4, 16, 64, 256)]
+    assert gains[0] > 2 and all(a >= b for a, b in itertools.pairwise(gains)) and gains[-1] < 1.05
 
 
 def test_unknown_key_is_a_warning():
