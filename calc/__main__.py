@@ -1,5 +1,7 @@
 """Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (docs/method.md section 1);
-``python -m calc --validate [CSV]`` checks the engine profiles against published measurements (docs/method.md section 8).
+``python -m calc --validate [CSV]`` checks the engine profiles against published measurements (docs/method.md section 8);
+``python -m calc --quant-lab [--bits 8,4,3,2] [--group 128] [--outliers 4096] [--outlier-scale 20] [--size 4096]``
+prints the quantization lab's tables (docs/method.md section 10.4).
 
 Exit codes: 0 on success, 2 when the input is bad (the message names the key, the value and the
 accepted range), 1 when a file cannot be read.
@@ -50,7 +52,37 @@ def _parser() -> argparse.ArgumentParser:
                    help="check the engine profiles against published measurements (default: the package's "
                         "calc/data/measurements.csv): each row's link, measured and predicted figure and error, then "
                         "the median and 90th-percentile absolute error per engine and metric")
+    lab = p.add_argument_group("quantization lab (--quant-lab; defaults: the notes' settings)")
+    lab.add_argument("--quant-lab", action="store_true",
+                     help="print the quantization lab: error of x @ W by bits with and without outliers, where the "
+                          "damage lands by group, and the bytes table")
+    lab.add_argument("--bits", default="8,4,3,2", help="bit widths, comma-separated, each 1..16 (default 8,4,3,2)")
+    lab.add_argument("--group", type=int, default=128, help="weights per group (default 128)")
+    lab.add_argument("--outliers", type=int, default=4096, help="weights made loud (default 4096)")
+    lab.add_argument("--outlier-scale", type=float, default=20.0, help="how much louder (default 20)")
+    lab.add_argument("--size", type=int, default=4096, help="the matrix is size x size (default 4096)")
     return p
+
+
+def _quant_lab(args: argparse.Namespace) -> int:
+    from . import quantlab
+    try:
+        try:
+            bits = tuple(int(b) for b in args.bits.split(","))
+        except ValueError:
+            raise ValueError(f"bits={args.bits!r} is not accepted: bits takes integers from 1 to 16, "
+                             "comma-separated") from None
+        if args.size < 2 or args.size > 8192:
+            raise ValueError(f"size={args.size} is not accepted: size takes an integer from 2 to 8192")
+        if not 0 < args.outlier_scale <= 1e6:
+            raise ValueError(f"outlier-scale={args.outlier_scale!r} is not accepted: it takes a number above 0, "
+                             "at most 1000000")
+        print(quantlab.text(bits, args.group, n=args.size, outliers=args.outliers,
+                            outlier_scale=args.outlier_scale))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def card_line(card_id: str, card: dict) -> str:
@@ -62,6 +94,8 @@ def card_line(card_id: str, card: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.quant_lab:
+        return _quant_lab(args)
     if args.validate is not None:
         from .validate import main as validate
         try:
