@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import model, traffic
+from . import catalogue, model, traffic
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import MS_PER_S
@@ -45,7 +45,8 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
 
     ``formats`` defaults to 16-, 8- and 4-bit weights plus the scenario's own format. Columns:
     ``weights`` (format), ``bits_per_weight``, ``weights_gib``, ``free_gib`` (for the cache, all cards),
-    then one ``seqs_at_<n>`` column per context.
+    one ``seqs_at_<n>`` column per context, then ``quality`` (the published quality cost against 16-bit, from
+    ``catalogue.quality``; None where nothing is published) and ``quality_source``.
     """
     if formats is None:
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
@@ -62,6 +63,9 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
                        "free_gib": free_b / model.GiB})
     for j, n in enumerate(contexts):
         df[f"seqs_at_{n}"] = seqs[:, j]
+    published = [(catalogue.quality().get(f) or [None])[0] for f in formats]
+    df["quality"] = [None if q is None else f"{q['metric']}: {q['delta_text']} on {q['model']}" for q in published]
+    df["quality_source"] = [None if q is None else q["source"] for q in published]
     return df
 
 
@@ -267,3 +271,16 @@ def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
     sh = pd.DataFrame({"req_day": x, "option": "Self-hosting", "usd_month": c["self_host_usd_month"],
                        "replicas": c["replicas"]})
     return pd.concat([api, sh.dropna(subset=["usd_month"])], ignore_index=True)
+
+
+def spec_curve(s: Scenario, ks: Sequence[int] = (2, 4, 8), batches: np.ndarray | None = None) -> pd.DataFrame:
+    """Speculative decoding's speed-up over the plain step by batch, at context ``s.ctx``, for ``ks`` drafts per
+    step (``s.spec_alpha`` and ``s.spec_c``): columns ``batch``, ``drafts``, ``speedup``, ``fits_in_memory``.
+    One vectorised evaluation per ``k`` (docs/method.md section 9)."""
+    batches = BATCHES if batches is None else np.asarray(batches)
+    mb = int(model.max_batch(s, s.ctx))
+    plain = batches / model.step_seconds(s, batches)
+    frames = [pd.DataFrame({"batch": batches, "drafts": k,
+                            "speedup": model.speculative(s.model_copy(update={"spec_k": k}), batches).tok_s / plain,
+                            "fits_in_memory": batches <= mb}) for k in ks]
+    return pd.concat(frames, ignore_index=True)

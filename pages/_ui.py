@@ -35,7 +35,7 @@ from calc.scenario import (
 
 #: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
 GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "engine": "Engine", "precision": "Precision and context",
-                "money": "Money", "traffic": "Traffic and API", "advanced": "Advanced"}
+                "money": "Money", "traffic": "Traffic and API", "levers": "Levers", "advanced": "Advanced"}
 GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, title in GROUP_TITLES.items()]
 #: Keys whose input is on a page rather than in the sidebar (the Decision page's reasons).
 PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
@@ -441,6 +441,8 @@ PAGES = [  # (script, title, icon, url_path): url paths are part of shared links
     ("pages/speed.py", "Speed", ":material/speed:", "speed"),
     ("pages/cost.py", "Cost", ":material/payments:", "cost"),
     ("pages/catalogue.py", "Models & cards", ":material/table_view:", "catalogue"),
+    ("pages/levers.py", "Levers", ":material/tune:", "levers"),
+    ("pages/quantlab.py", "Quantization lab", ":material/grain:", "quant-lab"),
     ("pages/validation.py", "Validation", ":material/fact_check:", "validation"),
 ]
 
@@ -526,6 +528,20 @@ def _table(name: str, query: str, args: tuple) -> Any:
 def table(name: str, scenario: Scenario, *args: Any) -> Any:
     """``calc.tables.<name>(scenario, *args)``, cached by link (bounded: the 256 most recent)."""
     return _table(name, scenario.to_query(), tuple(tuple(a) if isinstance(a, list) else a for a in args))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lever_table(query: str) -> pd.DataFrame:
+    """``calc.levers.lever_table`` of the link ``query`` (cached by link)."""
+    from calc import levers
+    return levers.lever_table(evaluate(parse(query)))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def format_table(query: str) -> pd.DataFrame:
+    """``calc.levers.format_table`` of the link ``query`` (cached by link)."""
+    from calc import levers
+    return levers.format_table(evaluate(parse(query)))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -54,9 +54,10 @@ if short > 0:
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")
-fit = ui.table("fit_table", s)
-st.dataframe(
-    fit, hide_index=True, width="stretch",
+fit = ui.table("fit_table", s, (2048, 8192, 32768), list(dict.fromkeys(["bf16", "fp8", "int4-g128", "q4_k_m",
+                                                                       s.weights])))
+ui.dataframe(
+    fit,
     column_config={
         "weights": "Weights",
         "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f"),
@@ -64,8 +65,11 @@ st.dataframe(
         "free_gib": st.column_config.NumberColumn("Left for cache (GiB)", format="%.1f"),
         **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d")
            for c in fit.columns if c.startswith("seqs_at_")},
+        "quality": "Published quality cost (vs 16-bit)", "quality_source": "Source",
     },
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, {s.overhead_gib:g} GiB reserved per card, KV cache at {s.kv_bits:g} bits. "
-           "Zero everywhere in a row means the weights alone do not load.")
+           "Zero everywhere in a row means the weights alone do not load. The quality cost is the one published for "
+           "the format, on the model named (a dash: nothing published); the Levers page sets every format's memory "
+           "and money beside it.")
 ui.download_csv(fit, "fit-sequences")

@@ -145,7 +145,8 @@ FIT_CASES = {
 def test_fit_table_by_cards(gpus):
     df = tables.fit_table(sc(gpus=gpus))
     assert list(df.columns) == ["weights", "bits_per_weight", "weights_gib", "free_gib",
-                                "seqs_at_2048", "seqs_at_8192", "seqs_at_32768"]
+                                "seqs_at_2048", "seqs_at_8192", "seqs_at_32768", "quality", "quality_source"]
+    assert df["quality"].isna().all()  # bare bit counts are no published format
     # The scenario's format is "4", one of the three default rows, so there are exactly three rows.
     assert list(df["weights"]) == ["16-bit", "8-bit", "4-bit"]
     assert list(df["bits_per_weight"]) == [16.0, 8.0, 4.0]
@@ -169,7 +170,7 @@ def test_fit_table_adds_the_scenario_named_format_and_takes_contexts_and_formats
     # at 4,096 tokens (1.25 GiB) 33.09 -> 33; at 1,024 tokens (0.3125 GiB) 132.37 -> 132.
     df = tables.fit_table(sc(weights="int4-g128"), contexts=(4096, 1024))
     assert list(df["weights"]) == ["16-bit", "8-bit", "4-bit", "int4-g128 (4.25-bit)"]
-    assert list(df.columns[-2:]) == ["seqs_at_4096", "seqs_at_1024"]
+    assert list(df.columns[4:6]) == ["seqs_at_4096", "seqs_at_1024"]
     r = df.iloc[3]
     assert r["bits_per_weight"] == 4.25
     assert r["weights_gib"] == approx(37.1875e9 / GiB)

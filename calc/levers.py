@@ -1,0 +1,181 @@
+"""What would change the answer: each lever applied to the scenario, its bill, verdict and latency after it, and
+what it costs in quality, commitment or engineering (docs/method.md section 9).
+
+A lever is a change of link keys (:data:`LEVERS` lists which, and why each is a lever); applying it is parsing the
+changed link and evaluating it, so every figure after a lever is the calculator's own, from the same formulas
+as the scenario's. The table is ranked by the monthly saving of self-hosting (largest first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from . import catalogue
+from .evaluate import Evaluation, evaluate
+from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, with_change
+from .words import ENGINE_NAMES, money
+
+#: Weight formats a lever tries, from wider to narrower.
+WEIGHT_STEPS = ("bf16", "fp8", "int4-g128")
+#: A commitment's discount on the hourly rent used by the lever (a one-year reservation; the memo says it is
+#: paid whether the traffic comes or not).
+COMMITMENT_DISCOUNT = 0.3
+#: The prefix-cache lever: half of every prompt found in the cache (a shared system prompt and few-shot
+#: examples; the link's own prefix_hit replaces it).
+PREFIX_HIT = 0.5
+#: The speculative-decoding lever: four drafts per step at the SPEC's default acceptance and draft cost.
+SPEC_K = 4
+#: The latency lever: a time-per-output-token target in ms (a chat user reads about 5 to 10 tokens a second,
+#: so 50 ms is comfortable); where the link sets one, the lever is dropping it.
+TPOT_TARGET_MS = 50.0
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One lever applied: its name, what it changes (the keys and their new values), and its price in words."""
+
+    name: str
+    change: dict[str, Any]
+    what: str
+    price: str
+
+
+def _quality_text(fmt: str, kv: bool = False) -> str:
+    """The published quality cost of a format, in words (calc/data/quality.csv), or that none is published."""
+    rows = catalogue.quality().get(("kv:" if kv else "") + fmt, [])
+    if not rows:
+        return f"quality: nothing published for {fmt} in the catalogue"
+    r = rows[0]
+    return f"quality: {r['metric']} {r['delta_text']} on {r['model']} ({r['source_short']})"
+
+
+def levers(ev: Evaluation) -> list[Lever]:
+    """The levers that apply to the scenario of ``ev`` (each a real change of at least one key)."""
+    s = ev.scenario
+    out: list[Lever] = []
+    for fmt in WEIGHT_STEPS:
+        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits:
+            out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
+                             f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)",
+                             _quality_text(fmt)))
+    for fmt in ("fp8", "fp16"):
+        if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits:
+            out.append(Lever(f"KV cache in {fmt}", {"kv": fmt},
+                             f"KV cache {s.kv} → {fmt}: {'half' if KV_FORMATS[fmt] < s.kv_bits else 'twice'} the "
+                             "bytes per token", _quality_text(fmt, kv=True) if fmt != "fp16" else "quality: none lost"))
+    for engine in ("vllm", "sglang", "trtllm"):
+        if engine != s.engine:
+            out.append(Lever(f"Engine: {ENGINE_NAMES[engine]}", {"engine": engine},
+                             f"serve with {ENGINE_NAMES[engine]} instead of {ENGINE_NAMES.get(s.engine, s.engine)}",
+                             "engineering: a different serving stack to run and tune" +
+                             (" (no published SGLang rows: its figures are vLLM's)" if engine == "sglang" else "")))
+    if s.tpot_ms is None:
+        out.append(Lever(f"Latency target {TPOT_TARGET_MS:g} ms", {"tpot_ms": TPOT_TARGET_MS},
+                         f"hold every sequence to {TPOT_TARGET_MS:g} ms per output token: smaller batches",
+                         "users: faster replies; money: more replicas"))
+    else:
+        out.append(Lever("No latency target", {"tpot_ms": None},
+                         f"drop the {s.tpot_ms:g} ms per-token target: the batch fills as memory allows",
+                         "users: slower replies at the busiest hour"))
+    if not s.spec_k:
+        out.append(Lever(f"Speculative decoding, {SPEC_K} drafts", {"spec_k": SPEC_K},
+                         f"a draft model proposes {SPEC_K} tokens per step, {s.spec_alpha:g} accepted each",
+                         "engineering: a draft model to pick and run; no quality lost (the target checks every "
+                         "token); the gain fades as the batch fills"))
+    if not s.prefix_hit:
+        out.append(Lever(f"Prefix cache, {PREFIX_HIT:.0%} hit", {"prefix_hit": PREFIX_HIT},
+                         f"{PREFIX_HIT:.0%} of each prompt found in a prefix cache: less prefill self-hosted, cached "
+                         "input prices at the API (where the price list has them)",
+                         "engineering: prompts built to share a prefix; no quality lost"))
+    if not s.discount and s.usd_hr is not None:
+        out.append(Lever(f"Commitment, {COMMITMENT_DISCOUNT:.0%} off the rent", {"discount": COMMITMENT_DISCOUNT},
+                         f"rent at {s.usd_hr * (1 - COMMITMENT_DISCOUNT):,.2f} instead of {s.usd_hr:,.2f} USD per "
+                         "card-hour",
+                         "commitment: paid every hour of the term, whether the traffic comes or not"))
+    if s.gpus < 64:
+        out.append(Lever(f"{s.gpus * 2} cards per replica", {"gpus": s.gpus * 2},
+                         f"tensor parallel over {s.gpus * 2} cards instead of {s.gpus}: more memory for the cache, "
+                         "faster steps, all-reduces added", "money: each replica rents twice the cards"))
+    if s.gpus > 1:
+        out.append(Lever(f"{s.gpus // 2} card{'s' if s.gpus // 2 > 1 else ''} per replica", {"gpus": s.gpus // 2},
+                         f"tensor parallel over {s.gpus // 2} instead of {s.gpus}: fewer cards per replica, less "
+                         "memory for the cache", "latency: slower steps"))
+    return out
+
+
+def _after(ev: Evaluation, lever: Lever) -> Evaluation:
+    params = dict(ev.scenario.to_params())
+    for key, value in lever.change.items():
+        params = with_change(params, key, value)
+        if value is None:
+            params.pop(key, None)
+    return evaluate(parse(params))
+
+
+def _row(name: str, what: str, price: str, ev: Evaluation, base_usd: float | None) -> dict[str, Any]:
+    d = ev.decision
+    sh = d.self_host_usd_month
+    cap = ev.capacity
+    latency = ev.flat["spec_tpot_ms"] if ev.scenario.spec_k else cap.step_ms
+    return {
+        "lever": name, "what": what,
+        "self_host_usd_month": sh,
+        "saving_usd_month": None if sh is None or base_usd is None else base_usd - sh,
+        "api_usd_month": d.api_usd_month,
+        "verdict": d.verdict or "no rent",
+        "tpot_ms": latency if d.fits else None,
+        "price": price,
+        "query": ev.scenario.to_query(),
+    }
+
+
+def lever_table(ev: Evaluation) -> pd.DataFrame:
+    """The scenario (first row, ``lever`` = "As set") and every lever applied to it, ranked by saving.
+
+    Columns: ``lever``, ``what`` (the change in words), ``self_host_usd_month`` (USD, None when not priced or not
+    fitting), ``saving_usd_month`` (USD against the scenario; negative: the lever costs money), ``api_usd_month``,
+    ``verdict`` after it, ``tpot_ms`` (time per output token at the busiest hour's serving batch; with speculative
+    decoding the speculative figure), ``price`` (quality, commitment or engineering, in words) and ``query`` (the
+    complete link of the scenario with the lever applied).
+    """
+    base = ev.decision.self_host_usd_month
+    rows = [_row(lv.name, lv.what, lv.price, _after(ev, lv), base) for lv in levers(ev)]
+    rows.sort(key=lambda r: (r["saving_usd_month"] is None, -(r["saving_usd_month"] or 0.0)))
+    first = _row("As set", "the scenario of the link", "", ev, base)
+    return pd.DataFrame([first, *rows])
+
+
+def best_text(table: pd.DataFrame) -> str:
+    """The lever that saves most, in one sentence (or that none saves money)."""
+    rest = table.iloc[1:]
+    saving = rest["saving_usd_month"].dropna()
+    if saving.empty or saving.max() <= 0:
+        return "No single lever lowers the self-hosting bill of this scenario."
+    top = rest.loc[saving.idxmax()]
+    flips = top["verdict"] != table.iloc[0]["verdict"]
+    return (f"The largest saving: {top['lever'].lower()}, {money(top['saving_usd_month'])} a month less "
+            f"({money(top['self_host_usd_month'])}); the verdict {'becomes ' + repr(top['verdict']) if flips else 'stays'}"
+            f". Its price: {top['price']}.")
+
+
+def format_table(ev: Evaluation) -> pd.DataFrame:
+    """Every weight format of the catalogue applied to the scenario of ``ev``: ``format``, ``bits`` (stored bits per
+    weight), ``weights_gib``, ``max_batch`` (sequences that fit at ``ctx``), ``self_host_usd_month`` and
+    ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit with ``quality_source`` (None
+    where the catalogue has nothing published). Ordered by bits."""
+    params = dict(ev.scenario.to_params())
+    rows = []
+    for fmt, bits in sorted(WEIGHT_FORMATS.items(), key=lambda kv: (kv[1], kv[0])):
+        after = evaluate(parse(with_change(params, "weights", fmt)))
+        published = catalogue.quality().get(fmt, [])
+        q = published[0] if published else None
+        rows.append({"format": fmt, "bits": bits, "weights_gib": after.flat["weights_gib"],
+                     "max_batch": after.flat["max_batch"],
+                     "self_host_usd_month": after.decision.self_host_usd_month,
+                     "verdict": after.decision.verdict or "no rent",
+                     "quality": None if q is None else f"{q['metric']}: {q['delta_text']} on {q['model']}",
+                     "quality_source": None if q is None else q["source"]})
+    return pd.DataFrame(rows)

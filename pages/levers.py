@@ -1,0 +1,63 @@
+"""Levers: what would change the answer for this scenario, what each saves, and what it costs."""
+
+import altair as alt
+import streamlit as st
+
+from calc import levers, words
+from pages import _ui as ui
+
+s, r = ui.page()
+ev = ui.evaluation()
+
+st.title("What would change the answer?")
+table = ui.lever_table(s.to_query())
+st.info(levers.best_text(table), icon=":material/tune:")
+st.caption("Each row is the scenario with one lever applied and evaluated with the same formulas: the monthly "
+           "self-hosting bill after it, what it saves against the scenario as set (negative: it costs more), the "
+           "verdict after it, the time per output token at the busiest hour, and what the lever costs in quality, "
+           "commitment or engineering. Ranked by saving; each row opens that scenario.")
+
+ui.details()  # the first draw of a session ends here
+
+base = ui.base_url()
+shown = table.assign(link=[f"{base}/decision?{q}" for q in table["query"]]).drop(columns=["query"])
+NUM = st.column_config.NumberColumn
+ui.dataframe(shown, column_config={
+    "lever": "Lever", "what": "What it changes",
+    "self_host_usd_month": NUM("Self-hosting USD / month", format="%,.0f"),
+    "saving_usd_month": NUM("Saving USD / month", format="%,.0f"),
+    "api_usd_month": NUM("API USD / month", format="%,.0f"), "verdict": "Verdict after",
+    "tpot_ms": NUM("Time per output token (ms)", format="%.1f"), "price": "Its price",
+    "link": st.column_config.LinkColumn("Scenario", display_text="open"),
+}, height="content")
+ui.download_csv(table, "levers")
+
+st.subheader("Weight formats: memory and money against published quality")
+st.caption("Every weight format of the catalogue on this scenario: the memory its weights take, the sequences that "
+           "fit at the context set, the self-hosting bill for the traffic, and the quality cost published for it "
+           "(against 16-bit, on the model named; a dash: nothing published).")
+formats = ui.format_table(s.to_query())
+ui.dataframe(formats, column_config={
+    "format": "Format", "bits": NUM("Bits per weight", format="%.2f"),
+    "weights_gib": NUM("Weights (GiB)", format="%.1f"), "max_batch": NUM("Sequences that fit", format="%d"),
+    "self_host_usd_month": NUM("Self-hosting USD / month", format="%,.0f"), "verdict": "Verdict",
+    "quality": "Published quality cost", "quality_source": "Source",
+})
+ui.download_csv(formats, "levers-formats")
+
+st.subheader("Speculative decoding fades as the batch fills")
+curve = ui.table("spec_curve", s)
+mb = r["max_batch"]
+chart = alt.Chart(curve).mark_line().encode(
+    x=alt.X("batch:Q", scale=alt.Scale(type="log"), title="batch (sequences per step, log scale)"),
+    y=alt.Y("speedup:Q", title="speed-up over the plain step"),
+    color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom")),
+    opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.35)),
+    tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")],
+).properties(height=300)
+st.altair_chart(chart, width="stretch")
+st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a target step (link keys spec_alpha, "
+           f"spec_c). Verifying k + 1 tokens reads the weights once, so while the step is memory-bound the drafts "
+           f"ride along almost free; once the arithmetic binds, each extra token costs its own compute and the gain "
+           f"goes. Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. "
+           "Engines turn speculation off under load for this reason.")

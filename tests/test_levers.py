@@ -1,0 +1,105 @@
+"""The Levers page and calc.levers: every lever applied to the scenario, ranked by saving, each row a link that
+opens that scenario (issue 12)."""
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from apptest import open_app, texts
+from calc import evaluate, levers, parse, report
+from calc.scenario import WEIGHT_FORMATS
+
+DEFAULT = {}
+#: The memory-capped case of the issue: 70B at a 32k context on one card.
+CAPPED = {"model": "llama-3.1-70b", "ctx": "32768", "gpus": "1", "in_tok": "30000", "out_tok": "1000",
+          "req_day": "20000"}
+
+
+def _table(params):
+    return levers.lever_table(evaluate(parse(params)))
+
+
+@pytest.mark.parametrize("params", [DEFAULT, CAPPED], ids=["default", "memory-capped"])
+def test_levers_are_ranked_by_saving_and_each_row_is_its_scenario(params):
+    t = _table(params)
+    assert t.iloc[0]["lever"] == "As set" and t.iloc[0]["saving_usd_month"] == 0
+    assert {"Commitment, 30% off the rent", "Prefix cache, 50% hit", "Speculative decoding, 4 drafts",
+            "Engine: TensorRT-LLM", "2 cards per replica"} <= set(t["lever"])
+    assert any(name.startswith("Weights in") for name in t["lever"]) and any(n.startswith("KV cache") for n in t["lever"])
+    savings = t.iloc[1:]["saving_usd_month"].dropna().tolist()
+    assert savings == sorted(savings, reverse=True)
+    base = report(params)
+    for row in t.itertuples():
+        got = report(row.query)  # the row's link reproduces the row's figures
+        assert got["self_host_usd_month"] == row.self_host_usd_month or (
+            got["self_host_usd_month"] is None and row.self_host_usd_month != row.self_host_usd_month)
+        assert got["api_usd_month"] == pytest.approx(row.api_usd_month)
+        if row.saving_usd_month == row.saving_usd_month and row.saving_usd_month is not None:
+            assert row.saving_usd_month == pytest.approx(base["self_host_usd_month"] - got["self_host_usd_month"])
+
+
+def test_each_lever_changes_what_it_says():
+    t = _table(CAPPED).set_index("lever")
+    q = {name: dict(parse_qsl(t.loc[name, "query"])) for name in t.index}
+    assert q["Commitment, 30% off the rent"]["discount"] == "0.3"
+    assert q["Prefix cache, 50% hit"]["prefix_hit"] == "0.5"
+    assert q["Speculative decoding, 4 drafts"]["spec_k"] == "4"
+    assert q["2 cards per replica"]["gpus"] == "2" and q["KV cache in fp8"]["kv"] == "fp8"
+    trt = q["Engine: TensorRT-LLM"]
+    assert trt["engine"] == "trtllm" and trt["eff_bw"] != q["As set"]["eff_bw"]  # the engine's own profile
+    # The commitment lowers only the rent; speculative decoding lowers the latency, not the bill.
+    assert t.loc["Commitment, 30% off the rent", "api_usd_month"] == t.loc["As set", "api_usd_month"]
+    spec = t.loc["Speculative decoding, 4 drafts"]
+    assert spec["tpot_ms"] < t.loc["As set", "tpot_ms"] and spec["saving_usd_month"] == 0
+
+
+def test_the_format_table_covers_every_weight_format():
+    f = levers.format_table(evaluate(parse(CAPPED)))
+    assert set(f["format"]) == set(WEIGHT_FORMATS) and f["bits"].is_monotonic_increasing
+    assert f.set_index("format").loc["bf16", "verdict"] == "does not fit"
+
+
+@pytest.mark.parametrize("params", [DEFAULT, CAPPED], ids=["default", "memory-capped"])
+def test_levers_page_ranks_and_links(params):
+    at = open_app(params, "pages/levers.py")
+    assert not at.exception
+    assert "The largest saving" in texts(at.info) or "No single lever" in texts(at.info)
+    table = at.dataframe[0].value
+    assert table.iloc[0]["lever"] == "As set" and len(table) >= 9
+    for link in table["link"]:
+        parts = urlsplit(link)
+        assert parts.path == "/decision" and parts.scheme in ("http", "https")
+        assert not parse(parts.query).errors
+    assert len(at.dataframe) == 2 and at.get("vega_lite_chart")
+
+
+def test_speculation_worked_example_of_the_method():
+    """docs/method.md section 9.1: 70B 4-bit on one H100 (be ~ 74), alpha 0.7, K 4, c 0.05."""
+    seed = ("engine=roofline&model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom"
+            "&mem_gib=80&bw_tbs=3.35&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&eff=0.7&overhead_gib=4"
+            "&usd_hr=2.5&upkeep=0&spec_k=4")
+    got = {b: round(report(f"{seed}&batch={b}")["spec_speedup"], 2) for b in (1, 14, 15, 17, 32, 74)}
+    assert got == {1: 2.31, 14: 2.31, 15: 2.28, 17: 2.05, 32: 1.17, 74: 0.53}
+
+
+def test_a_discount_lowers_every_rent_figure_and_the_memo_says_it_is_committed():
+    from calc.memo import memo
+    plain, cut = report({"discount": "0"}), report({"discount": "0.25"})
+    assert cut["usd_per_mtok_rent"] == pytest.approx(plain["usd_per_mtok_rent"] * 0.75)
+    assert cut["monthly_usd"] - 4000 == pytest.approx((plain["monthly_usd"] - 4000) * 0.75)
+    assert cut["api_usd_month"] == plain["api_usd_month"]
+    assert "paid whether the traffic comes or not" in memo(parse({"discount": "0.25"}))
+
+
+def test_a_prefix_cache_bills_cached_tokens_at_the_cached_price():
+    row = "deepinfra/deepseek-ai/deepseek-v3"
+    from calc import catalogue
+    cached = [a for a, r in catalogue.apis().items() if r.get("api_cached") is not None]
+    assert cached, "the catalogue carries cached-input prices"
+    api = cached[0]
+    r = catalogue.apis()[api]
+    base = {"api": api, "in_tok": "1000", "out_tok": "100", "req_day": "1000", "hours": "720"}
+    got = report({**base, "prefix_hit": "0.4"})["api_usd_month"]
+    per_req = (600 * r["api_in"] + 400 * r["api_cached"] + 100 * r["api_out"]) / 1e6
+    assert got == pytest.approx(per_req * 1000 * 30)
+    assert report({"api": row})["scenario"]["api_cached"] == report({"api": row})["scenario"]["api_in"]
