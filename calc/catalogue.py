@@ -671,7 +671,12 @@ def quality() -> Mapping[str, list[dict]]:
                "baseline": row.number("baseline", optional=True), "quantized": row.number("quantized", optional=True),
                "delta": row.number("delta", optional=True), "unit": row.text("unit"), "source": row.text("source"),
                "read_on": row.date("read_on"), "note": row.text("note", required=False)}
-        rec["delta_text"] = ("" if rec["delta"] is None else f"{rec['delta']:+g} {rec['unit']}").strip()
+        if rec["unit"] == "% recovery" and rec["quantized"] is not None:  # a share of the 16-bit score
+            rec["delta_text"] = f"{rec['quantized']:g} % of the 16-bit score"
+        elif rec["unit"] == "% points" and rec["delta"] is not None:
+            rec["delta_text"] = f"{rec['delta']:+g} points"
+        else:
+            rec["delta_text"] = ("" if rec["delta"] is None else f"{rec['delta']:+g} {rec['unit']}").strip()
         rec["source_short"] = rec["source"].split(" ")[0]
         out.setdefault(fmt, []).append(rec)
     return out

@@ -6,7 +6,7 @@ weights, ``eff_kv`` reading the KV cache, ``eff_flops`` for the arithmetic), the
 decode step (``step_us``), the share of each card's memory it takes (``mem_util``) less its reserve for
 activations and workspace (``overhead_gib``), the most sequences it schedules (``max_seqs``), and two figures of
 its throughput under full load (``tok_us``, host time per output token; ``eff_link``, the fraction of the
-interconnect's bandwidth its all-reduces reach). ``roofline`` is the ideal of docs/method.md.
+interconnect's bandwidth its all-reduces reach). ``roofline`` is the textbook model of docs/method.md (70 % of every peak, no fixed costs).
 
 The figures live in ``calc/data/engines.csv``, one row per engine and figure, each with how it was obtained
 (``basis``: ``definition``, ``fitted``, ``fixed`` from the engine's documentation or the measurements' notes,

@@ -45,6 +45,9 @@ class Lever:
 
 def _quality_text(fmt: str, kv: bool = False) -> str:
     """The published quality cost of a format, in words (calc/data/quality.csv), or that none is published."""
+    bits = (KV_FORMATS if kv else WEIGHT_FORMATS).get(fmt, 0)
+    if bits >= 16:
+        return "quality: none lost (16-bit is the reference)"
     rows = catalogue.quality().get(("kv:" if kv else "") + fmt, [])
     if not rows:
         return f"quality: nothing published for {fmt} in the catalogue"
@@ -65,7 +68,7 @@ def levers(ev: Evaluation) -> list[Lever]:
         if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits:
             out.append(Lever(f"KV cache in {fmt}", {"kv": fmt},
                              f"KV cache {s.kv} → {fmt}: {'half' if KV_FORMATS[fmt] < s.kv_bits else 'twice'} the "
-                             "bytes per token", _quality_text(fmt, kv=True) if fmt != "fp16" else "quality: none lost"))
+                             "bytes per token", _quality_text(fmt, kv=True)))
     for engine in ("vllm", "sglang", "trtllm"):
         if engine != s.engine:
             out.append(Lever(f"Engine: {ENGINE_NAMES[engine]}", {"engine": engine},

@@ -18,7 +18,7 @@ import pandas as pd
 from . import catalogue, engines, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
-from .notes import api_stand_in, scenario_warnings
+from .notes import api_stand_in, cheaper_api_row, outside_measurements, scenario_warnings
 from .scenario import KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
@@ -105,6 +105,35 @@ def latency_sentence(d: Decision) -> str:
             f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
 
 
+#: Two monthly totals closer than this share of the larger are a tie for a decision: the engine figures behind
+#: the self-hosting bill were measured within about 10 to 30 % of published rows (docs/calibration.md).
+TIE_SHARE = 0.10
+
+
+def margin_sentence(d: Decision) -> str:
+    """When the two monthly totals are within :data:`TIE_SHARE` of each other, a sentence saying that the
+    verdict is a tie at the figures' accuracy (empty otherwise)."""
+    sh, api = d.self_host_usd_month, d.api_usd_month
+    if sh is None or api is None or max(sh, api) <= 0:
+        return ""
+    gap = abs(sh - api) / max(sh, api)
+    if gap >= TIE_SHARE:
+        return ""
+    return (f"The two differ by {gap:.0%}, less than the figures' own uncertainty (about {TIE_SHARE:.0%}): treat "
+            "it as a tie, and let the reasons beyond cost, or a lever on the Levers page, decide.")
+
+
+def cheaper_api_sentence(s: Scenario) -> str:
+    """When the catalogue lists a cheaper API row for the same model, a sentence naming it (empty otherwise)."""
+    found = cheaper_api_row(s)
+    if found is None:
+        return ""
+    api_id, bill = found
+    row = catalogue.apis()[api_id]
+    return (f"The catalogue's cheapest row for this model, {row['provider']} at {row['api_in']:g} / "
+            f"{row['api_out']:g} USD per 1M (api={api_id}), would bill {money(bill)} a month.")
+
+
 def verdict_sentence(d: Decision) -> str:
     """The verdict in plain words, with the two monthly totals (money to 2 significant figures,
     volumes to 3; more digits only where two different totals would otherwise read the same).
@@ -136,7 +165,8 @@ def verdict_sentence(d: Decision) -> str:
         else:
             first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
                      f"including upkeep, while the API costs {api} a month.")
-        parts = [first, volume_sentence(d)]
+        parts = [first, margin_sentence(d), volume_sentence(d)]
+    parts.append(cheaper_api_sentence(s))
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
     return " ".join(p for p in parts if p)
@@ -315,7 +345,8 @@ def assumptions(s: Scenario) -> list[str]:
          f"{s.step_us:,.0f} µs fixed per step, {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
          + " (eff_bw, eff_kv, eff_flops, step_us, mem_util, max_seqs); "
-         + accuracy_text(s.engine, engines.error_band(s.engine)) + "."),
+         + accuracy_text(s.engine, engines.error_band(s.engine))
+         + (f"; {outside_measurements(s)}" if outside_measurements(s) else "") + "."),
         f"{s.overhead_gib:g} GiB per card is reserved for activations and workspace (overhead_gib).",
         f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
         f"Cards are rented {s.hours:g} hours a month, busy or not (hours).",

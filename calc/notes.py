@@ -3,6 +3,9 @@ scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
+import functools
+from urllib.parse import parse_qsl
+
 from . import catalogue, model, traffic
 from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
 
@@ -44,6 +47,61 @@ def api_stand_in(s: Scenario) -> str:
             "model; choose the API row of the model you would call (api) or type its prices (api_in, api_out)")
 
 
+@functools.cache
+def _measured_scope(engine: str) -> tuple[frozenset, frozenset]:
+    """The models and cards the engine's published rows were measured on (calc/data/measurements.csv)."""
+    from .validate import read_measurements
+    models, cards = set(), set()
+    for row in read_measurements():
+        if row.engine == engine:
+            q = dict(parse_qsl(row.link))
+            models.add(q.get("model", DEFAULT_MODEL))
+            cards.add(q.get("card", "h100-sxm"))
+    return frozenset(models), frozenset(cards)
+
+
+def outside_measurements(s: Scenario) -> str:
+    """When the scenario's model or card is not among those the engine's published rows measured, a note
+    saying so and naming what was measured ("" otherwise, and for the roofline, which is not calibrated)."""
+    if s.engine == "roofline":
+        return ""
+    models, cards = _measured_scope(s.engine)
+    if not models:
+        return ""
+    if s.model in models and s.card in cards:
+        return ""
+    names = catalogue.models()
+    cat_cards = catalogue.cards()
+    shown_models = sorted(names[m]["name"] if m in names else "custom shapes" for m in models)
+    shown_cards = sorted(cat_cards[c]["name"] if c in cat_cards else "custom cards" for c in cards)
+    return ("its rows measured " + ", ".join(dict.fromkeys(shown_models)) + " on " + ", ".join(dict.fromkeys(shown_cards))
+            + " only: this scenario's " + ("model" if s.model not in models else "card")
+            + (" and card" if s.model not in models and s.card not in cards else "")
+            + " lies outside them, where the error may be larger")
+
+
+def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
+    """The catalogue's cheapest API row for the same model family as the scenario's row, and its monthly bill
+    for the scenario's traffic (USD), when it bills at least 5 % less than the row priced; None otherwise (or
+    when the link typed its own prices)."""
+    apis = catalogue.apis()
+    row = apis.get(s.api)
+    if row is None or (s.api_in, s.api_out) != (row["api_in"], row["api_out"]):
+        return None
+    now = float(traffic.api_usd_month(s, s.req_day))
+    best = None
+    for api_id, other in apis.items():
+        if other["family"] != row["family"] or api_id == s.api:
+            continue
+        cached = other["api_cached"] if other.get("api_cached") is not None else other["api_in"]
+        alt = s.model_copy(update={"api": api_id, "api_in": other["api_in"], "api_out": other["api_out"],
+                                   "api_cached": cached})
+        bill = float(traffic.api_usd_month(alt, s.req_day))
+        if best is None or bill < best[1]:
+            best = (api_id, bill)
+    return best if best is not None and best[1] < 0.95 * now else None
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
@@ -57,6 +115,11 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if s.batch != "auto" and int(s.batch) > mb:
         out.append(f"batch {s.batch} exceeds the {mb:,} sequences memory holds at {s.ctx:,} tokens")
     preset = catalogue.models().get(s.model)
+    apis = catalogue.apis()
+    if preset and s.api in apis and preset["api_ref"] in apis and \
+            apis[s.api]["family"] != apis[preset["api_ref"]]["family"]:
+        out.append(f"the API row {s.api} prices {apis[s.api]['family']}, not {preset['name']}: the comparison is "
+                   "with another model's price list")
     if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"]:
         out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
     request = s.in_tok + s.out_tok

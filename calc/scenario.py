@@ -229,7 +229,7 @@ KEY_TABLE: tuple[Key, ...] = (
     # docs/method.md section 8: the engine profile and the figures it sets (each key overrides the profile's figure).
     _K("engine", "choice", "Serving engine",
        "Engine profile: the fractions of each peak, the fixed costs and the memory share a real engine has; "
-       "roofline is the ideal of the textbook model.", "engine", default=DEFAULT_ENGINE, choices=ENGINES),
+       "roofline is the textbook model (70 % of every peak, no fixed costs), not what an engine reaches.", "engine", default=DEFAULT_ENGINE, choices=ENGINES),
     _K("eff_bw", "float", "Bandwidth reached reading weights (fraction)",
        "Fraction of datasheet bandwidth reached reading the weights; default: the link's eff, else the profile's.",
        "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),

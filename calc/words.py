@@ -129,7 +129,7 @@ def money(x: float | None, digits: int | None = None) -> str:
 
 
 #: Engines for people.
-ENGINE_NAMES = {"roofline": "the roofline (the ideal)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
+ENGINE_NAMES = {"roofline": "textbook roofline (70 % of every peak)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
                 "llamacpp": "llama.cpp"}
 METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"}
 

@@ -17,7 +17,20 @@ from urllib.parse import urlsplit, urlunsplit
 import pandas as pd
 import streamlit as st
 
-from calc import KEYS, Evaluation, FieldError, Parsed, Scenario, catalogue, evaluate, parse, tables, with_change, words
+from calc import (
+    KEYS,
+    Evaluation,
+    FieldError,
+    Parsed,
+    Scenario,
+    catalogue,
+    evaluate,
+    notes,
+    parse,
+    tables,
+    with_change,
+    words,
+)
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import (
     CARD_FIGURES,
@@ -41,7 +54,7 @@ GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, tit
 PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
 OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
 #: Engine names for people.
-ENGINE_NAMES = {"roofline": "Roofline (the ideal)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
+ENGINE_NAMES = {"roofline": "Roofline (textbook, 70 % of peak)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
                 "llamacpp": "llama.cpp"}
 #: Placeholder text of an input left empty, by what empty means.
 EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no target"}
@@ -586,8 +599,9 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
             _memory_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)")
     elif report["memory_caps_batch"]:
         _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens")
+    outside = notes.outside_measurements(scenario)
     st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
-               + ". (Validation page: every row.)")
+               + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
             st.caption("Note: " + plain(w))
@@ -632,21 +646,24 @@ def _printf_to_format(fmt: str | None) -> str | None:
 
 
 def dataframe(df: pd.DataFrame, column_config: dict | None = None, **kwargs: Any) -> None:
-    """``st.dataframe`` with every missing cell shown as a dash (never "None" or "nan"); the cells keep their
-    values, so sorting and the CSV download are unchanged. Numbers keep the column's format."""
-    cfg = column_config or {}
-    data: Any = df
+    """``st.dataframe`` with every missing cell shown as a dash (never "None" or "nan"). A column with a missing
+    cell is shown as text, each number in the column's own format (column formats outrank a Styler's in
+    Streamlit, so the cells themselves carry the dash); columns without one keep their numbers for sorting. The
+    CSV downloads keep the values."""
+    cfg = dict(column_config or {})
     if isinstance(df, pd.DataFrame) and df.isna().to_numpy().any():
-        def shown(col: str):
+        df = df.copy()
+        for col in df.columns[df.isna().any()]:
             c = cfg.get(col)
             spec = _printf_to_format(c.get("type_config", {}).get("format")) if isinstance(c, dict) else None
 
-            def fmt(v: Any) -> str:
+            def shown(v: Any, spec: str | None = spec) -> str:
                 if v is None or (isinstance(v, float) and v != v):
                     return "—"
                 if spec and isinstance(v, (int, float)) and not isinstance(v, bool):
                     return spec.format(v)
                 return str(v)
-            return fmt
-        data = df.style.format({col: shown(col) for col in df.columns})
-    st.dataframe(data, column_config=cfg, **{"hide_index": True, "width": "stretch", **kwargs})
+            df[col] = [shown(v) for v in df[col]]
+            label = c.get("label") if isinstance(c, dict) else c if isinstance(c, str) else None
+            cfg[col] = st.column_config.TextColumn(label)
+    st.dataframe(df, column_config=cfg, **{"hide_index": True, "width": "stretch", **kwargs})

@@ -42,15 +42,16 @@ ui.dataframe(formats, column_config={
     "weights_gib": NUM("Weights (GiB)", format="%.1f"), "max_batch": NUM("Sequences that fit", format="%d"),
     "self_host_usd_month": NUM("Self-hosting USD / month", format="%,.0f"), "verdict": "Verdict",
     "quality": "Published quality cost", "quality_source": "Source",
-})
+}, height="content")
 ui.download_csv(formats, "levers-formats")
 
 st.subheader("Speculative decoding fades as the batch fills")
 curve = ui.table("spec_curve", s)
 mb = r["max_batch"]
 chart = alt.Chart(curve).mark_line().encode(
-    x=alt.X("batch:Q", scale=alt.Scale(type="log"), title="batch (sequences per step, log scale)"),
-    y=alt.Y("speedup:Q", title="speed-up over the plain step"),
+    x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
+            title="batch (sequences per step, log scale)"),
+    y=alt.Y("speedup:Q", title="speed-up"),
     color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom")),
     opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.35)),
     tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")],

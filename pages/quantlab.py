@@ -54,7 +54,7 @@ long = errors.melt(["bits", "bits_per_weight"], ["well_behaved", "with_outliers"
                                                                     "with_outliers": "with outliers"}})
 chart = alt.Chart(long).mark_line(point=True).encode(
     x=alt.X("bits_per_weight:Q", title="stored bits per weight (bits + 32 / group)"),
-    y=alt.Y("relative_error:Q", scale=alt.Scale(type="log"), title="relative error of x @ W (log scale)"),
+    y=alt.Y("relative_error:Q", scale=alt.Scale(type="log"), title="relative error (log)"),
     color=alt.Color("matrix:N", title=None, legend=alt.Legend(orient="bottom")),
     tooltip=["bits", alt.Tooltip("bits_per_weight:Q", format=".2f"), "matrix",
              alt.Tooltip("relative_error:Q", format=".4f")],

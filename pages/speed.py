@@ -17,6 +17,10 @@ if not r["fits"] or mb == 0:  # no speed for a set-up that cannot hold one seque
     st.info("No speed to show: this set-up cannot hold one sequence (see above). Change the inputs in the sidebar.",
             icon=":material/block:")
     st.stop()
+if r["batch"] > mb:
+    st.warning(f"**Batch {r['batch']:,} does not fit:** memory holds {mb:,} sequences at {s.ctx:,} tokens. The "
+               "figures below are the step such a batch would take if it fitted; no deployment reaches them.",
+               icon=":material/warning:")
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
 c2.metric("Throughput", f"{r['tok_s']:,.0f} tok/s", help="All sequences together.")
@@ -42,12 +46,11 @@ labels = rules.mark_text(align="left", dx=4, dy=2, baseline="top", color="#d6272
 
 st.subheader("Step time by batch")
 names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory-bound: weights + cache read",
-         "compute_ms": "compute-bound: arithmetic", "ideal_ms": "the ideal roofline's step"}
-if s.engine != "roofline":  # the gap between the engine and the ideal, on the same axes
-    ideal = parse(with_change(s.to_params(), "engine", "roofline")).scenario
-    sweep = sweep.assign(ideal_ms=ui.table("speed_sweep", ideal)["step_ms"].to_numpy())
-else:
-    names.pop("ideal_ms")
+         "compute_ms": "compute-bound: arithmetic",
+         "ideal_ms": "the physical limit: every peak reached, no fixed cost"}
+# The gap between the figures and the ideal, on the same axes: the roofline at 100 % of every peak, no step cost.
+ideal = parse({**with_change(s.to_params(), "engine", "roofline"), "eff": 1}).scenario
+sweep = sweep.assign(ideal_ms=ui.table("speed_sweep", ideal)["step_ms"].to_numpy())
 lines = sweep.melt("batch", list(names), var_name="line", value_name="ms").replace({"line": names})
 step_chart = alt.Chart(lines).mark_line().encode(
     x=x, y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="ms per step (log scale)"),

@@ -207,9 +207,10 @@ def test_catalogue_page_shows_driver_memory_and_tiers():
     assert not at.exception
     cards = next(df.value for df in at.dataframe if "mem_source" in df.value.columns)
     l40s = cards.set_index("id").loc["l40s"]
-    assert l40s["name"] == "L40S 48 GB" and l40s["mem_mib"] == 46068 and l40s["mem_gib"] == 46068 / 1024
+    # MiB is shown as text (a dash where a card has no driver figure); GiB stays a number.
+    assert l40s["name"] == "L40S 48 GB" and l40s["mem_mib"] == "46068" and l40s["mem_gib"] == 46068 / 1024
     apis = next(df.value for df in at.dataframe if "tier_above_tok" in df.value.columns)
-    assert apis.set_index("id").loc["gemini/gemini-2.5-pro", "tier_api_out"] == 15
+    assert apis.set_index("id").loc["gemini/gemini-2.5-pro", "tier_api_out"] == "15.000"  # text: rows without a tier show a dash
 
 
 def test_a_bad_link_qualifies_the_verdict_and_suggests_the_nearest_id():
@@ -248,12 +249,13 @@ def test_missing_cells_are_a_dash_and_numbers_keep_their_format(monkeypatch):
     shown = {}
     monkeypatch.setattr(st, "dataframe", lambda data, **kw: shown.update(data=data, **kw))
     df = pd.DataFrame({"card": ["H100", "MI325X"], "mib": [81559.0, None], "usd": [2.5, float("nan")],
-                       "note": ["x", None]})
+                       "note": ["x", None], "gib": [80.0, 192.0]})
     ui.dataframe(df, column_config={"mib": st.column_config.NumberColumn("MiB", format="%,.0f"),
-                                    "usd": st.column_config.NumberColumn("USD", format="%.2f")})
-    html = shown["data"].to_html()
-    assert "81,559" in html and "2.50" in html and html.count("—") == 3
-    assert "None" not in html and "nan" not in html
-    assert shown["data"].data["mib"].iloc[0] == 81559.0  # the values stay numbers (sorting, downloads)
-    ui.dataframe(df.dropna())  # nothing missing: the frame itself, untouched
-    assert shown["data"] is not None and isinstance(shown["data"], pd.DataFrame)
+                                    "usd": st.column_config.NumberColumn("USD", format="%.2f"), "note": "Note"})
+    got = shown["data"]
+    assert list(got["mib"]) == ["81,559", "—"] and list(got["usd"]) == ["2.50", "—"] and list(got["note"]) == ["x", "—"]
+    assert got["gib"].dtype == float  # a column without a gap keeps its numbers (sorting)
+    assert shown["column_config"]["mib"]["label"] == "MiB" and shown["column_config"]["note"]["label"] == "Note"
+    assert df["mib"].isna().sum() == 1  # the caller's frame (and its CSV download) is untouched
+    ui.dataframe(df.dropna())  # nothing missing: the frame itself
+    assert shown["data"]["mib"].dtype == float

@@ -41,7 +41,8 @@ pytestmark = [pytest.mark.browser,
 SEED = ("model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=h100-sxm&weights=4&kv=fp16"
         "&ctx=8192&attn=0&overhead_gib=4&eff=0.7&usd_hr=2.5")
 PAGES = [("decision", "/decision"), ("fit", "/fit"), ("speed", "/speed"), ("cost", "/cost"),
-         ("catalogue", "/catalogue"), ("root", "/")]
+         ("catalogue", "/catalogue"), ("levers", "/levers"), ("quant-lab", "/quant-lab"), ("validation", "/validation"),
+         ("root", "/")]
 CTX_LABEL = "Context (tokens per sequence)"
 
 

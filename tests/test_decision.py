@@ -162,9 +162,18 @@ def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. Self-hosting first breaks even "
-        "at about 274,000 requests a day and is cheaper at every volume above about 326,000. Priced with int4-g128 "
+        "at about 274,000 requests a day and is cheaper at every volume above about 326,000. The catalogue's cheapest "
+        "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
+        "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
+        "int4-g128 "
         "weights (4.25 bits), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
         "the catalogue (2.69 to 12.29 USD, 8 quotes), under the vLLM engine profile.")
+
+
+def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
+    close = sentence("req_day=270000")  # 9,266 against 9,400 USD a month: 1 % apart
+    assert "The two differ by 1%, less than the figures' own uncertainty (about 10%): treat it as a tie" in close
+    assert "treat it as a tie" not in sentence("req_day=10000")
 
 
 def test_sentence_cases():

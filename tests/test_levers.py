@@ -103,3 +103,29 @@ def test_a_prefix_cache_bills_cached_tokens_at_the_cached_price():
     per_req = (600 * r["api_in"] + 400 * r["api_cached"] + 100 * r["api_out"]) / 1e6
     assert got == pytest.approx(per_req * 1000 * 30)
     assert report({"api": row})["scenario"]["api_cached"] == report({"api": row})["scenario"]["api_in"]
+
+
+def test_quality_rows_name_known_formats_models_and_sources():
+    from calc import catalogue
+    from calc.scenario import KV_FORMATS
+    q = catalogue.quality()
+    assert {"q4_k_m", "q8_0", "fp8", "int4-g128", "kv:fp8", "kv:int4"} <= set(q)
+    for fmt, rows in q.items():
+        known = KV_FORMATS if fmt.startswith("kv:") else WEIGHT_FORMATS
+        assert fmt.removeprefix("kv:") in known, fmt
+        for r in rows:
+            assert r["model"] and r["metric"] and r["delta_text"] and r["source"].startswith("https://"), (fmt, r)
+    # llama.cpp's own table, as published: Q4_K_M costs +0.1754 perplexity on Llama-3-8B.
+    assert q["q4_k_m"][0]["delta"] == 0.1754 and q["q4_k_m"][0]["model"] == "Llama-3-8B"
+
+
+def test_formats_without_a_published_figure_say_so():
+    f = levers.format_table(evaluate(parse(DEFAULT))).set_index("format")
+    assert f.loc["q4_k_m", "quality"].startswith("perplexity increase vs 16-bit: +0.1754 ppl on Llama-3-8B")
+    assert f["quality"].isna()["iq4_xs"]  # nothing published in the catalogue: the page shows a dash
+    kv = [lv for lv in levers.levers(evaluate(parse(DEFAULT))) if lv.change.get("kv") == "fp8"]
+    assert kv and "HumanEval" in kv[0].price
+    prices = {lv.change["weights"]: lv.price for lv in levers.levers(evaluate(parse({"weights": "q5_k_m"})))
+              if "weights" in lv.change}
+    assert prices["bf16"] == "quality: none lost (16-bit is the reference)" and "OpenLLM" in prices["fp8"]
+    assert "nothing published for iq4_xs" in levers._quality_text("iq4_xs")
