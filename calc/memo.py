@@ -113,12 +113,10 @@ TIE_SHARE = 0.10
 def margin_sentence(d: Decision) -> str:
     """When the two monthly totals are within :data:`TIE_SHARE` of each other, a sentence saying that the
     verdict is a tie at the figures' accuracy (empty otherwise)."""
+    if not is_tie(d):
+        return ""
     sh, api = d.self_host_usd_month, d.api_usd_month
-    if sh is None or api is None or max(sh, api) <= 0:
-        return ""
     gap = abs(sh - api) / max(sh, api)
-    if gap >= TIE_SHARE:
-        return ""
     return (f"The two differ by {gap:.0%}, less than the figures' own uncertainty (about {TIE_SHARE:.0%}): treat "
             "it as a tie, and let the reasons beyond cost, or a lever on the Levers page, decide.")
 
@@ -206,8 +204,16 @@ def assumed_sentence(d: Decision) -> str:
     return text
 
 
+def is_tie(d: Decision) -> bool:
+    """True when both totals are known and within :data:`TIE_SHARE` of each other."""
+    sh, api = d.self_host_usd_month, d.api_usd_month
+    return sh is not None and api is not None and max(sh, api) > 0 and abs(sh - api) / max(sh, api) < TIE_SHARE
+
+
 def headline(d: Decision) -> str:
-    """A two-to-four word verdict for a heading."""
+    """A two-to-six word verdict for a heading; a margin inside the figures' accuracy is called a tie."""
+    if d.verdict in ("api", "self-host") and is_tie(d):
+        return f"Too close to call ({'self-hosting' if d.verdict == 'self-host' else 'the API'} by a hair)"
     return {"api": "Call the API", "self-host": "Self-host", "does not fit": "Does not fit"}.get(
         d.verdict or "", "Enter a rent to decide")
 

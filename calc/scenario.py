@@ -600,8 +600,13 @@ def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], li
             warnings.append(note)
         if key in KEYS:
             raw[key] = value
-    # Empty values mean "not given", except where empty has a meaning of its own (no latency target).
-    raw = {k: v for k, v in raw.items() if not (isinstance(v, str) and v.strip() == "" and k != "tpot_ms")}
+    # Empty values mean "not given", except where empty has a meaning of its own (no latency target). An empty
+    # value of a key without such a meaning is named, so that a link never falls back to a default in silence.
+    empty = [k for k, v in raw.items() if isinstance(v, str) and v.strip() == "" and k != "tpot_ms"]
+    for k in empty:
+        if KEYS[k].empty is None:
+            warnings.append(f"key {k!r} is empty: its default is used")
+        del raw[k]
     return raw, warnings
 
 

@@ -377,7 +377,7 @@ def _check_dropped_link() -> None:
             _link_errors()[LINK] = error
 
 
-def sync(decision: bool = False, light: bool = False) -> Parsed:
+def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Parsed:
     """Run once per script run, before the pages: link -> widgets -> scenario -> link.
 
     On a session's first run the query string is parsed; bad values become named errors shown beside
@@ -403,7 +403,8 @@ def sync(decision: bool = False, light: bool = False) -> Parsed:
         # An emptied box whose key has a default (the card's rent) shows the value in use, never a blank that lies.
         if st.session_state.get(key) is None and _widget_value(key, value) is not None:
             st.session_state[key] = _widget_value(key, value)
-    sidebar(decision, light)
+    if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
+        sidebar(decision, light)
     params = parsed.scenario.to_params()
     rejected = st.session_state.get("_rejected", {})
     kept = {k: v for k, v in rejected.items() if k in _link_errors()}
@@ -460,6 +461,10 @@ PAGES = [  # (script, title, icon, url_path): url paths are part of shared links
 ]
 
 
+#: The hidden entry at the root, which forwards to the first page.
+HOME_PATH = "start"
+
+
 def navigation():
     """Declare the app's pages and return the one this run shows.
 
@@ -470,10 +475,9 @@ def navigation():
 
     def home() -> None:
         st.session_state.pop("_frame", None)
-        st.session_state["_drawn"] = False  # the page forwarded to is still the session's first draw
         st.switch_page(visible[0])
 
-    entry = st.Page(home, title="Self-host or API", url_path="start", default=True, visibility="hidden")
+    entry = st.Page(home, title="Self-host or API", url_path=HOME_PATH, default=True, visibility="hidden")
     return st.navigation([entry, *visible], position="top")
 
 
@@ -488,6 +492,9 @@ def frame(page: Any = None) -> None:
     about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx).
 
     A session's first run is a first draw (see :func:`details`): the sidebar's folded groups wait for the rest."""
+    if getattr(page, "url_path", "") == HOME_PATH:  # the root only forwards: read the link, draw nothing
+        sync(draw=False)
+        return
     light = not st.session_state.get("_drawn", False)
     st.session_state["_drawn"] = True
     st.session_state["_light"] = light
@@ -658,7 +665,7 @@ def dataframe(df: pd.DataFrame, column_config: dict | None = None, **kwargs: Any
             spec = _printf_to_format(c.get("type_config", {}).get("format")) if isinstance(c, dict) else None
 
             def shown(v: Any, spec: str | None = spec) -> str:
-                if v is None or (isinstance(v, float) and v != v):
+                if v is None or (not isinstance(v, (list, tuple, dict)) and pd.isna(v)):  # None, NaN, pd.NA
                     return "—"
                 if spec and isinstance(v, (int, float)) and not isinstance(v, bool):
                     return spec.format(v)

@@ -45,20 +45,22 @@ ui.dataframe(formats, column_config={
 }, height="content")
 ui.download_csv(formats, "levers-formats")
 
-st.subheader("Speculative decoding fades as the batch fills")
+st.subheader("Speculative decoding by batch")
 curve = ui.table("spec_curve", s)
 mb = r["max_batch"]
 chart = alt.Chart(curve).mark_line().encode(
     x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
             title="batch (sequences per step, log scale)"),
-    y=alt.Y("speedup:Q", title="speed-up"),
+    y=alt.Y("speedup:Q", title="speed-up", scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
     color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom")),
     opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.35)),
     tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")],
 ).properties(height=300)
 st.altair_chart(chart, width="stretch")
 st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a target step (link keys spec_alpha, "
-           f"spec_c). Verifying k + 1 tokens reads the weights once, so while the step is memory-bound the drafts "
-           f"ride along almost free; once the arithmetic binds, each extra token costs its own compute and the gain "
-           f"goes. Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. "
+           f"spec_c), at the {s.ctx:,}-token context. Verifying k + 1 tokens reads the weights and the cache once, "
+           f"so while the step is memory-bound the drafts ride along almost free; once the arithmetic binds, each "
+           f"extra token costs its own compute and the gain goes (at long contexts the cache read keeps the step "
+           f"memory-bound, and the gain lasts). Speculation shortens the time per token; it does not raise what a "
+           f"full replica serves, so it lowers no bill on the table above. Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. "
            "Engines turn speculation off under load for this reason.")

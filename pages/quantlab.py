@@ -13,8 +13,8 @@ st.title("Quantization lab")
 st.caption("Per-group affine quantization, live: each group of weights keeps its minimum and maximum and stores "
            "every weight as the nearest of 2^bits levels between them. The matrix is N(0, 0.02²) weights; a copy has "
            "a few weights made much louder (outliers). With the notes' settings (4096 × 4096, group 128, 4,096 "
-           "outliers at 20×, seed 0) the figures are the notes' own; `python -m calc --quant-lab` prints the same "
-           "tables.")
+           "outliers at 20×, seed 0) the figures are the notes' own; `python -m calc --quant-lab` prints the notes' "
+           "tables (8, 4, 3 and 2 bits; `--bits` for others).")
 
 NOTES = quantlab.NOTES
 c1, c2 = st.columns(2)

@@ -227,7 +227,7 @@ def test_a_first_visit_draws_the_verdict_first_and_the_rest_on_the_next_run():
     from pages._ui import LOADING_KEY
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["req_day"] = "200000"
-    at.run()  # the session's first run: what a fresh browser draws first
+    at.switch_page("pages/decision.py").run()  # a fresh browser at /decision: the session's first run
     assert not at.exception
     assert "requests a day" in texts(at.info) and "API per month" in [m.label for m in at.metric]
     assert "Loading the charts and tables" in texts(at.caption) and not at.get("vega_lite_chart")

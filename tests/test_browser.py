@@ -236,6 +236,31 @@ def test_every_page_fits_a_390px_phone(server, new_page, name, path):
     assert shot.exists() and not exceptions(page)
 
 
+def test_a_session_entered_at_the_root_keeps_its_scenario_through_pages_and_exact_entry(server, new_page):
+    """Entered at / (which forwards to /decision), a page change, a slider and exact entry change nothing else."""
+    page = new_page()
+    page.goto(f"{server}/?model=llama-3.1-8b&card=l40s&req_day=200000")
+    settle(page)
+    before = query(page)
+    assert before["model"] == "llama-3.1-8b" and before["card"] == "l40s" and before["params_b"] == "8.03"
+    page.get_by_role("link", name="Fit").first.click()
+    page.wait_for_url(re.compile(r"/fit\?"), timeout=WAIT_MS)
+    settle(page)
+    assert query(page) == before, query(page)
+    page.get_by_text("Exact entry", exact=True).click()
+    settle(page)
+    assert query(page) == before, query(page)
+    page.get_by_text("Exact entry", exact=True).click()
+    settle(page)
+    thumb = slider(page, CTX_LABEL)
+    thumb.focus()
+    thumb.press("ArrowRight")  # 8,192 -> the next stop, 12,288
+    page.wait_for_url(re.compile(r"[?&]ctx=12288(&|#|$)"), timeout=WAIT_MS)
+    settle(page)
+    assert {k: v for k, v in query(page).items() if k != "ctx"} == {k: v for k, v in before.items() if k != "ctx"}
+    assert not exceptions(page)
+
+
 def test_hostile_link_names_each_bad_key_and_the_page_keeps_working(server, new_page):
     from playwright.sync_api import expect
     page = new_page()
