@@ -132,6 +132,24 @@ def cheaper_api_sentence(s: Scenario) -> str:
             f"{row['api_out']:g} USD per 1M (api={api_id}), would bill {money(bill)} a month.")
 
 
+def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
+    """When the catalogue lists a cheaper API row for the same model, (a sentence for the top of the Decision page
+    that says what it bills and whether it changes the verdict, its API id); None otherwise."""
+    s = d.scenario
+    found = cheaper_api_row(s)
+    if found is None:
+        return None
+    api_id, bill = found
+    row = catalogue.apis()[api_id]
+    sh = d.self_host_usd_month
+    flips = sh is not None and d.verdict == "self-host" and bill <= sh
+    after = (" At that price the API is cheaper than self-hosting." if flips else
+             f" Self-hosting costs {money(sh)}." if sh is not None else "")
+    return (f"**A cheaper API for this model:** {row['provider']} at {row['api_in']:g} / {row['api_out']:g} USD per "
+            f"1M would bill {money(bill)} a month, against {money(d.api_usd_month)} at the row priced here.{after}",
+            api_id)
+
+
 def verdict_sentence(d: Decision) -> str:
     """The verdict in plain words, with the two monthly totals (money to 2 significant figures,
     volumes to 3; more digits only where two different totals would otherwise read the same).

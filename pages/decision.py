@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import memo as dm
-from calc import tables, traffic, words
+from calc import parse, tables, traffic, with_change, words
 from calc.decision import Decision
 from pages import _ui as ui
 
@@ -47,6 +47,11 @@ elif d.verdict is None:
     st.warning(f"**{dm.headline(d)}.** {sentence}", icon=":material/payments:")
 else:
     st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")
+callout = dm.cheaper_api_callout(d)
+if callout is not None:  # the price list's cheapest row for the model, up front, with the link that compares it
+    text, api_id = callout
+    other = parse(with_change(s.to_params(), "api", api_id)).scenario.to_query()
+    st.warning(f"{text} [Compare with that row]({ui.base_url()}/decision?{other})", icon=":material/sell:")
 
 st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.out_tok:,} tokens (prompt + output) in "
            f"cache, not the {s.ctx:,}-token worst case, and the duty cycle follows from {s.req_day:,.0f} requests a day "

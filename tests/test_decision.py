@@ -256,13 +256,15 @@ def test_unit_costs_use_the_serving_throughput():
 
 
 def test_each_page_flags_memory_for_its_own_figures():
-    at = open_app({"ctx": "32768"}, "pages/decision.py")
-    flag = texts(at.warning)
+    def memory_flag(at):
+        return texts([w for w in at.warning if "Memory caps the batch" in w.value])
+
+    flag = memory_flag(open_app({"ctx": "32768"}, "pages/decision.py"))
     assert "at 1,300 tokens per request (prompt + output)" in flag and "32,768" not in flag
     fit = open_app({"ctx": "32768"}, "pages/fit.py")
-    assert "at 32,768 tokens" in texts(fit.warning)
+    assert "at 32,768 tokens" in memory_flag(fit)
     # Context changes the Fit page's flag, not the Decision page's.
-    assert texts(open_app({"ctx": "4096"}, "pages/decision.py").warning) == flag
+    assert memory_flag(open_app({"ctx": "4096"}, "pages/decision.py")) == flag
 
 
 def test_the_verdict_says_the_assumptions_that_favour_self_hosting():
@@ -271,3 +273,15 @@ def test_the_verdict_says_the_assumptions_that_favour_self_hosting():
     assert "above every on-demand quote" in sentence("usd_hr=20")
     assert "no on-demand quote for this card" in sentence("card=mi300x&usd_hr=3")
 
+
+
+def test_the_cheapest_api_row_for_the_model_is_shown_up_front_with_a_link_that_compares_it():
+    from urllib.parse import urlsplit
+    at, _ = open_decision({"model": "llama-3.1-70b", "req_day": "200000", "in_tok": "1500", "out_tok": "300"})
+    callout = next(w.value for w in at.warning if "A cheaper API for this model" in w.value)
+    assert "would bill 1,404 USD a month, against 9,504 USD" in callout
+    assert "At that price the API is cheaper than self-hosting" in callout
+    link = callout.split("](", 1)[1].rstrip(")")
+    other = report(urlsplit(link).query)
+    assert other["scenario"]["api"] == "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"
+    assert other["api_usd_month"] == pytest.approx(1404) and other["verdict"] == "api"
