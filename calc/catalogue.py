@@ -659,7 +659,8 @@ def quality() -> Mapping[str, list[dict]]:
     """Published quality costs of formats against 16-bit (``quality.csv``): format id (a weight format, or
     ``kv:<format>`` for a KV-cache format) -> its rows, each with ``model``, ``metric``, ``baseline``,
     ``quantized``, ``delta`` (floats or None), ``unit``, ``source``, ``read_on``, ``note``, and for display
-    ``delta_text`` ("+0.1754 ppl") and ``source_short`` (the source up to its first space). A format absent from
+    ``delta_text`` ("+0.1754 ppl"), ``summary`` ("<metric>: <delta_text> on <model>") and ``source_short`` (the
+    source up to its first space). A format absent from
     the file has nothing published in it. Raises :class:`CatalogueError` for a malformed file."""
     out: dict[str, list[dict]] = {}
     path = DATA_DIR / "quality.csv"
@@ -678,5 +679,6 @@ def quality() -> Mapping[str, list[dict]]:
         else:
             rec["delta_text"] = ("" if rec["delta"] is None else f"{rec['delta']:+g} {rec['unit']}").strip()
         rec["source_short"] = rec["source"].split(" ")[0]
+        rec["summary"] = f"{rec['metric']}: {rec['delta_text']} on {rec['model']}"
         out.setdefault(fmt, []).append(rec)
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import model, traffic
+from .notes import cheaper_api_row
 from .scenario import Scenario
 
 
@@ -35,6 +36,7 @@ class Decision:
     units: traffic.UnitCosts
     break_even_batch: float | None  # at the request's context, in_tok + out_tok (None: compute never binds)
     memory_caps_batch: bool           # memory holds fewer requests than the break-even batch, at that context
+    cheaper_api: tuple[str, float] | None  # the cheapest API row for the model and its bill, when 5 % cheaper
 
     @property
     def capacity_cards(self) -> int | None:
@@ -54,4 +56,5 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
         api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
         break_even_batch=(be := model.break_even(s, cap.n)), memory_caps_batch=be is None or cap.max_batch < be,
+        cheaper_api=cheaper_api_row(s),
     )

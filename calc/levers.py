@@ -179,6 +179,6 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
                      "max_batch": after.flat["max_batch"],
                      "self_host_usd_month": after.decision.self_host_usd_month,
                      "verdict": after.decision.verdict or "no rent",
-                     "quality": None if q is None else f"{q['metric']}: {q['delta_text']} on {q['model']}",
+                     "quality": None if q is None else q["summary"],
                      "quality_source": None if q is None else q["source"]})
     return pd.DataFrame(rows)

@@ -18,7 +18,7 @@ import pandas as pd
 from . import catalogue, engines, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
-from .notes import api_stand_in, cheaper_api_row, outside_measurements, scenario_warnings
+from .notes import api_stand_in, outside_measurements, scenario_warnings
 from .scenario import KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
@@ -121,9 +121,9 @@ def margin_sentence(d: Decision) -> str:
             "it as a tie, and let the reasons beyond cost, or a lever on the Levers page, decide.")
 
 
-def cheaper_api_sentence(s: Scenario) -> str:
+def cheaper_api_sentence(d: Decision) -> str:
     """When the catalogue lists a cheaper API row for the same model, a sentence naming it (empty otherwise)."""
-    found = cheaper_api_row(s)
+    found = d.cheaper_api
     if found is None:
         return ""
     api_id, bill = found
@@ -135,8 +135,7 @@ def cheaper_api_sentence(s: Scenario) -> str:
 def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     """When the catalogue lists a cheaper API row for the same model, (a sentence for the top of the Decision page
     that says what it bills and whether it changes the verdict, its API id); None otherwise."""
-    s = d.scenario
-    found = cheaper_api_row(s)
+    found = d.cheaper_api
     if found is None:
         return None
     api_id, bill = found
@@ -182,7 +181,7 @@ def verdict_sentence(d: Decision) -> str:
             first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
                      f"including upkeep, while the API costs {api} a month.")
         parts = [first, margin_sentence(d), volume_sentence(d)]
-    parts.append(cheaper_api_sentence(s))
+    parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
     return " ".join(p for p in parts if p)
@@ -363,6 +362,7 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
 def assumptions(s: Scenario) -> list[str]:
     """The assumptions and sources behind the figures, one line each."""
     models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
+    outside = outside_measurements(s)
     out = [
         (f"Engine: {ENGINE_NAMES.get(s.engine, s.engine)} profile: weights read at {s.eff_bw:.0%} of datasheet "
          f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak, "
@@ -370,7 +370,7 @@ def assumptions(s: Scenario) -> list[str]:
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
          + " (eff_bw, eff_kv, eff_flops, step_us, mem_util, max_seqs); "
          + accuracy_text(s.engine, engines.error_band(s.engine))
-         + (f"; {outside_measurements(s)}" if outside_measurements(s) else "") + "."),
+         + (f"; {outside}" if outside else "") + "."),
         f"{s.overhead_gib:g} GiB per card is reserved for activations and workspace (overhead_gib).",
         f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
         f"Cards are rented {s.hours:g} hours a month, busy or not (hours).",

@@ -64,7 +64,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     for j, n in enumerate(contexts):
         df[f"seqs_at_{n}"] = seqs[:, j]
     published = [(catalogue.quality().get(f) or [None])[0] for f in formats]
-    df["quality"] = [None if q is None else f"{q['metric']}: {q['delta_text']} on {q['model']}" for q in published]
+    df["quality"] = [None if q is None else q["summary"] for q in published]
     df["quality_source"] = [None if q is None else q["source"] for q in published]
     return df
 
