@@ -139,13 +139,23 @@ def slider(page, label: str):
     return page.locator("[data-testid=stSlider]", has_text=label).get_by_role("slider")
 
 
+def set_exact(page, on: bool) -> None:
+    """Turn exact entry on or off and wait for the context input it draws (a number box or a slider): the
+    click's rerun can start after a settle() that looked at the page too early."""
+    toggle = page.get_by_role("switch", name="Exact entry")
+    if toggle.is_checked() != on:
+        page.get_by_text("Exact entry", exact=True).click()
+    if on:
+        page.get_by_role("spinbutton", name=CTX_LABEL, exact=True).wait_for(state="visible", timeout=WAIT_MS)
+    else:
+        slider(page, CTX_LABEL).wait_for(state="visible", timeout=WAIT_MS)
+    settle(page)
+
+
 def change_ctx(page, value: int) -> None:
     """Type a context that lies between the slider's stops: through exact entry, as an engineer would."""
-    toggle = page.get_by_role("switch", name="Exact entry")
-    if not toggle.is_checked():
-        page.get_by_text("Exact entry", exact=True).click()
-        settle(page)
-    box = page.get_by_label(CTX_LABEL, exact=True)
+    set_exact(page, True)
+    box = page.get_by_role("spinbutton", name=CTX_LABEL, exact=True)
     box.fill(str(value))
     box.press("Enter")
     page.wait_for_url(re.compile(rf"[?&]ctx={value}(&|#|$)"), timeout=WAIT_MS)
@@ -247,11 +257,9 @@ def test_a_session_entered_at_the_root_keeps_its_scenario_through_pages_and_exac
     page.wait_for_url(re.compile(r"/fit\?"), timeout=WAIT_MS)
     settle(page)
     assert query(page) == before, query(page)
-    page.get_by_text("Exact entry", exact=True).click()
-    settle(page)
+    set_exact(page, True)
     assert query(page) == before, query(page)
-    page.get_by_text("Exact entry", exact=True).click()
-    settle(page)
+    set_exact(page, False)
     thumb = slider(page, CTX_LABEL)
     thumb.focus()
     thumb.press("ArrowRight")  # 8,192 -> the next stop, 12,288
