@@ -3,10 +3,11 @@
 
 A profile holds, per engine, the fractions of each datasheet peak the engine reaches (``eff_bw`` reading
 weights, ``eff_kv`` reading the KV cache, ``eff_flops`` for the arithmetic), the fixed time it spends per
-decode step (``step_us``), the share of each card's memory it takes (``mem_util``) less its reserve for
+decode step (``step_us``) and per layer of each step (``layer_us``), the share of each card's memory it takes (``mem_util``) less its reserve for
 activations and workspace (``overhead_gib``), the most sequences it schedules (``max_seqs``), and two figures of
 its throughput under full load (``tok_us``, host time per output token; ``eff_link``, the fraction of the
-interconnect's bandwidth its all-reduces reach). ``roofline`` is the textbook model of docs/method.md (70 % of every peak, no fixed costs).
+interconnect's bandwidth its all-reduces reach), and ``eff_dequant``, the share of ``eff_bw`` its kernels keep when
+the weights are stored in fewer than 8 bits and unpacked on the fly. ``roofline`` is the textbook model of docs/method.md (70 % of every peak, no fixed costs).
 
 The figures live in ``calc/data/engines.csv``, one row per engine and figure, each with how it was obtained
 (``basis``: ``definition``, ``fitted``, ``fixed`` from the engine's documentation or the measurements' notes,
@@ -34,7 +35,8 @@ MEASUREMENTS_CSV = DATA_DIR / "measurements.csv"
 ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")
 DEFAULT_ENGINE = "vllm"
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
-FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link")
+FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link",
+           "layer_us", "eff_dequant")
 #: The efficiencies the link's ``eff`` sets when their own keys are not given.
 EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
 #: The metrics a measurement row checks (report keys).
@@ -42,7 +44,7 @@ METRICS = ("step_ms", "max_throughput_tok_s")
 #: Roofline's figures: exactly docs/method.md (``eff`` = 0.7 for all three efficiencies).
 ROOFLINE = types.MappingProxyType({
     "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,
-    "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0,
+    "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0, "layer_us": 0.0, "eff_dequant": 1.0,
 })
 #: How a figure was obtained, as ``engines.csv`` records it.
 BASES = ("definition", "fitted", "fixed", "prior", "copied")
@@ -73,9 +75,9 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
         return
     if value is None:
         raise EngineDataError(f"{where}: {engine} has no {figure}")
-    if figure in (*EFFICIENCIES, "mem_util", "eff_link") and not 0 < value <= 1:
+    if figure in (*EFFICIENCIES, "mem_util", "eff_link", "eff_dequant") and not 0 < value <= 1:
         raise EngineDataError(f"{where}: {figure} must be in (0, 1]")
-    if figure in ("step_us", "tok_us", "overhead_gib") and value < 0:
+    if figure in ("step_us", "tok_us", "overhead_gib", "layer_us") and value < 0:
         raise EngineDataError(f"{where}: {figure} must be >= 0")
 
 

@@ -366,9 +366,12 @@ def assumptions(s: Scenario) -> list[str]:
     out = [
         (f"Engine: {ENGINE_NAMES.get(s.engine, s.engine)} profile: weights read at {s.eff_bw:.0%} of datasheet "
          f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak, "
-         f"{s.step_us:,.0f} µs fixed per step, {s.mem_util:.0%} of each card's memory"
+         f"{s.step_us:,.0f} µs fixed per step"
+         + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
+         + (f", weights below 8 bits read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
+         + f", {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
-         + " (eff_bw, eff_kv, eff_flops, step_us, mem_util, max_seqs); "
+         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eff_dequant, mem_util, max_seqs); "
          + accuracy_text(s.engine, engines.error_band(s.engine))
          + (f"; {outside}" if outside else "") + "."),
         f"{s.overhead_gib:g} GiB per card is reserved for activations and workspace (overhead_gib).",

@@ -119,13 +119,6 @@ def peaks(s: Scenario) -> Peaks:
     return Peaks(g * s.tflops * TERA * s.eff_flops, g * s.bw_tbs * TERA * s.eff_bw, g * s.bw_tbs * TERA * s.eff_kv)
 
 
-def effective_peaks(s: Scenario) -> tuple[float, float]:
-    """(F in FLOP/s, BW in bytes/s reading weights) over all cards: ``g*tflops*eff_flops``, ``g*bw*eff_bw``
-    (under roofline both efficiencies are ``eff``, docs/method.md sections 2-4)."""
-    p = peaks(s)
-    return p.flops, p.weights
-
-
 def moe_split(s: Scenario) -> tuple[float, float]:
     """(M, D): routed-expert parameters ``M = (P - Pa)/(1 - k/E)`` and the rest ``D = P - M``.
 
@@ -153,6 +146,36 @@ def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
     """
     M, D = moe_split(s)
     return (D - embed_params(s)) * s.weight_bits / 8 + M * expert_coverage(s, B) * s.expert_weight_bits / 8
+
+
+def dequant_factor(s: Scenario, bits: float) -> float:
+    """The share of ``eff_bw`` kept reading weights of ``bits`` bits: the profile's ``eff_dequant`` below 8 bits
+    (the kernel unpacks them on the fly), else 1 (docs/method.md section 8)."""
+    return s.eff_dequant if bits < 8 else 1.0
+
+
+def weight_read_seconds(s: Scenario, B: ArrayLike) -> NDArray:
+    """Seconds one decode step of ``B`` sequences spends reading weights: each part of ``Wr(B)`` at its own
+    effective bandwidth, ``(D - Pe)*bpw/8 / (BW*q(bpw)) + M*f(B)*bpw_e/8 / (BW*q(bpw_e))`` with ``BW`` at
+    ``eff_bw`` and ``q`` = :func:`dequant_factor` (docs/method.md section 8). Under roofline ``q = 1``: ``Wr(B)/BW``."""
+    M, D = moe_split(s)
+    bw = peaks(s).weights
+    return ((D - embed_params(s)) * s.weight_bits / 8 / (bw * dequant_factor(s, s.weight_bits))
+            + M * expert_coverage(s, B) * s.expert_weight_bits / 8 / (bw * dequant_factor(s, s.expert_weight_bits)))
+
+
+def resident_weight_seconds(s: Scenario) -> float:
+    """Seconds to read every resident weight once (a prefill's floor): ``W`` part by part at ``eff_bw`` times
+    :func:`dequant_factor` (docs/method.md sections 7 and 8)."""
+    M, D = moe_split(s)
+    bw = peaks(s).weights
+    return (D * s.weight_bits / 8 / (bw * dequant_factor(s, s.weight_bits))
+            + M * s.expert_weight_bits / 8 / (bw * dequant_factor(s, s.expert_weight_bits)))
+
+
+def fixed_step_seconds(s: Scenario) -> float:
+    """The engine's fixed time per decode step, ``(step_us + L*layer_us)*1e-6`` (docs/method.md section 8)."""
+    return (s.step_us + s.layers * s.layer_us) * US
 
 
 def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
@@ -184,7 +207,7 @@ class StepParts:
     compute_s: NDArray   # matrix arithmetic at the effective peak
     comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
     step_s: NDArray      # max(memory_s, compute_s) + comm_s + fixed_s
-    fixed_s: float = 0.0  # the engine's fixed time per step, step_us*1e-6 (docs/method.md section 8)
+    fixed_s: float = 0.0  # the engine's fixed time per step, (step_us + L*layer_us)*1e-6 (docs/method.md section 8)
 
     @property
     def compute_bound(self) -> NDArray:
@@ -196,17 +219,18 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), docs/method.md.
 
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv)``, ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
-    ``step = max(t_mem, t_cmp) + t_comm(B) + step_us*1e-6``.
+    ``step = max(t_mem, t_cmp) + t_comm(B) + (step_us + L*layer_us)*1e-6``; weights below 8 bits are read at
+    ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """
     B = np.asarray(B, dtype=float)
     n = s.ctx if n is None else n
     pk = peaks(s)
-    weights_s = weight_bytes_read(s, B) / pk.weights
+    weights_s = weight_read_seconds(s, B)
     cache_s = s.attn * B * cache_bytes(s, n) / pk.kv
     memory_s = weights_s + cache_s
     compute_s = B * _flops_per_token(s, n) / pk.flops
     comm_s = comm_seconds(s, B)
-    fixed_s = s.step_us * US
+    fixed_s = fixed_step_seconds(s)
     return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s,
                      np.maximum(memory_s, compute_s) + comm_s + fixed_s, fixed_s)
 
@@ -233,16 +257,16 @@ def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Specul
     """One speculative round of ``k = spec_k`` drafts for ``B`` sequences at context ``n`` (default ``s.ctx``).
 
     ``t_v = max(Wr((k+1)*B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv), (k+1)*t_cmp(B)) + t_comm((k+1)*B)
-    + step_us*1e-6`` (the cache is read once for the k + 1 tokens; an MoE touches the experts of all of them),
+    + (step_us + L*layer_us)*1e-6`` (the cache is read once for the k + 1 tokens; an MoE touches the experts of
+    all of them),
     ``t_d = k*spec_c*step(B)``, ``tau`` from :func:`accepted_per_round`. With ``k = 0`` every figure is the plain
     step's. Arrays broadcast over ``B`` and ``n``.
     """
     B = np.asarray(B, dtype=float)
     n = s.ctx if n is None else n
     k = int(s.spec_k)
-    pk = peaks(s)
     plain = step_parts(s, B, n)
-    memory_s = weight_bytes_read(s, (k + 1) * B) / pk.weights + plain.cache_s
+    memory_s = weight_read_seconds(s, (k + 1) * B) + plain.cache_s
     verify_s = np.maximum(memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B) + plain.fixed_s
     draft_s = k * s.spec_c * plain.step_s
     tau = accepted_per_round(k, s.spec_alpha)
@@ -272,14 +296,15 @@ def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
     M, D = moe_split(s)
     bytes_per_param = max(s.weight_bits, s.expert_weight_bits) / 8
     if not s.experts:
-        be = (weight_bytes_read(s, 1.0) / BW) / safe_slope
+        be = weight_read_seconds(s, 1.0) / safe_slope
         return np.where(positive, be, np.nan)
 
     def gap(B: NDArray) -> NDArray:
-        return B * _flops_per_token(s, n) / F - weight_bytes_read(s, B) / BW - s.attn * B * cache_bytes(s, n) / BWkv
+        return B * _flops_per_token(s, n) / F - weight_read_seconds(s, B) - s.attn * B * cache_bytes(s, n) / BWkv
 
     lo = np.zeros_like(n)
-    hi = 2 * (D - embed_params(s) + M) * bytes_per_param / BW / safe_slope + 1.0
+    slowest = min(dequant_factor(s, s.weight_bits), dequant_factor(s, s.expert_weight_bits))
+    hi = 2 * (D - embed_params(s) + M) * bytes_per_param / (BW * slowest) / safe_slope + 1.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         up = gap(mid) > 0

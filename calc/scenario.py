@@ -256,6 +256,14 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("eff_link", "float", "Interconnect bandwidth reached under load (fraction)",
        "Fraction of the interconnect's bandwidth the all-reduces reach at full load; counted in the throughput "
        "under full load only; default: the profile's.", "engine", lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("layer_us", "float", "Fixed time per layer per decode step (µs)",
+       "Kernel launches and host work that repeat for every layer of every step (an engine that replays its steps "
+       "as CUDA graphs pays almost none); added to step_us once per layer; default: the profile's.", "engine",
+       lo=0, hi=1e5, unit="µs", step=10.0, fmt="%g"),
+    _K("eff_dequant", "float", "Bandwidth kept on weights below 8 bits (fraction of eff_bw)",
+       "Share of eff_bw the kernels keep when the weights are stored in fewer than 8 bits and unpacked on the fly "
+       "(4-bit and GGUF block formats); 1 = no loss; default: the profile's.", "engine",
+       lo=0.001, hi=1, step=0.05, fmt="%g"),
     # docs/method.md section 9: levers that change the answer.
     _K("spec_k", "int", "Speculative decoding: draft tokens per step",
        "Tokens a draft model proposes per step for the target to verify; 0 = off.", "levers",

@@ -5,8 +5,10 @@
 
 Reads ``calc/data/measurements.csv`` only (each row a calculator link naming the engine measured, the metric
 ``step_ms`` or ``max_throughput_tok_s`` and the published value). For each engine with rows it minimises the sum of
-squared log errors ``sum(log(predicted / measured)^2)`` over that engine's rows (every card, model and metric
-together: one set of figures per engine, never per row), plus a weak pull of each figure towards its prior
+squared log errors ``sum(w * log(predicted / measured)^2)`` over that engine's rows (every card, model and metric
+together: one set of figures per engine, never per row), where ``w`` is ``OVER_WEIGHT`` (2) for a row predicted
+faster than measured and 1 otherwise: a figure that flatters self-hosting costs twice what a cautious one does.
+Plus a weak pull of each figure towards its prior
 (``PRIOR``; weight ``PRIOR_WEIGHT``) so that a figure no row constrains stays at the prior instead of drifting.
 Every figure is kept inside physical bounds (``BOUNDS``: no efficiency above 1, no negative time or memory) by a
 logistic map, and the search is a coarse grid of starting points followed by a Nelder-Mead simplex written here
@@ -48,21 +50,24 @@ DATA = "calc/data/measurements.csv"
 #: call for (llama.cpp's, about 3.8 ms); a larger one would make batch-1 decoding of small models slower than any
 #: row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
-          "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0)}
+          "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
+          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0)}
 #: Where a figure stays when no row constrains it: the docs/method.md's roofline efficiency (0.7) and no extra time.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
-         "mem_util": 1.0, "overhead_gib": 4.0}
+         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
-PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1}
+PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0}
 PRIOR_WEIGHT = 1e-3
 #: Log error charged for a row the figures make impossible (nothing fits): a factor of about 20.
 MISS = 3.0
+#: Weight of a squared log error where the prediction is faster than the measurement (1 where it is slower).
+OVER_WEIGHT = 2.0
 
 #: The figures fitted for each engine with rows; the others are fixed below.
 FITTED = {
     "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
-    "llamacpp": ("eff_bw", "step_us"),
+    "llamacpp": ("eff_bw", "layer_us", "eff_dequant"),
 }
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
@@ -71,17 +76,25 @@ TIED = {"llamacpp": {"eff_kv": "eff_bw"}}
 #: (vLLM's reserve is derived from a row's note in :func:`vllm_overhead`.)
 FIXED = {
     "vllm": {
+        "layer_us": (0.0, "vLLM replays its decode steps as CUDA graphs, so launch costs do not grow with the layers; "
+                          "its rows (one model) cannot tell a per-layer time from step_us either"),
         "mem_util": (0.9, "vLLM's default gpu_memory_utilization 0.9, the setting the silybench rows name"),
         "max_seqs": (256, "vLLM's default max_num_seqs 256; the silybench rows' throughput is the same at "
                           "concurrency 256 (be8873da: 13,567 tok/s) and 384 (c47fbca0: 13,591 tok/s)"),
     },
     "trtllm": {
+        "layer_us": (0.0, "TensorRT-LLM replays its decode steps as CUDA graphs (cuda_graph_config in the rows' "
+                          "set-up), so launch costs do not grow with the layers"),
+        "eff_dequant": (1.0, "one row only (9072b5c5, NVFP4) stores its weights below 8 bits: a figure fitted "
+                             "to it would be tuned to one row, so none is fitted (1, no loss)"),
         "mem_util": (1.0, "TensorRT-LLM sizes its KV cache as a fraction (0.9 to 0.95) of the memory left after "
                           "the weights (kv_cache_free_gpu_mem_fraction; perf-overview.md), expressed here as the "
                           "whole card less a fitted reserve"),
         "max_seqs": (2048, "TensorRT-LLM's default max_batch_size 2048 (trtllm-bench caps its own at 4096)"),
     },
     "llamacpp": {
+        "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold 32- and 80-layer models): it "
+                         "is fitted per layer (layer_us), launching each layer's kernels one by one"),
         "mem_util": (1.0, "llama.cpp allocates the cache it is told to (no memory fraction)"),
         "overhead_gib": (4.0, "not constrained by the rows (batch-1 steps do not depend on memory): the docs/method.md's "
                               "default reserve, conservative for llama.cpp's compute buffers"),
@@ -127,7 +140,7 @@ class FastRows:
         self.is_step = np.array([r.metric == "step_ms" for r in self.rows])
         cols: dict[str, list[float]] = {k: [] for k in (
             "gbw", "gT", "mem", "g", "W", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp")}
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m")}
         for row, s in zip(self.rows, self.scenarios, strict=False):
             g = s.gpus
             M, D = model.moe_split(s)
@@ -161,26 +174,33 @@ class FastRows:
             cols["O"].append(s.out_tok)
             cols["I"].append(s.in_tok)
             cols["Fp"].append(traffic.prefill_flops(s))
+            cols["L"].append(s.layers)
+            cols["sub8_d"].append(float(s.weight_bits < 8))
+            cols["sub8_m"].append(float(s.expert_weight_bits < 8))
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
 
     def predict(self, f: dict) -> np.ndarray:
         """Each row's metric under figures ``f`` (NaN where nothing fits)."""
         GiB = model.GiB
+        # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
+        bw_d = self.gbw * f["eff_bw"] * np.where(self.sub8_d > 0, f["eff_dequant"], 1.0)
+        bw_m = self.gbw * f["eff_bw"] * np.where(self.sub8_m > 0, f["eff_dequant"], 1.0)
+        fixed = (f["step_us"] + self.L * f["layer_us"]) * 1e-6
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
-        step = (np.maximum((self.Wd + self.Wm * (1 - self.q ** self.B_step)) / (self.gbw * f["eff_bw"])
+        step = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** self.B_step) / bw_m
                            + self.C_ctx / (self.gbw * f["eff_kv"]),
                            self.fl / (self.gT * f["eff_flops"]))
-                + self.comm_step + f["step_us"] * 1e-6) * 1e3
+                + self.comm_step + fixed) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
         free = self.g * (f["mem_util"] * self.mem - f["overhead_gib"]) * GiB - self.W
         B = np.floor(np.maximum(0.0, free) / self.C_end)
         if f["max_seqs"] is not None:
             B = np.minimum(B, f["max_seqs"])
-        wr = self.Wd + self.Wm * (1 - self.q ** B)
-        tau = (np.maximum(wr / (self.gbw * f["eff_bw"]) + B * self.C_load / (self.gbw * f["eff_kv"]),
+        tau = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** B) / bw_m
+                          + B * self.C_load / (self.gbw * f["eff_kv"]),
                           B * self.fl_load / (self.gT * f["eff_flops"]))
-               + B * self.cb / f["eff_link"] + self.cl + f["step_us"] * 1e-6 + B * f["tok_us"] * 1e-6)
+               + B * self.cb / f["eff_link"] + self.cl + fixed + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
             thr = B * self.O / (self.O * tau + B * (self.Fp / (self.gT * f["eff_flops"])
                                                      + self.I * self.cb / f["eff_link"]))
@@ -249,7 +269,7 @@ def prior_penalty(f: dict, names) -> float:
 
 
 def fit_engine(fast: FastRows, fixed: dict, names: tuple, tied: dict) -> dict:
-    """The figures ``names`` minimising the squared log errors on ``fast``'s rows, the others at ``fixed``
+    """The figures ``names`` minimising the weighted squared log errors on ``fast``'s rows, the others at ``fixed``
     (``tied``: figure -> the fitted figure it equals)."""
 
     def figures(z) -> dict:
@@ -258,11 +278,12 @@ def fit_engine(fast: FastRows, fixed: dict, names: tuple, tied: dict) -> dict:
 
     def objective(z) -> float:
         f = figures(z)
-        return float(np.sum(fast.log_errors(f) ** 2)) + prior_penalty(f, names)
+        e = fast.log_errors(f)
+        return float(np.sum(np.where(e > 0, OVER_WEIGHT, 1.0) * e ** 2)) + prior_penalty(f, names)
 
     best = None
     # Coarse grid of starting points over the figures that matter most, the rest at their priors.
-    grid = {"eff_bw": (0.4, 0.8), "eff_flops": (0.3, 0.7), "step_us": (200.0, 1500.0)}
+    grid = {"eff_bw": (0.4, 0.8), "eff_flops": (0.3, 0.7), "step_us": (200.0, 1500.0), "layer_us": (20.0, 150.0)}
     starts = [{}]
     for k, options in grid.items():
         if k in names:
@@ -285,7 +306,7 @@ def fit_engine(fast: FastRows, fixed: dict, names: tuple, tied: dict) -> dict:
 def constrained(fast: FastRows, f: dict, name: str) -> bool:
     """True when some row's prediction moves by more than 0.1 % as ``name`` moves by 10 % (or 100 µs / 1 GiB)."""
     lo, hi = BOUNDS.get(name, (0.0, math.inf))
-    shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0}.get(name)
+    shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0, "layer_us": 10.0}.get(name)
     base = fast.predict(f)
     moved = []
     for sign in (-1, 1):
@@ -308,7 +329,7 @@ def on_bound(name: str, x: float) -> str:
 def rounded(name: str, x):
     if x is None:
         return None
-    if name in ("step_us", "tok_us"):
+    if name in ("step_us", "tok_us", "layer_us"):
         return round(x, 1)
     if name == "overhead_gib":
         return round(x, 2)

@@ -20,9 +20,10 @@ from calc import catalogue
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
 ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")  # docs/method.md section 8 `engine`
 DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
-# docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8).
+# docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
+# layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
-                "eff_link")
+                "eff_link", "layer_us", "eff_dequant")
 
 
 @functools.cache
@@ -248,6 +249,8 @@ def resolve(params) -> dict:
     s["overhead_gib"] = _real(p, "overhead_gib", prof["overhead_gib"], 0)
     s["tok_us"] = _real(p, "tok_us", prof["tok_us"], 0)
     s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
+    s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
+    s["eff_dequant"] = _real(p, "eff_dequant", prof["eff_dequant"], 0, lo_open=True, hi=1)
     s["duty"] = _real(p, "duty", 0.3, 0, lo_open=True, hi=1)
     s["upkeep"] = _real(p, "upkeep", 4000.0, 0)
     s["hours"] = _real(p, "hours", 720.0, 0, lo_open=True)
@@ -308,7 +311,10 @@ def _si(s) -> dict:
         BW=g * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
         BWkv=g * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
-        mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], step_s=s["step_us"] * 1e-6,
+        mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"],
+        step_s=(s["step_us"] + s["layers"] * s["layer_us"]) * 1e-6,  # docs/method.md s8: per step and per layer
+        # docs/method.md s8: weights stored below 8 bits are read at eff_dequant of eff_bw
+        q=s["eff_dequant"] if s["_bpw"] < 8 else 1.0, q_e=s["eff_dequant"] if s["_bpw_e"] < 8 else 1.0,
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
         hit=s["prefix_hit"], spec_k=s["spec_k"], alpha=s["spec_alpha"], spec_c=s["spec_c"],
     )
@@ -358,16 +364,26 @@ def moe_split(P, Pa, E, k):
     return M, P - M  # D = P - M
 
 
-def read_bytes(m, B):
+def read_seconds(m, B):
+    """docs/method.md sections 2-5/s7: Wr(B) = (D - Pe)*bpw/8 + M*f(B)*bpw_e/8 (dense: (P - Pe)*bpw/8); s8: each
+    part at BW times its dequantisation share."""
     if not m["E"]:
-        return (m["P"] - m["Pe"]) * m["bpw"] / 8  # docs/method.md sections 2-5: dense Wr = (P - Pe)*bpw/8
+        return (m["P"] - m["Pe"]) * m["bpw"] / 8 / (m["BW"] * m["q"])
     M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
     f = 1 - (1 - m["k"] / m["E"]) ** B  # docs/method.md sections 2-5: f(B) = 1 - (1 - k/E)^B
-    return (D - m["Pe"]) * m["bpw"] / 8 + M * f * m["bpw_e"] / 8  # docs/method.md sections 2-5/s7: Wr(B) per part
+    return (D - m["Pe"]) * m["bpw"] / 8 / (m["BW"] * m["q"]) + M * f * m["bpw_e"] / 8 / (m["BW"] * m["q_e"])
+
+
+def resident_seconds(m):
+    """docs/method.md s7/s8: every resident weight read once, part by part."""
+    if not m["E"]:
+        return m["P"] * m["bpw"] / 8 / (m["BW"] * m["q"])
+    M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
+    return (m["P"] - M) * m["bpw"] / 8 / (m["BW"] * m["q"]) + M * m["bpw_e"] / 8 / (m["BW"] * m["q_e"])
 
 
 def t_mem(m, B, n):
-    return read_bytes(m, B) / m["BW"] + m["a"] * B * cache_bytes(m, n) / m["BWkv"]  # docs/method.md section 8
+    return read_seconds(m, B) + m["a"] * B * cache_bytes(m, n) / m["BWkv"]  # docs/method.md section 8
 
 
 def t_cmp(m, B, n):
@@ -394,7 +410,7 @@ def break_even(m, n):
     if slope <= 0:
         return None  # docs/method.md sections 2-4: denominator not positive -> null
     if not m["E"]:
-        return (read_bytes(m, 1) / m["BW"]) / slope  # docs/method.md sections 2-4: be = (Wr/BW) / (...)
+        return read_seconds(m, 1) / slope  # docs/method.md sections 2-4: be = (Wr/BW) / (...)
     gap = lambda B: t_cmp(m, B, n) - t_mem(m, B, n)  # noqa: E731  docs/method.md sections 2-5: root of t_cmp = t_mem
     lo, hi = 0.0, 1.0
     while gap(hi) <= 0:
@@ -455,7 +471,7 @@ def prefill_flops(m, in_tok):
 
 def ttft_ms(m, in_tok):
     # docs/method.md section 7 (contract: W resident, comm = t_comm at B = in_tok); docs/method.md section 8: plus one step_us
-    return max(prefill_flops(m, in_tok) / m["F"], weight_bytes(m) / m["BW"]) * 1e3 \
+    return max(prefill_flops(m, in_tok) / m["F"], resident_seconds(m)) * 1e3 \
         + t_comm(m, in_tok) * 1e3 + m["step_s"] * 1e3
 
 
@@ -507,7 +523,7 @@ def rent(s):
 def spec_round(m, B, n):
     """SPEC section 8: one round of speculative decoding at batch B, context n: (t_v + t_d, tau)."""
     k = m["spec_k"]
-    t_v = max(read_bytes(m, (k + 1) * B) / m["BW"] + m["a"] * B * cache_bytes(m, n) / m["BWkv"],
+    t_v = max(read_seconds(m, (k + 1) * B) + m["a"] * B * cache_bytes(m, n) / m["BWkv"],
               (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + m["step_s"]
     t_d = k * m["spec_c"] * step(m, B, n)
     tau = (1 - m["alpha"] ** (k + 1)) / (1 - m["alpha"])

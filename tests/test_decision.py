@@ -86,9 +86,9 @@ def test_page_where_self_hosting_wins():
     at, _ = open_decision(SELF_HOST)
     assert not at.exception
     verdict = texts(at.info)
-    # Under the default engine (vLLM's fitted profile) 15 cards carry the busiest hour (16 under the roofline).
-    assert verdict.startswith("**Self-host.**") and "15 L40S 48 GB cards" in verdict
-    assert "9,532 USD a month" in verdict and "21,060 USD a month" in verdict
+    # Under the default engine (vLLM's fitted profile) 16 cards carry the busiest hour, as under the roofline.
+    assert verdict.startswith("**Self-host.**") and "16 L40S 48 GB cards" in verdict
+    assert "10,101 USD a month" in verdict and "21,060 USD a month" in verdict
     assert at.query_params["req_day"] == "3000000"
 
 
@@ -206,7 +206,7 @@ def test_memo_is_deterministic_and_complete():
     assert "read 2026-07-24" in text  # the API row's date
     assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
     assert "set in the link" not in text
-    assert "| 10,000,000 | 50 | 50 |" in text  # L40S at its driver-reported 44.99 GiB, vLLM's profile
+    assert "| 10,000,000 | 51 | 51 |" in text  # L40S at its driver-reported 44.99 GiB, vLLM's profile
 
 
 def test_memo_default_base_url(monkeypatch):
