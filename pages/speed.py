@@ -83,20 +83,23 @@ st.subheader("The step's parts")
 # Powers of two up to twice the batches that matter (memory's cap, the knee), so the reachable ones stay visible.
 reach = max(mb, be or 1, 8)
 pick = sweep[sweep["batch"].isin([b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if b <= 2 * reach])]
-parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compute_ms", "comm_ms"], var_name="part",
-                  value_name="ms")
-parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute", "comm_ms": "both"})
+parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compute_ms", "comm_ms", "fixed_ms"],
+                  var_name="part", value_name="ms")
+parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute",
+                                   "comm_ms": "both", "fixed_ms": "both"})
 parts = parts.replace({"part": {"weights_ms": "weights read", "cache_ms": "KV cache read", "compute_ms": "compute",
-                                "comm_ms": "all-reduce"}})
+                                "comm_ms": "all-reduce", "fixed_ms": "engine's fixed time"}})
 both = parts[parts["path"] == "both"]
 parts = pd.concat([parts[parts["path"] != "both"], both.assign(path="memory"), both.assign(path="compute")])
-parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, "all-reduce": 2})
+parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, "all-reduce": 2,
+                                    "engine's fixed time": 3})
 bars = alt.Chart(parts).mark_bar().encode(
     x=alt.X("batch:O", title="batch (bars: memory path, compute path)", axis=alt.Axis(labelAngle=0)),
     xOffset=alt.XOffset("path:N", sort=["memory", "compute"]),
     y=alt.Y("ms:Q", stack="zero", title="ms"),
-    color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce"],
-                                              range=["#4c78a8", "#f58518", "#54a24b", "#b279a2"]),
+    color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce",
+                                                      "engine's fixed time"],
+                                              range=["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d9da0"]),
                     legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0)),
     order=alt.Order("stack:Q", sort="ascending"),
     opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.3)),
@@ -104,6 +107,6 @@ bars = alt.Chart(parts).mark_bar().encode(
 ).properties(height=260)
 st.altair_chart(bars, width="stretch")
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
-           f"the step, and the tensor-parallel all-reduce adds to either. Faded: batches beyond the {mb:,} sequences "
-           "memory holds.")
+           "the step, and the tensor-parallel all-reduce and the engine's fixed time per step (launches, scheduling, "
+           f"sampling) add to either. Faded: batches beyond the {mb:,} sequences memory holds.")
 ui.download_csv(sweep, "speed-by-batch")

@@ -209,7 +209,8 @@ def test_speed_sweep_one_card_with_attention():
     #        = B * (1.4e11 + 2.147483648e10) / 5e14 = B * 0.322949673 ms.
     df = tables.speed_sweep(sc(), batches=np.array([1, 17, 18]))
     assert list(df.columns) == ["batch", "step_ms", "memory_ms", "weights_ms", "cache_ms", "compute_ms", "comm_ms",
-                                "tok_s", "tok_s_per_seq", "bound", "fits_in_memory"]
+                                "fixed_ms", "tok_s", "tok_s_per_seq", "bound", "fits_in_memory"]
+    assert list(df["fixed_ms"]) == [0.0, 0.0, 0.0]
     assert list(df["weights_ms"]) == [approx(35.0)] * 3
     assert list(df["cache_ms"]) == [approx(b * 2.68435456) for b in (1, 17, 18)]
     assert list(df["compute_ms"]) == [approx(b * 0.32294967296) for b in (1, 17, 18)]
@@ -223,6 +224,20 @@ def test_speed_sweep_one_card_with_attention():
     assert list(df["bound"]) == ["memory"] * 3
     # max batch at 8192: floor((76 - 32.596) / 2.5) = 17, so 18 does not fit.
     assert list(df["fits_in_memory"]) == [True, True, False]
+
+
+def test_speed_sweep_fixed_time_per_layer_and_weights_below_8_bits():
+    # 80 layers: (step_us + L*layer_us) = (500 + 80*100) µs = 8.5 ms added to every step.
+    # 4-bit weights: 35e9 bytes / 1e12 = 35 ms; at eff_dequant 0.5 they read at half that bandwidth, 70 ms.
+    # 8-bit weights are not unpacked: 70e9 bytes / 1e12 = 70 ms whatever eff_dequant says.
+    base = tables.speed_sweep(sc(), batches=np.array([1, 4]))
+    slow = tables.speed_sweep(sc(step_us=500, layer_us=100, eff_dequant=0.5), batches=np.array([1, 4]))
+    assert list(slow["fixed_ms"]) == [approx(8.5)] * 2
+    assert list(base["weights_ms"]) == [approx(35.0)] * 2
+    assert list(slow["weights_ms"]) == [approx(70.0)] * 2
+    assert list(slow["step_ms"]) == [approx(70.0 + b * 2.68435456 + 8.5) for b in (1, 4)]
+    int8 = tables.speed_sweep(sc(weights="int8", eff_dequant=0.5), batches=np.array([1]))
+    assert int8["weights_ms"].iloc[0] == approx(70.0)
 
 
 def test_speed_sweep_without_attention_turns_compute_bound():
