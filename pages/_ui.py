@@ -313,20 +313,6 @@ def sidebar(decision: bool = False, light: bool = False) -> None:
                     _widget(key)
 
 
-# The server ignores a whole query string past its limits, so the script sees an empty link. The browser
-# still knows the address it opened: this check reads it and reports the size of a link that was not read.
-_LINK_SIZE_JS = """
-export default function (component) {
-  const entry = performance.getEntriesByType("navigation")[0];
-  const query = new URL(entry ? entry.name : window.location.href).search.replace(/^\\?/, "");
-  if (query) {
-    component.setStateValue("opened", {fields: query.split("&").length, chars: query.length});
-  }
-}
-"""
-_link_size_check = st.components.v2.component("calc_link_size_check", js=_LINK_SIZE_JS)
-
-
 # A button that copies the page's address (the complete link) to the clipboard. The clipboard API needs a
 # secure context; on plain http the copy falls back to a selected text field.
 _COPY_LINK_HTML = """<button type="button" class="calc-copy">Copy link to this scenario</button>
@@ -363,20 +349,6 @@ export default function (component) {
 _copy_link = st.components.v2.component("calc_copy_link", html=_COPY_LINK_HTML, css=_COPY_LINK_CSS, js=_COPY_LINK_JS)
 
 
-def _check_dropped_link() -> None:
-    """While a session that opened with an empty link has not heard from the browser, ask it what was opened;
-    a link past the server's limits becomes a named error on every page."""
-    if not st.session_state.get("_check_link"):
-        return
-    with st.sidebar:
-        opened = _link_size_check(key="_link_size", height=0, on_opened_change=lambda: None).opened
-    if isinstance(opened, dict):
-        st.session_state["_check_link"] = False
-        error = link_too_long(int(opened.get("fields", 0)), int(opened.get("chars", 0)))
-        if error is not None:
-            _link_errors()[LINK] = error
-
-
 def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Parsed:
     """Run once per script run, before the pages: link -> widgets -> scenario -> link.
 
@@ -395,7 +367,6 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
         _store(first.scenario)
         st.session_state["_loaded"] = True
-    _check_dropped_link()
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
     parsed = parse(widget_params())
     st.session_state["_parsed"] = parsed
@@ -506,16 +477,36 @@ def frame(page: Any = None) -> None:
     st.session_state["_frame"] = True
 
 
-# Asks for the rest of the page once the browser has drawn the first part (after the next paint).
+# Asks for the rest of the page once the browser has drawn the first part (after the next paint). It also says
+# how large the link the browser opened was: the server ignores a whole query string past its limits, so the
+# script then sees an empty link, and only the browser still knows what was asked for. (One signal, one rerun:
+# a second component asking for its own rerun on a first visit raced this one and could leave the inputs drawn
+# at their defaults.)
 _DRAWN_JS = """
 export default function (component) {
   const { setTriggerValue } = component;
-  requestAnimationFrame(() => setTimeout(() => setTriggerValue("drawn", true), 0));
+  const entry = performance.getEntriesByType("navigation")[0];
+  const query = new URL(entry ? entry.name : window.location.href).search.replace(/^\\?/, "");
+  const opened = {fields: query ? query.split("&").length : 0, chars: query.length};
+  requestAnimationFrame(() => setTimeout(() => setTriggerValue("drawn", opened), 0));
 }
 """
 _drawn_signal = st.components.v2.component("calc_drawn", js=_DRAWN_JS)
 #: The key of the marker a first draw leaves where the details will be (tests wait for it to go).
 LOADING_KEY = "calc-loading-details"
+
+
+def _on_drawn() -> None:
+    """The first draw is on screen: when the session opened with an empty link, check the size of the link the
+    browser opened; one past the server's limits becomes a named error on every page."""
+    if not st.session_state.get("_check_link"):
+        return
+    st.session_state["_check_link"] = False
+    opened = (st.session_state.get("_drawn_signal") or {}).get("drawn")
+    if isinstance(opened, dict):
+        error = link_too_long(int(opened.get("fields", 0)), int(opened.get("chars", 0)))
+        if error is not None:
+            _link_errors()[LINK] = error
 
 
 def details() -> None:
@@ -526,7 +517,7 @@ def details() -> None:
         return
     with st.container(key=LOADING_KEY):
         st.caption("Loading the charts and tables…")
-        _drawn_signal(key="_drawn_signal", height=0, on_drawn_change=lambda: None)
+        _drawn_signal(key="_drawn_signal", height=0, on_drawn_change=_on_drawn)
     st.stop()
 
 

@@ -107,8 +107,12 @@ def exceptions(page) -> list[str]:
     return page.locator("[data-testid=stException]").all_inner_texts()
 
 
+def query_of(url: str) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
+
+
 def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query, keep_blank_values=True).items()}
+    return query_of(page.url)
 
 
 def metric(page, label: str):
@@ -267,6 +271,31 @@ def test_a_session_entered_at_the_root_keeps_its_scenario_through_pages_and_exac
     settle(page)
     assert {k: v for k, v in query(page).items() if k != "ctx"} == {k: v for k, v in before.items() if k != "ctx"}
     assert not exceptions(page)
+
+
+def test_first_visits_at_once_draw_the_inputs_the_figures_use(server, new_page):
+    """Several fresh browsers opening the bare page together: every sidebar shows the values the verdict uses
+    (a second first-visit rerun once raced the first and left the inputs drawn at their defaults, so that the
+    next touch rewrote the scenario)."""
+    from playwright.sync_api import expect
+    pages = [new_page() for _ in range(6)]
+    for page in pages:
+        page.goto(f"{server}/decision", wait_until="commit")
+    for page in pages:
+        settle(page)
+        assert query(page).get("model") == "llama-3.1-70b"
+        expect(page.get_by_role("combobox", name="Model", exact=True)).to_have_value("Llama 3.1 70B")
+        expect(page.get_by_role("combobox", name="Serving engine", exact=True)).to_have_value("vLLM")
+        expect(page.get_by_label("Rent per card-hour (USD)", exact=True)).to_have_value("2.50")
+    # A touch after such a visit changes only the input touched.
+    before = query(pages[-1])
+    thumb = slider(pages[-1], "Output tokens per request")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    pages[-1].wait_for_url(lambda url: query_of(url).get("out_tok") != before["out_tok"], timeout=WAIT_MS)
+    settle(pages[-1])
+    after = query(pages[-1])
+    assert {k: v for k, v in after.items() if k != "out_tok"} == {k: v for k, v in before.items() if k != "out_tok"}
 
 
 def test_hostile_link_names_each_bad_key_and_the_page_keeps_working(server, new_page):
