@@ -128,8 +128,10 @@ def cheaper_api_sentence(d: Decision) -> str:
         return ""
     api_id, bill = found
     row = catalogue.apis()[api_id]
+    wins = (f", less than self-hosting's {money(d.self_host_usd_month)}: at that row the API is the cheaper way to "
+            "serve this model" if cheaper_api_wins(d) else "")
     return (f"The catalogue's cheapest row for this model, {row['provider']} at {row['api_in']:g} / "
-            f"{row['api_out']:g} USD per 1M (api={api_id}), would bill {money(bill)} a month.")
+            f"{row['api_out']:g} USD per 1M (api={api_id}), would bill {money(bill)} a month{wins}.")
 
 
 def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
@@ -141,7 +143,7 @@ def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     api_id, bill = found
     row = catalogue.apis()[api_id]
     sh = d.self_host_usd_month
-    flips = sh is not None and d.verdict == "self-host" and bill <= sh
+    flips = cheaper_api_wins(d) or (sh is not None and d.verdict == "self-host" and bill <= sh)
     after = (" At that price the API is cheaper than self-hosting." if flips else
              f" Self-hosting costs {money(sh)}." if sh is not None else "")
     return (f"**A cheaper API for this model:** {row['provider']} at {row['api_in']:g} / {row['api_out']:g} USD per "
@@ -180,6 +182,8 @@ def verdict_sentence(d: Decision) -> str:
         else:
             first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
                      f"including upkeep, while the API costs {api} a month.")
+        if cheaper_api_wins(d):
+            first = "At the API row priced in the link, " + first[0].lower() + first[1:]
         parts = [first, margin_sentence(d), volume_sentence(d)]
     parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
@@ -227,8 +231,23 @@ def is_tie(d: Decision) -> bool:
     return sh is not None and api is not None and max(sh, api) > 0 and abs(sh - api) / max(sh, api) < TIE_SHARE
 
 
+def cheaper_api_wins(d: Decision) -> bool:
+    """True when the catalogue's cheapest row for the model bills clearly less than self-hosting (by more than
+    :data:`TIE_SHARE`) while the row priced in the link leaves the verdict at self-hosting or a tie."""
+    sh = d.self_host_usd_month
+    if d.cheaper_api is None or sh is None or d.verdict not in ("api", "self-host"):
+        return False
+    if d.verdict == "api" and not is_tie(d):
+        return False  # already the API's
+    return d.cheaper_api[1] < (1 - TIE_SHARE) * sh
+
+
 def headline(d: Decision) -> str:
-    """A two-to-six word verdict for a heading; a margin inside the figures' accuracy is called a tie."""
+    """A two-to-six word verdict for a heading; a margin inside the figures' accuracy is called a tie. A self-host
+    or a tie at the link's API row that a cheaper row for the same model turns into the API's says so: a verdict
+    must not rest on a price nobody has to pay."""
+    if cheaper_api_wins(d):
+        return "Call the API, at the cheaper provider below"
     if d.verdict in ("api", "self-host") and is_tie(d):
         return f"Too close to call ({'self-hosting' if d.verdict == 'self-host' else 'the API'} by a hair)"
     return {"api": "Call the API", "self-host": "Self-host", "does not fit": "Does not fit"}.get(

@@ -584,8 +584,11 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
         st.error("Some values could not be used; each fell back to its default:\n\n"
                  + "\n".join(f"- {plain(e.message)}" for e in errors), icon=":material/block:")
     if not report["fits"]:
+        share = (f"the {scenario.gpus * scenario.mem_util * scenario.mem_gib:,.1f} GiB the engine takes "
+                 f"({scenario.mem_util:.0%} of {scenario.gpus} × {scenario.mem_gib:g} GiB)" if scenario.mem_util < 1
+                 else f"{scenario.gpus} × {scenario.mem_gib:g} GiB")
         st.error(f"**The weights do not fit.** {report['weights_gib']:,.1f} GiB of weights plus "
-                 f"{scenario.overhead_gib:g} GiB reserved per card exceed {scenario.gpus} × {scenario.mem_gib:g} GiB. "
+                 f"{scenario.overhead_gib:g} GiB reserved per card exceed {share}. "
                  "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
     elif report["max_batch"] == 0:
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
@@ -593,10 +596,11 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
                  icon=":material/block:")
     elif traffic:
         d = evaluation().decision
-        if d.fits and d.memory_caps_batch:
-            _memory_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)")
-    elif report["memory_caps_batch"]:
-        _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens")
+        if d.fits and (d.memory_caps_batch or _engine_caps(scenario, d.break_even_batch)):
+            _memory_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)",
+                         scenario)
+    elif report["memory_caps_batch"] or _engine_caps(scenario, report["break_even_batch"]):
+        _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
     outside = notes.outside_measurements(scenario)
     st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
                + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
@@ -618,9 +622,21 @@ def rejected_keys() -> list[str]:
     return [k for k in (*KEYS, LINK) if k in errors]
 
 
-def _memory_flag(mb: int, be: float | None, at: str) -> None:
+def _engine_caps(s: Scenario, be: float | None) -> bool:
+    """True when the engine's cap on sequences (max_seqs) sits below the break-even batch."""
+    return s.max_seqs is not None and be is not None and s.max_seqs < be
+
+
+def _memory_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
     knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
             "compute never binds at this context (the cache read grows as fast as the arithmetic)")
+    if s.max_seqs is not None and s.max_seqs < mb:  # the engine's own cap binds first, not memory
+        cap = s.max_seqs
+        st.warning(f"**The engine caps the batch before compute does:** {ENGINE_NAMES.get(s.engine, s.engine)} "
+                   f"schedules at most {cap:,} sequence{'s' if cap != 1 else ''} per step (max_seqs), though memory "
+                   f"holds {mb:,} at {at}; {knee}. A step can share its read of the weights among at most {cap:,}, "
+                   "so a million tokens costs more than the roofline figure.", icon=":material/warning:")
+        return
     st.warning(f"**Memory caps the batch before compute does:** memory holds {mb:,} "
                f"sequence{'s' if mb != 1 else ''} at {at}; {knee}. A step can share its read "
                f"of the weights among at most {mb:,} sequence{'s' if mb != 1 else ''}, so a million tokens costs "

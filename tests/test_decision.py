@@ -83,13 +83,30 @@ def test_page_runs_clean_on_defaults_and_names_both_totals():
 
 
 def test_page_where_self_hosting_wins():
-    at, _ = open_decision(SELF_HOST)
+    # A quoted API price typed in the link (0.20 USD per 1M each way): no catalogue row stands in for it.
+    at, _ = open_decision({**SELF_HOST, "api_in": "0.2", "api_out": "0.2"})
     assert not at.exception
     verdict = texts(at.info)
     # Under the default engine (vLLM's fitted profile) 16 cards carry the busiest hour, as under the roofline.
     assert verdict.startswith("**Self-host.**") and "16 L40S 48 GB cards" in verdict
-    assert "10,101 USD a month" in verdict and "21,060 USD a month" in verdict
+    # API: 3e6 requests x 30 days x (1000 + 300 tokens) x 0.2 USD per 1M = 23,400 USD.
+    assert "10,101 USD a month" in verdict and "23,400 USD a month" in verdict
+    assert "A cheaper API" not in texts(at.warning)
     assert at.query_params["req_day"] == "3000000"
+
+
+def test_a_self_host_win_over_the_linked_row_is_not_a_win_over_the_cheapest_row():
+    """Against the preset's API row (0.18 / 0.18 USD) self-hosting is cheaper, but the catalogue's cheapest row
+    for the same model (deepinfra, 0.02 / 0.03 USD) bills a quarter of self-hosting: the headline is the API's."""
+    at, _ = open_decision(SELF_HOST)
+    assert not at.exception
+    verdict = texts(at.info)
+    assert verdict.startswith("**Call the API, at the cheaper provider below.** At the API row priced in the link, "
+                              "self-hosting is cheaper"), verdict
+    # deepinfra: 3e6 x 30 x (1000 x 0.02 + 300 x 0.03) / 1e6 = 2,610 USD, against 10,101 to self-host.
+    assert "would bill 2,610 USD a month, less than self-hosting's 10,101 USD" in verdict
+    callout = texts(at.warning)
+    assert "deepinfra" in callout and "At that price the API is cheaper than self-hosting." in callout
 
 
 def test_page_where_the_model_does_not_fit():
@@ -178,13 +195,14 @@ def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
 
 def test_sentence_cases():
     assert "4 replicas of 4 H100 SXM 80 GB cards (16 cards)" in sentence("gpus=4&req_day=1000000")
-    assert sentence("gpus=4&req_day=1000000").startswith("Self-hosting is cheaper")
+    # Cheaper than the preset's row, not than the catalogue's cheapest row for the model: said as such.
+    assert sentence("gpus=4&req_day=1000000").startswith("At the API row priced in the link, self-hosting is cheaper")
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
     assert "never breaks even" in never and "card rent alone" in never
     assert "not one request of 200,300 tokens fits" in sentence("model=llama-3.1-8b&card=l4&in_tok=200000")
     assert "Self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
     tipped = sentence("req_day=325000")  # past the first break-even, but a new replica tips it back
-    assert tipped.startswith("The API is cheaper") and "tips it back" in tipped
+    assert tipped.startswith("At the API row priced in the link, the API is cheaper") and "tips it back" in tipped
 
 
 def test_totals_that_round_alike_get_more_digits():
