@@ -48,36 +48,50 @@ def api_stand_in(s: Scenario) -> str:
 
 
 @functools.cache
-def _measured_scope(engine: str) -> tuple[frozenset, frozenset]:
-    """The models and cards the engine's published rows were measured on (calc/data/measurements.csv)."""
+def _measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]:
+    """What the engine's published rows (calc/data/measurements.csv) measured: (models, cards, whether any row
+    stores its weights in fewer than 8 bits, metrics)."""
+    from .scenario import load
     from .validate import read_measurements
-    models, cards = set(), set()
+    models, cards, metrics = set(), set(), set()
+    below_8_bits = False
     for row in read_measurements():
         if row.engine == engine:
             q = dict(parse_qsl(row.link))
             models.add(q.get("model", DEFAULT_MODEL))
             cards.add(q.get("card", "h100-sxm"))
-    return frozenset(models), frozenset(cards)
+            metrics.add(row.metric)
+            below_8_bits = below_8_bits or load(row.link).scenario.weight_bits < 8
+    return frozenset(models), frozenset(cards), below_8_bits, frozenset(metrics)
 
 
 def outside_measurements(s: Scenario) -> str:
-    """When the scenario's model or card is not among those the engine's published rows measured, a note
-    saying so and naming what was measured ("" otherwise, and for the roofline, which is not calibrated)."""
+    """When the scenario lies outside what the engine's published rows measured (its model or card, weights
+    below 8 bits, or step times of an engine measured only at full load), a note saying so and naming what was
+    measured ("" otherwise, and for the roofline, which is not calibrated)."""
     if s.engine == "roofline":
         return ""
-    models, cards = _measured_scope(s.engine)
+    models, cards, below_8_bits, metrics = _measured_scope(s.engine)
     if not models:
         return ""
-    if s.model in models and s.card in cards:
-        return ""
-    names = catalogue.models()
-    cat_cards = catalogue.cards()
-    shown_models = sorted(names[m]["name"] if m in names else "custom shapes" for m in models)
-    shown_cards = sorted(cat_cards[c]["name"] if c in cat_cards else "custom cards" for c in cards)
-    return ("its rows measured " + ", ".join(dict.fromkeys(shown_models)) + " on " + ", ".join(dict.fromkeys(shown_cards))
-            + " only: this scenario's " + ("model" if s.model not in models else "card")
-            + (" and card" if s.model not in models and s.card not in cards else "")
-            + " lies outside them, where the error may be larger")
+    out = []
+    if s.model not in models or s.card not in cards:
+        names = catalogue.models()
+        cat_cards = catalogue.cards()
+        shown_models = sorted(names[m]["name"] if m in names else "custom shapes" for m in models)
+        shown_cards = sorted(cat_cards[c]["name"] if c in cat_cards else "custom cards" for c in cards)
+        out.append("its rows measured " + ", ".join(dict.fromkeys(shown_models)) + " on "
+                   + ", ".join(dict.fromkeys(shown_cards))
+                   + " only: this scenario's " + ("model" if s.model not in models else "card")
+                   + (" and card" if s.model not in models and s.card not in cards else "")
+                   + " lies outside them, where the error may be larger")
+    if s.weight_bits < 8 and not below_8_bits:
+        out.append(f"none of its rows stores weights in fewer than 8 bits, as this scenario's {s.weights} does: "
+                   "the unpacking such formats cost is not in its figures")
+    if "step_ms" not in metrics:
+        out.append("its rows measure full-load throughput only: step times at small batches (time per output "
+                   "token) are not checked and are likely overstated")
+    return "; ".join(out)
 
 
 def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:

@@ -473,7 +473,9 @@ def frame(page: Any = None) -> None:
     with st.sidebar:
         # The address bar is the link; the button copies it (a plain button: light to draw on a first visit).
         _copy_link(key="_copy_link", height=40)
-    header(*current(), traffic=getattr(page, "url_path", "") == "decision")
+    path = getattr(page, "url_path", "")
+    header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
+           accuracy=path != "quant-lab")
     st.session_state["_frame"] = True
 
 
@@ -575,10 +577,16 @@ def current() -> tuple[Scenario, dict]:
     return parsed.scenario, {**report, "warnings": list(st.session_state.get("_link_warnings", [])) + report["warnings"]}
 
 
-def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
+#: Pages whose figures do not rest on the scenario's batch (reference tables, the quantization lab, the
+#: validation): they show rejected values and the fit errors, not the batch flags.
+QUIET_PAGES = ("catalogue", "quant-lab", "validation")
+
+
+def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool = True, accuracy: bool = True) -> None:
     """What every page shows on top: rejected link values and the memory-before-compute flag, at the worst-case
     context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
-    Decision page's figures)."""
+    Decision page's figures); without ``flags`` only the rejected values and whether the weights fit; with
+    ``accuracy`` how far the engine's figures were from published measurements."""
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
@@ -590,6 +598,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
         st.error(f"**The weights do not fit.** {report['weights_gib']:,.1f} GiB of weights plus "
                  f"{scenario.overhead_gib:g} GiB reserved per card exceed {share}. "
                  "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
+    elif not flags:
+        pass
     elif report["max_batch"] == 0:
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
                  "Fit, Speed and Cost pages use). Shorten the context, quantise the KV cache, or add memory.",
@@ -601,9 +611,10 @@ def header(scenario: Scenario, report: dict, traffic: bool = False) -> None:
                          scenario)
     elif report["memory_caps_batch"] or _engine_caps(scenario, report["break_even_batch"]):
         _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
-    outside = notes.outside_measurements(scenario)
-    st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
-               + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
+    if accuracy:
+        outside = notes.outside_measurements(scenario)
+        st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
+                   + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
             st.caption("Note: " + plain(w))

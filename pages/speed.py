@@ -104,7 +104,7 @@ bars = alt.Chart(parts).mark_bar().encode(
     order=alt.Order("stack:Q", sort="ascending"),
     opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.3)),
     tooltip=["batch", "path", "part", alt.Tooltip("ms:Q", format=",.3f")],
-).properties(height=260)
+).properties(height=380)  # the legend below takes part of the height
 st.altair_chart(bars, width="stretch")
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
            "the step, and the tensor-parallel all-reduce and the engine's fixed time per step (launches, scheduling, "

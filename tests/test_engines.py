@@ -244,3 +244,18 @@ def test_validate_command_line():
     missing = subprocess.run([sys.executable, "-m", "calc", "--validate", "no/such.csv"], capture_output=True,
                              text=True, timeout=60, cwd=ROOT)
     assert missing.returncode == 1 and "error" in missing.stderr
+
+
+@pytest.mark.parametrize("link, said", [
+    ("model=qwen3-8b&card=h100-sxm&weights=fp8", []),
+    ("", ["its rows measured Qwen3 8B on H100 SXM 80 GB only: this scenario's model lies outside them",
+          "none of its rows stores weights in fewer than 8 bits, as this scenario's int4-g128 does"]),
+    ("engine=trtllm&weights=fp8", ["its rows measure full-load throughput only"]),
+    ("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&weights=q4_k_m", []),
+    ("engine=roofline", []),
+])
+def test_a_scenario_outside_the_measured_rows_says_so(link, said):
+    from calc import notes
+    text = notes.outside_measurements(load(link).scenario)
+    assert all(part in text for part in said), text
+    assert (text == "") == (not said), text
