@@ -420,15 +420,15 @@ def _enter_through_app() -> None:
 
 FAVICON = str(Path(__file__).resolve().parent.parent / "assets" / "favicon.png")
 
-PAGES = [  # (script, title, icon, url_path): url paths are part of shared links and never change
-    ("pages/decision.py", "Decision", ":material/gavel:", "decision"),
-    ("pages/fit.py", "Fit", ":material/memory:", "fit"),
-    ("pages/speed.py", "Speed", ":material/speed:", "speed"),
-    ("pages/cost.py", "Cost", ":material/payments:", "cost"),
-    ("pages/catalogue.py", "Models & cards", ":material/table_view:", "catalogue"),
-    ("pages/levers.py", "Levers", ":material/tune:", "levers"),
-    ("pages/quantlab.py", "Quantization lab", ":material/grain:", "quant-lab"),
-    ("pages/validation.py", "Validation", ":material/fact_check:", "validation"),
+PAGES = [  # (script, title, url_path): url paths are part of shared links and never change
+    ("pages/decision.py", "Decision", "decision"),
+    ("pages/fit.py", "Fit", "fit"),
+    ("pages/speed.py", "Speed", "speed"),
+    ("pages/cost.py", "Cost", "cost"),
+    ("pages/catalogue.py", "Models & cards", "catalogue"),
+    ("pages/levers.py", "Levers", "levers"),
+    ("pages/quantlab.py", "Quantization lab", "quant-lab"),
+    ("pages/validation.py", "Validation", "validation"),
 ]
 
 
@@ -442,7 +442,8 @@ def navigation():
     Streamlit serves its default page at ``/`` only, so the default is a hidden entry that forwards to
     the first page: every visible page then keeps its own stable ``url_path``.
     """
-    visible = [st.Page(path, title=title, icon=icon, url_path=url) for path, title, icon, url in PAGES]
+    # No Material icons on the pages: the browser tab would fetch the current one from a font server outside.
+    visible = [st.Page(path, title=title, url_path=url) for path, title, url in PAGES]
 
     def home() -> None:
         st.session_state.pop("_frame", None)

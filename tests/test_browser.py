@@ -172,6 +172,9 @@ def change_ctx(page, value: int) -> None:
 @pytest.mark.parametrize("name, path", PAGES, ids=[n for n, _ in PAGES])
 def test_every_page_opens_without_an_exception(server, new_page, name, path):
     page = new_page()
+    outside = []  # an internal tool must work offline: nothing is fetched from another host
+    page.on("request", lambda r: outside.append(r.url) if urlsplit(r.url).scheme in ("http", "https")
+            and urlsplit(r.url).hostname not in ("localhost", "127.0.0.1") else None)
     page.goto(server + path)
     settle(page)
     if path == "/":
@@ -182,6 +185,7 @@ def test_every_page_opens_without_an_exception(server, new_page, name, path):
     screenshot(page, name)
     assert not exceptions(page), exceptions(page)
     assert not page.js_errors, page.js_errors
+    assert not outside, outside
 
 
 def test_changing_ctx_rewrites_the_link_and_the_link_reopens_the_same_figures(server, new_page):
