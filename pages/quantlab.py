@@ -80,5 +80,6 @@ st.subheader("Bytes of a 512 × 512 matrix")
 ui.dataframe(quantlab.bytes_table(), column_config={
     "bits": "Bits", "scales": NUM("16-bit scales", format="%d"), "bytes": NUM("Bytes", format="%,d"),
     "vs_16bit": NUM("Smaller than 16-bit by", format="%.2fx")})
-st.caption("A 4-bit format is never a quarter of 16-bit: the scales add bytes, which is why 4-bit at group 128 is "
-           "4.25 bits per weight in the calculator's formats.")
+st.caption("A 4-bit format is never a quarter of 16-bit: the scales add bytes. Here one 16-bit scale per row of 512 "
+           "weights (the notes' example) adds 0.03 bits per weight; one 16-bit scale and one 16-bit zero per group "
+           "of 128, as the calculator's int4-g128 stores them, add 0.25: 4.25 bits per weight.")
