@@ -154,23 +154,27 @@ def dequant_factor(s: Scenario, bits: float) -> float:
     return s.eff_dequant if bits < 8 else 1.0
 
 
+def _weight_seconds(s: Scenario, dense: ArrayLike, experts: ArrayLike) -> NDArray:
+    """Seconds to read ``dense`` parameters in the weight format and ``experts`` in the routed-expert format, each
+    part at ``BW*q(bits)`` (``BW`` at ``eff_bw``, ``q`` = :func:`dequant_factor`; docs/method.md section 8)."""
+    bw = peaks(s).weights
+    return (dense * s.weight_bits / 8 / (bw * dequant_factor(s, s.weight_bits))
+            + experts * s.expert_weight_bits / 8 / (bw * dequant_factor(s, s.expert_weight_bits)))
+
+
 def weight_read_seconds(s: Scenario, B: ArrayLike) -> NDArray:
     """Seconds one decode step of ``B`` sequences spends reading weights: each part of ``Wr(B)`` at its own
     effective bandwidth, ``(D - Pe)*bpw/8 / (BW*q(bpw)) + M*f(B)*bpw_e/8 / (BW*q(bpw_e))`` with ``BW`` at
     ``eff_bw`` and ``q`` = :func:`dequant_factor` (docs/method.md section 8). Under roofline ``q = 1``: ``Wr(B)/BW``."""
     M, D = moe_split(s)
-    bw = peaks(s).weights
-    return ((D - embed_params(s)) * s.weight_bits / 8 / (bw * dequant_factor(s, s.weight_bits))
-            + M * expert_coverage(s, B) * s.expert_weight_bits / 8 / (bw * dequant_factor(s, s.expert_weight_bits)))
+    return _weight_seconds(s, D - embed_params(s), M * expert_coverage(s, B))
 
 
 def resident_weight_seconds(s: Scenario) -> float:
     """Seconds to read every resident weight once (a prefill's floor): ``W`` part by part at ``eff_bw`` times
-    :func:`dequant_factor` (docs/method.md sections 7 and 8)."""
+    :func:`dequant_factor` (docs/method.md sections 7 and 8); never less than :func:`weight_read_seconds`."""
     M, D = moe_split(s)
-    bw = peaks(s).weights
-    return (D * s.weight_bits / 8 / (bw * dequant_factor(s, s.weight_bits))
-            + M * s.expert_weight_bits / 8 / (bw * dequant_factor(s, s.expert_weight_bits)))
+    return float(_weight_seconds(s, D, M))
 
 
 def fixed_step_seconds(s: Scenario) -> float:
@@ -289,12 +293,10 @@ def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
     """
     n = np.asarray(s.ctx if n is None else n, dtype=float)
     pk = peaks(s)
-    F, BW, BWkv = pk.flops, pk.weights, pk.kv
+    F, BWkv = pk.flops, pk.kv
     slope = _flops_per_token(s, n) / F - s.attn * cache_bytes(s, n) / BWkv  # d(t_cmp - t_mem)/dB at B -> inf
     positive = slope > 0
     safe_slope = np.where(positive, slope, 1.0)
-    M, D = moe_split(s)
-    bytes_per_param = max(s.weight_bits, s.expert_weight_bits) / 8
     if not s.experts:
         be = weight_read_seconds(s, 1.0) / safe_slope
         return np.where(positive, be, np.nan)
@@ -303,8 +305,8 @@ def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
         return B * _flops_per_token(s, n) / F - weight_read_seconds(s, B) - s.attn * B * cache_bytes(s, n) / BWkv
 
     lo = np.zeros_like(n)
-    slowest = min(dequant_factor(s, s.weight_bits), dequant_factor(s, s.expert_weight_bits))
-    hi = 2 * (D - embed_params(s) + M) * bytes_per_param / (BW * slowest) / safe_slope + 1.0
+    # gap(B) >= B*slope - (every resident weight read once) > 0 here, so the root lies below.
+    hi = 2 * resident_weight_seconds(s) / safe_slope + 1.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         up = gap(mid) > 0
