@@ -226,7 +226,7 @@ def scenarios(draw):
             M = draw(_floats(0, 0.98)) * (P - pe)  # keeps D - Pe >= 0
             p["active_b"] = P - M * (1 - k / E)
         elif maybe():
-            p["active_b"] = pe + draw(_floats(0.02, 1)) * (P - pe)
+            p["active_b"] = min(P, pe + draw(_floats(0.02, 1)) * (P - pe))  # (rounding can pass P by an ulp)
         if kind in ("mla", "all"):
             p["kv_latent"] = draw(st.integers(16, 2048))
         if kind in ("window", "all"):
