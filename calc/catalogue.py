@@ -345,6 +345,12 @@ def apis() -> Mapping[str, dict]:
     return _api_table()[0]
 
 
+def cached_input_price(row: Mapping) -> float:
+    """USD per 1M cached prompt tokens of an API price row: the list's cached-input price, else its input price
+    (a list without one bills a cached token as any other; docs/method.md section 9)."""
+    return row["api_cached"] if row.get("api_cached") is not None else row["api_in"]
+
+
 @functools.cache
 def rejected_apis() -> tuple[tuple[str, str], ...]:
     """Rows of ``api_prices.csv`` refused at load, as (id, reason) pairs (see load_api_prices)."""

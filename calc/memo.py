@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue, engines, tables, traffic
+from . import catalogue, engines, model, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, outside_measurements, scenario_warnings
@@ -198,7 +198,7 @@ def rent_text(s: Scenario) -> str:
         return "no rent (none set)"
     text = f"{s.usd_hr:,.2f} USD per card-hour"
     if s.discount:
-        text += (f" less a {s.discount:.0%} commitment discount ({s.usd_hr * (1 - s.discount):,.2f} USD, paid whether "
+        text += (f" less a {s.discount:.0%} commitment discount ({model.rent_usd_hr(s):,.2f} USD, paid whether "
                  "the traffic comes or not)")
     quotes = catalogue.on_demand_rents(s.card)
     if quotes is None:

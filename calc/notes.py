@@ -107,9 +107,8 @@ def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
     for api_id, other in apis.items():
         if other["family"] != row["family"] or api_id == s.api:
             continue
-        cached = other["api_cached"] if other.get("api_cached") is not None else other["api_in"]
         alt = s.model_copy(update={"api": api_id, "api_in": other["api_in"], "api_out": other["api_out"],
-                                   "api_cached": cached})
+                                   "api_cached": catalogue.cached_input_price(other)})
         bill = float(traffic.api_usd_month(alt, s.req_day))
         if best is None or bill < best[1]:
             best = (api_id, bill)

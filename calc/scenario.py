@@ -767,9 +767,9 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         "usd_hr": usd_hr, "weights": weights, "weights_experts": weights_experts, "api": api_id,
         "api_in": v.get("api_in", api["api_in"]), "api_out": v.get("api_out", api["api_out"]),
     }
-    # A cached prompt token: the link's price, else the row's, else the input price (docs/method.md section 9).
-    resolved["api_cached"] = v.get("api_cached", api.get("api_cached") if api.get("api_cached") is not None
-                                   else resolved["api_in"])
+    # A cached prompt token: the link's price, else the row's, else the input price in use (docs/method.md
+    # section 9).
+    resolved["api_cached"] = v.get("api_cached", catalogue.cached_input_price({**api, "api_in": resolved["api_in"]}))
     # Every other key: the link's value, else the table's default.
     return Scenario(**{k.key: resolved[k.key] if k.key in resolved else v.get(k.key, k.default) for k in KEY_TABLE})
 
