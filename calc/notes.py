@@ -4,7 +4,6 @@ scenarios that are valid but deserve a second look."""
 from __future__ import annotations
 
 import functools
-from urllib.parse import parse_qsl
 
 from . import catalogue, model, traffic
 from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
@@ -57,11 +56,11 @@ def _measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]
     below_8_bits = False
     for row in read_measurements():
         if row.engine == engine:
-            q = dict(parse_qsl(row.link))
-            models.add(q.get("model", DEFAULT_MODEL))
-            cards.add(q.get("card", "h100-sxm"))
+            measured = load(row.link).scenario
+            models.add(measured.model)
+            cards.add(measured.card)
             metrics.add(row.metric)
-            below_8_bits = below_8_bits or load(row.link).scenario.weight_bits < 8
+            below_8_bits = below_8_bits or measured.weight_bits < 8
     return frozenset(models), frozenset(cards), below_8_bits, frozenset(metrics)
 
 
