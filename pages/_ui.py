@@ -607,11 +607,11 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
                  icon=":material/block:")
     elif traffic:
         d = evaluation().decision
-        if d.fits and (d.memory_caps_batch or _engine_caps(scenario, d.break_even_batch)):
-            _memory_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)",
-                         scenario)
-    elif report["memory_caps_batch"] or _engine_caps(scenario, report["break_even_batch"]):
-        _memory_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
+        if d.fits:
+            _batch_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)",
+                        scenario)
+    else:
+        _batch_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
     if accuracy:
         outside = notes.outside_measurements(scenario)
         st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
@@ -634,25 +634,23 @@ def rejected_keys() -> list[str]:
     return [k for k in (*KEYS, LINK) if k in errors]
 
 
-def _engine_caps(s: Scenario, be: float | None) -> bool:
-    """True when the engine's cap on sequences (max_seqs) sits below the break-even batch."""
-    return s.max_seqs is not None and be is not None and s.max_seqs < be
-
-
-def _memory_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
+def _batch_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
+    """Warn when the most sequences a step can carry, ``mb`` that memory holds at ``at`` or the engine's lower
+    ``max_seqs``, sits below the break-even batch ``be`` (always, when there is none), naming which one binds."""
+    by_engine = s.max_seqs is not None and s.max_seqs < mb
+    cap = s.max_seqs if by_engine else mb
+    if be is not None and cap >= be:
+        return
     knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
             "compute never binds at this context (the cache read grows as fast as the arithmetic)")
-    if s.max_seqs is not None and s.max_seqs < mb:  # the engine's own cap binds first, not memory
-        cap = s.max_seqs
-        st.warning(f"**The engine caps the batch before compute does:** {ENGINE_NAMES.get(s.engine, s.engine)} "
-                   f"schedules at most {cap:,} sequence{'s' if cap != 1 else ''} per step (max_seqs), though memory "
-                   f"holds {mb:,} at {at}; {knee}. A step can share its read of the weights among at most {cap:,}, "
-                   "so a million tokens costs more than the roofline figure.", icon=":material/warning:")
-        return
-    st.warning(f"**Memory caps the batch before compute does:** memory holds {mb:,} "
-               f"sequence{'s' if mb != 1 else ''} at {at}; {knee}. A step can share its read "
-               f"of the weights among at most {mb:,} sequence{'s' if mb != 1 else ''}, so a million tokens costs "
-               "more than the roofline figure.", icon=":material/warning:")
+    seqs = f"sequence{'s' if cap != 1 else ''}"
+    if by_engine:
+        lead = (f"**The engine caps the batch before compute does:** {ENGINE_NAMES.get(s.engine, s.engine)} "
+                f"schedules at most {cap:,} {seqs} per step (max_seqs), though memory holds {mb:,} at {at}")
+    else:
+        lead = f"**Memory caps the batch before compute does:** memory holds {mb:,} {seqs} at {at}"
+    st.warning(f"{lead}; {knee}. A step can share its read of the weights among at most {cap:,} {seqs}, so a "
+               "million tokens costs more than the roofline figure.", icon=":material/warning:")
 
 
 def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
