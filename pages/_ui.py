@@ -464,17 +464,17 @@ def frame(page: Any = None) -> None:
     about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx).
 
     A session's first run is a first draw (see :func:`details`): the sidebar's folded groups wait for the rest."""
-    if getattr(page, "url_path", "") == HOME_PATH:  # the root only forwards: read the link, draw nothing
+    path = getattr(page, "url_path", "")
+    if path == HOME_PATH:  # the root only forwards: read the link, draw nothing
         sync(draw=False)
         return
     light = not st.session_state.get("_drawn", False)
     st.session_state["_drawn"] = True
     st.session_state["_light"] = light
-    sync(decision=getattr(page, "url_path", "") == "decision", light=light)
+    sync(decision=path == "decision", light=light)
     with st.sidebar:
         # The address bar is the link; the button copies it (a plain button: light to draw on a first visit).
         _copy_link(key="_copy_link", height=40)
-    path = getattr(page, "url_path", "")
     header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
            accuracy=path != "quant-lab")
     st.session_state["_frame"] = True
