@@ -37,6 +37,11 @@ class Decision:
     break_even_batch: float | None  # at the request's context, in_tok + out_tok (None: compute never binds)
     memory_caps_batch: bool           # memory holds fewer requests than the break-even batch, at that context
     cheaper_api: tuple[str, float] | None  # the cheapest API row for the model and its bill, when 5 % cheaper
+    self_host_low: float | None = None     # the self-hosting bill at the capacity band's fast end (USD/month)
+    self_host_high: float | None = None    # ... and at its slow end
+    marginal: bool = False                 # the API bill lies inside that range
+    capacity_measured: bool = True         # a published row measured this engine x card family x kind x TP
+    capacity_band_pct: float | None = None  # the band, per cent (leave-one-source-out, 90th percentile)
 
     @property
     def capacity_cards(self) -> int | None:
@@ -57,4 +62,7 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
         break_even_batch=(be := model.break_even(s, cap.n)), memory_caps_batch=be is None or cap.max_batch < be,
         cheaper_api=cheaper_api_row(s),
+        self_host_low=report["self_host_usd_month_low"], self_host_high=report["self_host_usd_month_high"],
+        marginal=report["verdict_marginal"], capacity_measured=report["capacity_measured"],
+        capacity_band_pct=report["capacity_band_pct"],
     )

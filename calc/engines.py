@@ -30,10 +30,30 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 ENGINES_CSV = DATA_DIR / "engines.csv"
 ERRORS_CSV = DATA_DIR / "engine_errors.csv"
 MEASUREMENTS_CSV = DATA_DIR / "measurements.csv"
+CV_CSV = DATA_DIR / "engine_cv.csv"
 
+FAMILIES_CSV = DATA_DIR / "engine_families.csv"
+
+
+def _families() -> dict[str, dict[str, str]]:
+    """``{engine id: {"name", "base", "covers", "source"}}`` from ``engine_families.csv``, in file order."""
+    with FAMILIES_CSV.open(newline="", encoding="utf-8") as f:
+        return {row["engine"]: {k: (row[k] or "").strip() for k in ("name", "base", "covers", "source")}
+                for row in csv.DictReader(f)}
+
+
+#: Each profile id, its name for people, the engine it is a release family of (``base``), the releases it covers
+#: and where that came from. A plain id (``trtllm``) is the current release; a dated one (``trtllm-2023``) an
+#: older family whose rows differ by a step change (docs/calibration.md section 3).
+FAMILIES = types.MappingProxyType({e: types.MappingProxyType(v) for e, v in _families().items()})
 #: Engine profiles, in the order the link key lists them (docs/method.md section 8).
-ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")
+ENGINES = tuple(FAMILIES)
 DEFAULT_ENGINE = "vllm"
+#: Engine names for people, one table for every page, the memo and the command line.
+ENGINE_NAMES = types.MappingProxyType({e: v["name"] for e, v in FAMILIES.items()})
+#: How ``engine_errors.csv`` labels its two kinds of error: on the rows the figures were fitted to, and on each
+#: source's rows predicted by figures fitted without that source.
+IN_SAMPLE, CROSS_VALIDATED = "in-sample", "leave-one-source-out"
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
 FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link",
            "layer_us", "eff_dequant")
@@ -138,37 +158,56 @@ def profile(engine: str) -> Mapping[str, Any]:
     return profiles()[engine]
 
 
-def load_error_bands(path=ERRORS_CSV) -> dict[str, list[dict[str, Any]]]:
-    """``{engine: [{"metric", "median_pct", "p90_pct", "n"}, ...]}`` from an ``engine_errors.csv`` file;
-    an engine with no measured rows has an empty list."""
+def load_error_bands(path=ERRORS_CSV) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """``{engine: {basis: [{"metric", "n", "signed_median_pct", "median_pct", "p90_pct", "max_pct", "basis"}]}}``
+    from an ``engine_errors.csv`` file, ``basis`` being :data:`IN_SAMPLE` or :data:`CROSS_VALIDATED`. The errors
+    are signed so that a positive one flatters self-hosting (a step predicted too short, a throughput too high);
+    an engine with no measured rows has empty lists. Raises :class:`EngineDataError` on a bad row."""
     path = Path(path)
-    out: dict[str, list[dict[str, Any]]] = {e: [] for e in ENGINES}
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {e: {IN_SAMPLE: [], CROSS_VALIDATED: []} for e in ENGINES}
     with path.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             engine, metric = (row.get("engine") or "").strip(), (row.get("metric") or "").strip()
-            where = f"{path.name} {engine}/{metric}"
-            if engine not in out or metric not in METRICS:
-                raise EngineDataError(f"{where}: unknown engine or metric")
-            median, p90, n = (_number(row.get(k, ""), where) for k in ("median_pct", "p90_pct", "n"))
-            if median is None or p90 is None or n is None or n < 1 or median < 0 or p90 < median:
-                raise EngineDataError(f"{where}: needs n >= 1 and 0 <= median_pct <= p90_pct")
-            out[engine].append({"metric": metric, "median_pct": median, "p90_pct": p90, "n": int(n)})
-    for bands in out.values():
-        bands.sort(key=lambda b: METRICS.index(b["metric"]))
+            basis = (row.get("basis") or "").strip()
+            where = f"{path.name} {engine}/{metric}/{basis}"
+            if engine not in out or metric not in METRICS or basis not in (IN_SAMPLE, CROSS_VALIDATED):
+                raise EngineDataError(f"{where}: unknown engine, metric or basis")
+            signed, median, p90, worst, n = (_number(row.get(k, ""), where) for k in
+                                             ("signed_median_pct", "median_pct", "p90_pct", "max_pct", "n"))
+            if (median is None or p90 is None or worst is None or signed is None or n is None or n < 1
+                    or not 0 <= median <= p90 <= worst or abs(signed) > worst + 1e-9):
+                raise EngineDataError(f"{where}: needs n >= 1 and 0 <= median_pct <= p90_pct <= max_pct")
+            out[engine][basis].append({"metric": metric, "n": int(n), "signed_median_pct": signed,
+                                       "median_pct": median, "p90_pct": p90, "max_pct": worst, "basis": basis})
+    for by_basis in out.values():
+        for bands in by_basis.values():
+            bands.sort(key=lambda b: METRICS.index(b["metric"]))
     return out
 
 
 @functools.cache
-def _bands() -> Mapping[str, tuple]:
-    return types.MappingProxyType({e: tuple(types.MappingProxyType(b) for b in bands)
-                                   for e, bands in load_error_bands().items()})
+def _bands() -> Mapping[str, Mapping[str, tuple]]:
+    return types.MappingProxyType({e: types.MappingProxyType({b: tuple(types.MappingProxyType(x) for x in v)
+                                                              for b, v in by_basis.items()})
+                                   for e, by_basis in load_error_bands().items()})
 
 
-def error_band(engine: str) -> list[dict[str, Any]] | None:
-    """The engine's measured error on the published rows it was checked against, one entry per metric
-    (``{"metric", "median_pct", "p90_pct", "n"}``), or None when no row measured it (docs/method.md section 8)."""
-    bands = _bands()[engine]
+def error_band(engine: str, basis: str = CROSS_VALIDATED) -> list[dict[str, Any]] | None:
+    """The engine's error on published measurements, one entry per metric (``{"metric", "n",
+    "signed_median_pct", "median_pct", "p90_pct", "max_pct", "basis"}``), or None when no row measured it.
+
+    The default ``basis`` is :data:`CROSS_VALIDATED`: each source's rows predicted by figures fitted without
+    that source (docs/calibration.md section 5), the only figure that says how far off a new set-up may be.
+    :data:`IN_SAMPLE` is the error on the rows the figures were fitted to."""
+    bands = _bands()[engine][basis]
     return [dict(b) for b in bands] if bands else None
+
+
+def widest_band(basis: str = CROSS_VALIDATED) -> dict[str, Any] | None:
+    """The widest error of any calibrated engine and metric (largest ``p90_pct``) on ``basis``: the band a
+    scenario outside every measured region is given (docs/calibration.md section 6)."""
+    bands = [dict(b, engine=e) for e, by_basis in _bands().items() if e != "roofline" for b in by_basis[basis]]
+    return max(bands, key=lambda b: (b["p90_pct"], b["median_pct"])) if bands else None
 
 
 def figures_used(s: Any) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from . import engines, model, traffic
+from .accuracy import accuracy
 from .decision import Decision, decide
 from .notes import scenario_warnings
 from .scenario import Parsed, Scenario, load
@@ -102,6 +103,18 @@ class Engine:
 
 
 @dataclass(frozen=True)
+class Band:
+    """The self-hosting bill as a range from the engine's cross-validated error (docs/calibration.md section 6):
+    the replicas sized at capacity ``1 + b`` and ``1 / (1 + b)`` times the model's, ``b`` the band."""
+
+    capacity_measured: bool                 # a published row measured this engine x card family x kind x TP size
+    capacity_band_pct: float | None         # b in per cent (90th percentile, leave-one-source-out)
+    self_host_usd_month_low: float | None   # at capacity x (1 + b)
+    self_host_usd_month_high: float | None  # at capacity / (1 + b)
+    verdict_marginal: bool                  # the API bill lies inside that range
+
+
+@dataclass(frozen=True)
 class Speculation:
     """Speculative decoding at the batch used and the context ``ctx`` (docs/method.md section 9); with
     ``spec_k = 0`` the plain step's figures (speed-up 1)."""
@@ -112,7 +125,7 @@ class Speculation:
 
 
 #: The report's parts in the report's key order.
-PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Speculation)
+PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation)
 
 
 @dataclass(frozen=True)
@@ -126,6 +139,7 @@ class Evaluation:
     step: StepDetail
     bill: Bill
     engine: Engine
+    band: Band
     speculation: Speculation
     capacity: traffic.Capacity
     warnings: tuple[str, ...]
@@ -138,7 +152,8 @@ class Evaluation:
     def flat(self) -> dict[str, Any]:
         """The report as a dict (see :meth:`report`), built once; do not change it."""
         out: dict[str, Any] = {}
-        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine, self.speculation):
+        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine, self.band,
+                     self.speculation):
             out.update(asdict(part))
         out["warnings"] = list(self.warnings)
         out["scenario"] = self.scenario.as_dict()
@@ -188,6 +203,12 @@ def evaluate(parsed: Parsed) -> Evaluation:
     else:
         verdict = "self-host" if self_host < api_month else "api"
     R = float(traffic.requests_month(s))
+    acc = accuracy(s)
+    low = high = None
+    if self_host is not None and acc.band_pct is not None:
+        widen = 1 + acc.band_pct / 100
+        low, high = (float(model.monthly_usd(s, traffic.replicas_needed(s, cap.s_req * f, s.req_day)[1]))
+                     for f in (1 / widen, widen))
     cache_gib = float(model.cache_bytes(s, n)) / model.GiB
 
     values: dict[str, Any] = {
@@ -226,6 +247,11 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
         **engines.report_keys(s),
+        "capacity_measured": acc.measured,
+        "capacity_band_pct": acc.band_pct,
+        "self_host_usd_month_low": low,
+        "self_host_usd_month_high": high,
+        "verdict_marginal": bool(low is not None and verdict in ("self-host", "api") and low <= api_month <= high),
         "spec_tok_s": float(spec.tok_s),
         "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
         "spec_speedup": float(spec.tok_s) / tok_s,

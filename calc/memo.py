@@ -121,6 +121,23 @@ def margin_sentence(d: Decision) -> str:
             "it as a tie, and let the reasons beyond cost, or a lever on the Levers page, decide.")
 
 
+def band_sentence(d: Decision) -> str:
+    """The self-hosting bill as a range from the engine's cross-validated capacity error, and whether the API's
+    bill lies inside it (the verdict is then marginal); empty when it cannot be priced."""
+    if d.self_host_low is None or d.self_host_high is None or d.capacity_band_pct is None:
+        return ""
+    measured = "" if d.capacity_measured else (" No published measurement covers this engine, card family, model "
+                                               "kind and card count, so the band is the engine's widest.")
+    lead = (f"At the engine's capacity error (±{d.capacity_band_pct:.0f} %, each source predicted by a fit without "
+            "it), self-hosting costs ")
+    rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
+                  if d.self_host_low == d.self_host_high else
+                  f"{money(d.self_host_low)} to {money(d.self_host_high)} a month.")
+    if d.marginal:
+        return rng + f" The API's {money(d.api_usd_month)} lies inside that range: the verdict is marginal." + measured
+    return rng + " The verdict holds across that range." + measured
+
+
 def cheaper_api_sentence(d: Decision) -> str:
     """When the catalogue lists a cheaper API row for the same model, a sentence naming it (empty otherwise)."""
     found = d.cheaper_api
@@ -184,7 +201,7 @@ def verdict_sentence(d: Decision) -> str:
                      f"including upkeep, while the API costs {api} a month.")
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
-        parts = [first, margin_sentence(d), volume_sentence(d)]
+        parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
     parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
@@ -250,6 +267,8 @@ def headline(d: Decision) -> str:
         return "Call the API, at the cheaper provider below"
     if d.verdict in ("api", "self-host") and is_tie(d):
         return f"Too close to call ({'self-hosting' if d.verdict == 'self-host' else 'the API'} by a hair)"
+    if d.verdict in ("api", "self-host") and d.marginal:
+        return f"Marginal ({'self-hosting' if d.verdict == 'self-host' else 'the API'}, inside the capacity error)"
     return {"api": "Call the API", "self-host": "Self-host", "does not fit": "Does not fit"}.get(
         d.verdict or "", "Enter a rent to decide")
 

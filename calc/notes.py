@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 
 from . import catalogue, model, traffic
+from .accuracy import accuracy
+from .engines import ENGINE_NAMES
 from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
 
 
@@ -90,6 +92,13 @@ def outside_measurements(s: Scenario) -> str:
     if "step_ms" not in metrics:
         out.append("its rows measure full-load throughput only: step times at small batches (time per output "
                    "token) are not checked and are likely overstated")
+    acc = accuracy(s)
+    if not acc.measured:
+        engine, arch, kind, gpus = acc.region
+        out.insert(0, f"not measured: no published row covers {ENGINE_NAMES.get(engine, engine)} on "
+                      f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with a {kind} model on {gpus} "
+                      f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
+                      + ("" if acc.band_pct is None else f" (±{acc.band_pct:.0f} %)"))
     return "; ".join(out)
 
 

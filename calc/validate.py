@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .engines import MEASUREMENTS_CSV, METRICS
+from .engines import CV_CSV, ENGINES, MEASUREMENTS_CSV, METRICS
 from .evaluate import report
 from .scenario import split_link
 
-COLUMNS = ("id", "engine", "metric", "measured", "link", "source", "notes")
+COLUMNS = ("id", "engine", "metric", "measured", "link", "source", "notes", "version")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Measurement:
     link: str
     source: str = ""
     notes: str = ""
+    version: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,21 @@ def read_measurements(path=MEASUREMENTS_CSV) -> list[Measurement]:
             if not (math.isfinite(measured) and measured > 0):
                 raise ValueError(f"{where}: measured must be a positive number")
             out.append(Measurement((data["id"] or "").strip(), (data["engine"] or "").strip(), metric, measured,
-                                   (data["link"] or "").strip(), data.get("source") or "", data.get("notes") or ""))
+                                   (data["link"] or "").strip(), data.get("source") or "", data.get("notes") or "",
+                                   (data.get("version") or "").strip()))
     return out
+
+
+def source_of(row: Measurement) -> str:
+    """The source a row belongs to for cross-validation: its document at its commit, the ``source`` column up to
+    the first `` (`` (a table re-measured on a later release, at another commit, is another source)."""
+    return row.source.split(" (")[0].strip()
+
+
+def flattering_pct(metric: str, error_pct: float) -> float:
+    """A row's error signed so that a positive one flatters self-hosting: a throughput predicted too high, or a
+    step predicted too short (its error turned round)."""
+    return -error_pct if metric == "step_ms" else error_pct
 
 
 def with_keys(link: str, **keys: object) -> str:
@@ -94,19 +108,27 @@ def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Res
 
 
 def summarise(results: Sequence[Result], by_engine: bool = True) -> list[dict]:
-    """Per engine (or over all rows) and metric: ``n``, ``median_pct``, ``p90_pct``, ``max_pct`` of the absolute
-    errors, and the ids of the rows (rows without a prediction count as missing, not as zero error)."""
+    """Per engine (or over all rows) and metric: ``n``, ``signed_median_pct`` (positive = flatters self-hosting,
+    :func:`flattering_pct`), ``median_pct``, ``p90_pct``, ``max_pct`` of the absolute errors, the most flattering
+    row's error (``most_flattering_pct``) and the ids of the rows (rows without a prediction count as missing,
+    not as zero error)."""
     groups: dict[tuple[str, str], list[Result]] = {}
     for r in results:
         groups.setdefault((r.row.engine if by_engine else "all", r.row.metric), []).append(r)
     out = []
-    for (engine, metric), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], METRICS.index(kv[0][1]))):
-        errs = np.array([abs(r.error_pct) for r in rs if r.error_pct is not None])
+    order = {e: i for i, e in enumerate(ENGINES)}
+    for (engine, metric), rs in sorted(groups.items(),
+                                       key=lambda kv: (order.get(kv[0][0], 99), kv[0][0], METRICS.index(kv[0][1]))):
+        ok = [r for r in rs if r.error_pct is not None]
+        errs = np.array([abs(r.error_pct) for r in ok])
+        flat = np.array([flattering_pct(r.row.metric, r.error_pct) for r in ok])
         out.append({"engine": engine, "metric": metric, "n": int(errs.size),
                     "missing": len(rs) - int(errs.size),
+                    "signed_median_pct": float(np.median(flat)) if errs.size else None,
                     "median_pct": float(np.median(errs)) if errs.size else None,
                     "p90_pct": float(np.percentile(errs, 90)) if errs.size else None,
                     "max_pct": float(errs.max()) if errs.size else None,
+                    "most_flattering_pct": float(flat.max()) if errs.size else None,
                     "rows": [r.row.id for r in rs]})
     return out
 
@@ -115,31 +137,77 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:,.4g}"
 
 
-def format_results(results: Sequence[Result]) -> str:
-    """One line per row: id, engine, metric, measured, predicted, error %, link."""
-    lines = [f"{'id':<9} {'engine':<9} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}  link"]
-    for r in results:
+def cross_validated_predictions(path=CV_CSV) -> dict[str, float | None]:
+    """``{row id: prediction by a fit without the row's source}`` from ``engine_cv.csv`` (written by
+    ``scripts/calibrate.py``)."""
+    out: dict[str, float | None] = {}
+    with Path(path).open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            text = (row.get("predicted_cv") or "").strip()
+            out[row["id"]] = float(text) if text else None
+    return out
+
+
+def cross_validated_results(rows: Iterable[Measurement]) -> list[Result]:
+    """The shipped rows, each with its leave-one-source-out prediction (rows the calibration did not see have
+    none)."""
+    cv = cross_validated_predictions()
+    return [Result(r, cv.get(r.id)) for r in rows]
+
+
+def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None) -> str:
+    """One line per row: id, engine, metric, measured, predicted, error % (and the cross-validated prediction and
+    error where given), link."""
+    head = f"{'id':<9} {'engine':<14} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
+    if cv is not None:
+        head += f" {'cross-val':>10} {'error':>8}"
+    lines = [head + "  link"]
+    for i, r in enumerate(results):
         err = "-" if r.error_pct is None else f"{r.error_pct:+.1f}%"
-        lines.append(f"{r.row.id:<9} {r.row.engine:<9} {r.row.metric:<21} {_num(r.row.measured):>10} "
-                     f"{_num(r.predicted):>10} {err:>8}  {r.row.link}")
+        line = (f"{r.row.id:<9} {r.row.engine:<14} {r.row.metric:<21} {_num(r.row.measured):>10} "
+                f"{_num(r.predicted):>10} {err:>8}")
+        if cv is not None:
+            c = cv[i]
+            line += f" {_num(c.predicted):>10} {'-' if c.error_pct is None else f'{c.error_pct:+.1f}%':>8}"
+        lines.append(line + f"  {r.row.link}")
     return "\n".join(lines)
 
 
 def format_summary(summary: Sequence[dict]) -> str:
-    lines = [f"{'engine':<9} {'metric':<21} {'n':>3} {'median |err|':>13} {'p90 |err|':>10} {'worst':>8}"]
+    """The error table: per engine and metric, rows, signed median (positive = flatters self-hosting), median,
+    90th percentile and worst absolute error, and the most flattering row."""
+    pct = lambda x: "-" if x is None else f"{x:.1f}%"  # noqa: E731
+    spct = lambda x: "-" if x is None else f"{x:+.1f}%"  # noqa: E731
+    lines = [f"{'engine':<14} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8} "
+             f"{'most flattering':>16}"]
     for s in summary:
-        pct = lambda x: "-" if x is None else f"{x:.1f}%"  # noqa: E731
-        lines.append(f"{s['engine']:<9} {s['metric']:<21} {s['n']:>3} {pct(s['median_pct']):>13} "
-                     f"{pct(s['p90_pct']):>10} {pct(s['max_pct']):>8}"
+        lines.append(f"{s['engine']:<14} {s['metric']:<21} {s['n']:>3} {spct(s['signed_median_pct']):>11} "
+                     f"{pct(s['median_pct']):>8} {pct(s['p90_pct']):>8} {pct(s['max_pct']):>8} "
+                     f"{spct(s.get('most_flattering_pct')):>16}"
                      + (f"  ({s['missing']} without a prediction)" if s["missing"] else ""))
     return "\n".join(lines)
 
 
 def main(path=None) -> int:
-    """Print every row and the summary per engine and metric; 0 when every row was predicted."""
+    """Print every row, then two error tables: in-sample (the shipped profiles against the rows) and
+    leave-one-source-out (each shipped row predicted by a fit without its source, from ``engine_cv.csv``). For
+    a file of the user's own, its rows were never fitted to, so its first table is already out of sample.
+    0 when every row was predicted."""
+    own = path is not None
     rows = read_measurements(MEASUREMENTS_CSV if path is None else path)
     results = evaluate(rows)
-    print(format_results(results))
+    cv = None if own else cross_validated_results(rows)
+    print(format_results(results, cv))
     print()
+    if own:
+        print("These rows against the shipped profiles (rows the calibration never saw: out of sample). "
+              "Errors signed + where a prediction flatters self-hosting:")
+    else:
+        print("In-sample: the shipped profiles against the rows they were fitted to "
+              "(not an accuracy claim). Errors signed + where a prediction flatters self-hosting:")
     print(format_summary(summarise(results)))
+    print()
+    print("Cross-validated (leave-one-source-out): each source's rows predicted by profiles fitted without that "
+          "source; the error band every page quotes:")
+    print(format_summary(summarise(cross_validated_results(read_measurements(MEASUREMENTS_CSV)))))
     return 0 if all(r.predicted is not None for r in results) else 1

@@ -31,6 +31,7 @@ from calc import (
     with_change,
     words,
 )
+from calc.engines import ENGINE_NAMES
 from calc.hf_config import HFConfigError, from_hf_config_json
 from calc.scenario import (
     CARD_FIGURES,
@@ -53,9 +54,6 @@ GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, tit
 #: Keys whose input is on a page rather than in the sidebar (the Decision page's reasons).
 PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
 OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
-#: Engine names for people.
-ENGINE_NAMES = {"roofline": "Roofline (textbook, 70 % of peak)", "vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM",
-                "llamacpp": "llama.cpp"}
 #: Placeholder text of an input left empty, by what empty means.
 EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no target"}
 

@@ -61,7 +61,14 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("API per month", words.money(d.api_usd_month),
           help="{:g} USD per 1M prompt tokens and {:g} per 1M output tokens.".format(*traffic.api_prices(s)))
 c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
-          help="Rent of every replica, busy or not, plus upkeep.")
+          delta=None if d.self_host_low is None else
+          f"{words.money(d.self_host_low)} to {words.money(d.self_host_high)}"
+          + (": marginal" if d.marginal else ""),
+          delta_color="off", delta_arrow="off",
+          help="Rent of every replica, busy or not, plus upkeep. The range is the bill at the engine's capacity "
+               "error, each source of published measurements predicted by a fit without it"
+               + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
+               + ".")
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",
           help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")

@@ -1,4 +1,4 @@
-"""Validation: every engine profile against the published measurements it was fitted on and checked with."""
+"""Validation: every engine profile against published measurements, in sample and cross-validated by source."""
 
 import altair as alt
 import pandas as pd
@@ -9,62 +9,99 @@ from pages import _ui as ui
 
 s, r = ui.page()
 
+#: Units of each figure on the axes.
+UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
+#: Engines in colours that differ (a colour-blind-safe palette), the older release family in a lighter shade.
+COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2023": "#E69F00",
+           "llamacpp": "#009E73", "llamacpp-2024": "#7FCDBB"}
+
 
 @st.cache_data(show_spinner=False)
 def _rows() -> pd.DataFrame:
-    """Each published row with the calculator's prediction (computed once per server)."""
-    results = validate.evaluate(validate.read_measurements())
+    """Each published row with the shipped profiles' prediction and the cross-validated one (once per server)."""
+    rows = validate.read_measurements()
+    inside = validate.evaluate(rows)
+    cv = validate.cross_validated_results(rows)
     return pd.DataFrame([{
-        "engine": res.row.engine, "metric": words.METRIC_NAMES.get(res.row.metric, res.row.metric),
-        "measured": res.row.measured, "predicted": res.predicted, "error_pct": res.error_pct,
-        "source": res.row.source, "notes": res.row.notes, "link": res.row.link, "id": res.row.id,
-    } for res in results])
+        "engine": a.row.engine, "version": a.row.version, "metric": a.row.metric,
+        "figure": words.METRIC_NAMES.get(a.row.metric, a.row.metric),
+        "measured": a.row.measured, "predicted": a.predicted, "error_pct": a.error_pct,
+        "predicted_cv": b.predicted, "error_cv_pct": b.error_pct,
+        "source": validate.source_of(a.row), "notes": a.row.notes, "link": a.row.link, "id": a.row.id,
+    } for a, b in zip(inside, cv, strict=True)])
 
 
 @st.cache_data(show_spinner=False)
-def _summary() -> pd.DataFrame:
-    table = validate.summarise(validate.evaluate(validate.read_measurements()))
-    return pd.DataFrame(table).drop(columns=["rows"]).assign(
-        metric=lambda d: d["metric"].map(lambda m: words.METRIC_NAMES.get(m, m)))
+def _summaries() -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows = validate.read_measurements()
 
+    def table(results) -> pd.DataFrame:
+        return pd.DataFrame(validate.summarise(results)).drop(columns=["rows", "missing"]).assign(
+            metric=lambda d: d["metric"].map(lambda m: words.METRIC_NAMES.get(m, m)))
+
+    return table(validate.cross_validated_results(rows)), table(validate.evaluate(rows))
+
+
+COLUMNS = {"engine": "Engine", "metric": "Figure", "n": "Rows",
+           "signed_median_pct": st.column_config.NumberColumn("Signed median % (+: too fast)", format="%+.1f"),
+           "median_pct": st.column_config.NumberColumn("Median |error| %", format="%.1f"),
+           "p90_pct": st.column_config.NumberColumn("90th percentile %", format="%.1f"),
+           "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f"),
+           "most_flattering_pct": st.column_config.NumberColumn("Most flattering row %", format="%+.1f")}
 
 st.title("How close are the figures to real engines?")
 st.caption("Each row is a published measurement of a real engine (a decode step time, or the output tokens per "
            "second one replica sustained at full load), written as a link; the calculator evaluates that link "
-           "under the same engine's profile. The profiles were fitted once per engine, never per row "
-           "(docs/calibration.md); `python -m calc --validate` prints the same table.")
+           "under the profile of the engine release that was measured. The profiles were fitted once per engine "
+           "release family, never per row (docs/calibration.md); `python -m calc --validate` prints the same "
+           "tables.")
 ui.details()  # the first draw of a session ends here
 
 rows = _rows()
-summary = _summary()
-st.subheader("Error by engine and figure")
-ui.dataframe(summary, column_config={
-    "engine": "Engine", "metric": "Figure", "n": "Rows", "missing": "Without a prediction",
-    "median_pct": st.column_config.NumberColumn("Median |error| %", format="%.1f"),
-    "p90_pct": st.column_config.NumberColumn("90th percentile %", format="%.1f"),
-    "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f")})
+cv_summary, in_summary = _summaries()
+st.subheader("Cross-validated: each source predicted by a fit without it")
+st.caption("The accuracy every page quotes. For each source (one published document at one commit), every "
+           "profile was fitted again without that source's rows, and those rows predicted. A positive signed "
+           "error flatters self-hosting (a throughput too high, a step too short).")
+ui.dataframe(cv_summary, column_config=COLUMNS)
+st.subheader("In sample: the rows the figures were fitted to")
+st.caption("How well the shipped figures fit their own rows. Not an accuracy claim.")
+ui.dataframe(in_summary, column_config=COLUMNS)
 
 st.subheader("Predicted against measured")
-shown = rows.dropna(subset=["predicted"])
+basis = st.radio("Prediction", ["cross-validated", "in sample"], horizontal=True, key="validation_basis",
+                 help="Cross-validated: each row predicted by profiles fitted without its source.")
+column, err = ("predicted_cv", "error_cv_pct") if basis == "cross-validated" else ("predicted", "error_pct")
+shown = rows.dropna(subset=[column]).assign(shown=lambda d: d[column], shown_err=lambda d: d[err])
+engines_shown = [e for e in COLOURS if e in set(shown["engine"])]
+palette = alt.Scale(domain=engines_shown, range=[COLOURS[e] for e in engines_shown])
 for metric, part in shown.groupby("metric", sort=False):
-    lo, hi = float(min(part["measured"].min(), part["predicted"].min())), float(
-        max(part["measured"].max(), part["predicted"].max()))
+    unit = UNITS.get(metric, "")
+    name = words.METRIC_NAMES.get(metric, metric)
+    lo = float(min(part["measured"].min(), part["shown"].min()))
+    hi = float(max(part["measured"].max(), part["shown"].max()))
     scale = alt.Scale(type="log", domain=[lo / 1.3, hi * 1.3], nice=False)
     diagonal = alt.Chart(pd.DataFrame({"x": [lo / 1.3, hi * 1.3]})).mark_line(
         color="#888888", strokeDash=[4, 3]).encode(x=alt.X("x:Q", scale=scale), y=alt.Y("x:Q", scale=scale))
-    points = alt.Chart(part).mark_point(filled=True, size=70).encode(
-        x=alt.X("measured:Q", scale=scale, title=f"measured {metric} (log)"),
-        y=alt.Y("predicted:Q", scale=scale, title=f"predicted {metric} (log)"),
-        color=alt.Color("engine:N", legend=alt.Legend(title="engine", orient="bottom", columns=3)),
-        tooltip=["engine", alt.Tooltip("measured:Q", format=",.4g"), alt.Tooltip("predicted:Q", format=",.4g"),
-                 alt.Tooltip("error_pct:Q", format="+.1f", title="error %"), "source"])
-    st.markdown(f"**{metric.capitalize()}** (dashed: prediction = measurement)")
+    points = alt.Chart(part).mark_point(filled=True, size=70, opacity=0.85).encode(
+        x=alt.X("measured:Q", scale=scale, title=f"measured {name} ({unit}, log)",
+                axis=alt.Axis(format="~s", labelFlush=False)),
+        y=alt.Y("shown:Q", scale=scale, title=f"predicted ({unit}, log)", axis=alt.Axis(format="~s")),
+        color=alt.Color("engine:N", scale=palette, legend=alt.Legend(title="engine", orient="bottom", columns=3)),
+        shape=alt.Shape("source:N", legend=None),
+        tooltip=["engine", "version", alt.Tooltip("measured:Q", format=",.4g"),
+                 alt.Tooltip("shown:Q", format=",.4g", title="predicted"),
+                 alt.Tooltip("shown_err:Q", format="+.1f", title="error %"), "source"])
+    st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; marker shape: source)")
     st.altair_chart(alt.layer(diagonal, points).properties(height=360), width="stretch")
 
 st.subheader("Every row")
-ui.dataframe(rows, column_config={
+ui.dataframe(rows.drop(columns=["metric"]), column_config={
+    "version": "Engine version",
     "measured": st.column_config.NumberColumn("Measured", format="%.4g"),
-    "predicted": st.column_config.NumberColumn("Predicted", format="%.4g"),
-    "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f"),
+    "predicted": st.column_config.NumberColumn("Predicted (in sample)", format="%.4g"),
+    "error_pct": st.column_config.NumberColumn("Error % (in sample)", format="%+.1f"),
+    "predicted_cv": st.column_config.NumberColumn("Predicted (cross-validated)", format="%.4g"),
+    "error_cv_pct": st.column_config.NumberColumn("Error % (cross-validated)", format="%+.1f"),
     "link": st.column_config.TextColumn("Link (open it in the app)")})
 ui.download_csv(rows, "validation-rows")

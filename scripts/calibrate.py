@@ -1,26 +1,31 @@
-"""Fit one set of engine-profile figures per engine to the published measurements, and write them.
+"""Fit the engine profiles to the published measurements, cross-validate them by source, and write them.
 
-    .venv/bin/python scripts/calibrate.py            # fit, print figures and residuals, write the data files
-    .venv/bin/python scripts/calibrate.py --dry-run  # fit and print only
+    .venv/bin/python scripts/calibrate.py            # fit, cross-validate, print, write the data files
+    .venv/bin/python scripts/calibrate.py --dry-run  # fit, cross-validate and print only
 
-Reads ``calc/data/measurements.csv`` only (each row a calculator link naming the engine measured, the metric
-``step_ms`` or ``max_throughput_tok_s`` and the published value). For each engine with rows it minimises the sum of
-squared log errors ``sum(w * log(predicted / measured)^2)`` over that engine's rows (every card, model and metric
-together: one set of figures per engine, never per row), where ``w`` is ``OVER_WEIGHT`` (2) for a row predicted
-faster than measured and 1 otherwise: a figure that flatters self-hosting costs twice what a cautious one does.
-Plus a weak pull of each figure towards its prior
-(``PRIOR``; weight ``PRIOR_WEIGHT``) so that a figure no row constrains stays at the prior instead of drifting.
-Every figure is kept inside physical bounds (``BOUNDS``: no efficiency above 1, no negative time or memory) by a
-logistic map, and the search is a coarse grid of starting points followed by a Nelder-Mead simplex written here
-with numpy (no scipy). The same data give the same figures on every run.
+Reads ``calc/data/measurements.csv`` only (each row a calculator link naming the engine profile measured, the
+metric ``step_ms`` or ``max_throughput_tok_s`` and the published value). One joint fit over every row: each
+profile's figures are either its own (fitted on its rows), shared with the profile of another release family of
+the same engine or of an engine of the same design (``SHARED``: one figure fitted on both profiles' rows), fixed
+from the engine's documentation (``FIXED``), tied to another figure (``TIED``) or copied (``LINK_DONOR``). The fit
+minimises ``sum(w * log(predicted / measured)^2)`` with ``w = OVER_WEIGHT`` (2) where a row is predicted faster
+than measured (a step too short, a throughput too high) and 1 otherwise, plus a weak pull of each figure towards
+its prior (``PRIOR``, weight ``PRIOR_WEIGHT``). Every figure is kept inside physical bounds (``BOUNDS``); the
+search is scipy's bounded trust-region least squares from three starting points. The same data give the same
+figures on every run.
 
-Writes ``calc/data/engines.csv`` (every figure of every engine with its basis and source) and
-``calc/data/engine_errors.csv`` (each profile's error per metric on the rows: n, median, 90th percentile and worst
-absolute error in per cent). SGLang has no rows: it gets vLLM's figures, marked as copied. Roofline is docs/method.md
-sections 2, 5 and 6 by definition; its error on every row is written for comparison.
+Then it cross-validates by source (docs/calibration.md section 5): for each source (one published document at one
+commit) the whole fit is run again without that source's rows, and those rows are predicted by the figures it
+gives. A profile left without rows by that takes its release sibling's figures (``SIBLING``); that is the honest
+prediction for a source nobody fitted to.
 
-The fit evaluates rows with a fast vectorised copy of the model (``FastRows``); before writing, every row is
-evaluated again through ``calc.report`` with the written figures and the two must agree to 1e-9.
+Writes ``calc/data/engines.csv`` (every figure of every profile with its basis and source),
+``calc/data/engine_errors.csv`` (per profile and metric, in-sample and leave-one-source-out: n, signed median,
+median, 90th percentile and worst absolute error in per cent) and ``calc/data/engine_cv.csv`` (each row's in-sample
+and cross-validated prediction). Roofline is docs/method.md sections 2, 5 and 6 by definition.
+
+The fit evaluates rows with a vectorised copy of the model (``FastRows``); before writing, every row is evaluated
+again through ``calc.report`` with the written figures and the two must agree to 1e-9.
 """
 
 from __future__ import annotations
@@ -31,28 +36,28 @@ import datetime as dt
 import math
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import least_squares
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, model, traffic  # noqa: E402
-from calc.engines import ENGINES, FIGURES, ROOFLINE  # noqa: E402
-from calc.validate import Measurement, evaluate, read_measurements, summarise  # noqa: E402
+from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, METRICS, ROOFLINE  # noqa: E402
+from calc.scenario import split_link  # noqa: E402
+from calc.validate import Measurement, evaluate, flattering_pct, read_measurements, source_of  # noqa: E402
 
 SCRIPT = "scripts/calibrate.py"
 DATA = "calc/data/measurements.csv"
 
 #: Bounds of every fitted figure (both ends allowed). 5 ms per step is above the largest fixed cost the batch-1 rows
-#: call for (llama.cpp's, about 3.8 ms); a larger one would make batch-1 decoding of small models slower than any
-#: row measures.
+#: call for; a larger one would make batch-1 decoding of small models slower than any row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
           "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0)}
-#: Where a figure stays when no row constrains it: the docs/method.md's roofline efficiency (0.7) and no extra time.
+#: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
@@ -63,24 +68,59 @@ MISS = 3.0
 #: Weight of a squared log error where the prediction is faster than the measurement (1 where it is slower).
 OVER_WEIGHT = 2.0
 
-#: The figures fitted for each engine with rows; the others are fixed below.
+#: The figures fitted for each profile with rows (own, or shared through ``SHARED``); the others are fixed below.
 FITTED = {
-    "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us"),
+    "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
+    "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
-    "llamacpp": ("eff_bw", "layer_us", "eff_dequant"),
+    "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
+    "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant"),
+    "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant"),
 }
+#: Figures one profile shares with another: one figure fitted on both profiles' rows. A release family keeps the
+#: efficiencies of its engine (the same kernels read the same memory) and differs in what changed between the
+#: releases (fixed and per-sequence host time for TensorRT-LLM, the time per layer for llama.cpp); SGLang shares
+#: vLLM's efficiencies (the same attention and GEMM libraries) and keeps its own host times.
+SHARED = {
+    ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
+    ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_link"): "trtllm",
+    ("trtllm-2023", "overhead_gib"): "trtllm",
+    ("llamacpp-2024", "eff_bw"): "llamacpp", ("llamacpp-2024", "eff_dequant"): "llamacpp",
+    ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
+    ("sglang", "eff_link"): "vllm",
+}
+#: In cross-validation, a profile left without rows takes its figures from this one.
+SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "trtllm": "trtllm-2023",
+           "trtllm-2023": "trtllm", "sglang": "vllm", "vllm": "sglang"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
-TIED = {"llamacpp": {"eff_kv": "eff_bw"}}
+TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}}
+_LLAMACPP_FIXED = {
+    "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold models of 22 to 80 layers): it is "
+                     "fitted per layer (layer_us)"),
+    "mem_util": (1.0, "llama.cpp allocates the cache it is told to (no memory fraction)"),
+    "overhead_gib": (4.0, "not constrained by the rows (batch-1 steps do not depend on memory): docs/method.md's "
+                          "default reserve, conservative for llama.cpp's compute buffers"),
+    "max_seqs": (4, "llama-server's default of 4 parallel slots (--parallel auto; ggml-org/llama.cpp issue 17989)"),
+}
 #: Figures taken from the engines' documentation or from the measurements' own notes, with their sources.
 #: (vLLM's reserve is derived from a row's note in :func:`vllm_overhead`.)
 FIXED = {
     "vllm": {
-        "layer_us": (0.0, "vLLM replays its decode steps as CUDA graphs, so launch costs do not grow with the layers; "
-                          "its rows (one model) cannot tell a per-layer time from step_us either"),
-        "mem_util": (0.9, "vLLM's default gpu_memory_utilization 0.9, the setting the silybench rows name"),
+        "layer_us": (0.0, "vLLM replays its decode steps as CUDA graphs, so launch costs do not grow with the layers"),
+        "mem_util": (0.9, "vLLM's default gpu_memory_utilization 0.9, the setting its rows name"),
         "max_seqs": (256, "vLLM's default max_num_seqs 256; the silybench rows' throughput is the same at "
                           "concurrency 256 (be8873da: 13,567 tok/s) and 384 (c47fbca0: 13,591 tok/s)"),
+        "eff_dequant": (1.0, "no vllm row stores its dense weights below 8 bits (gpt-oss's MXFP4 experts are read "
+                             "by the same kernels as its BF16 layers in the rows): no loss"),
+    },
+    "sglang": {
+        "layer_us": (0.0, "SGLang replays its decode steps as CUDA graphs, as vLLM does"),
+        "mem_util": (0.88, "SGLang's mem_fraction_static 0.88, the setting its rows name (--mem-frac 0.88)"),
+        "max_seqs": (256, "vLLM's default max_num_seqs 256: SGLang's own cap (max_running_requests) follows its "
+                          "memory, and the CUDA graphs it replays stop at 160 to 256 sequences"),
+        "overhead_gib": (4.65, "vLLM's reserve (row c47fbca0's note), for an engine of the same design"),
+        "eff_dequant": (1.0, "no sglang row stores its weights below 8 bits: no loss"),
     },
     "trtllm": {
         "layer_us": (0.0, "TensorRT-LLM replays its decode steps as CUDA graphs (cuda_graph_config in the rows' "
@@ -92,19 +132,21 @@ FIXED = {
                           "whole card less a fitted reserve"),
         "max_seqs": (2048, "TensorRT-LLM's default max_batch_size 2048 (trtllm-bench caps its own at 4096)"),
     },
-    "llamacpp": {
-        "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold 32- and 80-layer models): it "
-                         "is fitted per layer (layer_us), launching each layer's kernels one by one"),
-        "mem_util": (1.0, "llama.cpp allocates the cache it is told to (no memory fraction)"),
-        "overhead_gib": (4.0, "not constrained by the rows (batch-1 steps do not depend on memory): the docs/method.md's "
-                              "default reserve, conservative for llama.cpp's compute buffers"),
-        "max_seqs": (4, "llama-server's default of 4 parallel slots (--parallel auto; ggml-org/llama.cpp issue "
-                        "17989)"),
+    "trtllm-2023": {
+        "layer_us": (0.0, "TensorRT-LLM engines run each step as one prebuilt TensorRT engine: no per-layer launches"),
+        "eff_dequant": (1.0, "no trtllm-2023 row stores its weights below 8 bits: no loss"),
+        "mem_util": (1.0, "as trtllm: the whole card less a fitted reserve"),
+        "max_seqs": (2048, "the rows set their own static batch (max_seqs in each link); trtllm's cap stands for "
+                           "a user's scenario"),
     },
+    "llamacpp": dict(_LLAMACPP_FIXED),
+    "llamacpp-2024": dict(_LLAMACPP_FIXED),
 }
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
+#: Profiles in the order they are listed (the ones with rows).
+FAMILY_ORDER = ("vllm", "sglang", "trtllm", "trtllm-2023", "llamacpp", "llamacpp-2024")
 
 
 def vllm_overhead(rows: list[Measurement], mem_util: float) -> tuple[float, str]:
@@ -126,22 +168,28 @@ def vllm_overhead(rows: list[Measurement], mem_util: float) -> tuple[float, str]
 # ---------------------------------------------------------------- a fast copy of the model, vectorised over rows
 
 
-@dataclass
 class FastRows:
-    """Every figure-independent quantity of an engine's rows, so that a set of figures is evaluated on all rows
-    in one numpy expression. It repeats docs/method.md section 8 (model.step_parts, traffic.load_throughput) term by term;
-    :func:`check_against_report` proves it agrees with ``calc.report``."""
+    """Every figure-independent quantity of a set of rows, so that figures (one array per figure, a value per
+    row) are evaluated on all rows in one numpy expression. It repeats docs/method.md section 8
+    (model.step_parts, traffic.load_throughput) term by term; :func:`check_against_report` proves it agrees with
+    ``calc.report``. A figure the row's own link sets (``max_seqs=8``) overrides the profile's, as in the report."""
 
-    rows: list[Measurement]
+    COLS = ("gbw", "gT", "mem", "g", "W", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m")
 
-    def __post_init__(self):
-        self.scenarios = [load(r.link).scenario for r in self.rows]
-        self.measured = np.array([r.measured for r in self.rows])
+    def __init__(self, rows: list[Measurement]):
+        self.rows = list(rows)
+        self.measured = np.array([r.measured for r in self.rows], dtype=float)
         self.is_step = np.array([r.metric == "step_ms" for r in self.rows])
-        cols: dict[str, list[float]] = {k: [] for k in (
-            "gbw", "gT", "mem", "g", "W", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m")}
-        for row, s in zip(self.rows, self.scenarios, strict=False):
+        self.engine = np.array([r.engine for r in self.rows])
+        self.source = np.array([source_of(r) for r in self.rows])
+        cols: dict[str, list[float]] = {k: [] for k in self.COLS}
+        self.link_figures = {k: [] for k in FIGURES}
+        for row in self.rows:
+            s = load(row.link).scenario
+            raw, _ = split_link(row.link)
+            for k in FIGURES:
+                self.link_figures[k].append(float(raw[k]) if k in raw else np.nan)
             g = s.gpus
             M, D = model.moe_split(s)
             cols["gbw"].append(g * s.bw_tbs * 1e12)
@@ -179,9 +227,20 @@ class FastRows:
             cols["sub8_m"].append(float(s.expert_weight_bits < 8))
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
+        self.link_figures = {k: np.array(v, dtype=float) for k, v in self.link_figures.items()}
 
-    def predict(self, f: dict) -> np.ndarray:
-        """Each row's metric under figures ``f`` (NaN where nothing fits)."""
+    def subset(self, mask: np.ndarray) -> FastRows:
+        out = FastRows.__new__(FastRows)
+        out.rows = [r for r, m in zip(self.rows, mask, strict=True) if m]
+        for k in (*self.COLS, "measured", "is_step", "engine", "source"):
+            setattr(out, k, getattr(self, k)[mask])
+        out.link_figures = {k: v[mask] for k, v in self.link_figures.items()}
+        return out
+
+    def predict(self, f: dict[str, np.ndarray]) -> np.ndarray:
+        """Each row's metric under per-row figures ``f`` (NaN where nothing fits; ``max_seqs`` NaN = no cap)."""
+        f = {k: np.where(np.isnan(self.link_figures[k]), np.asarray(v, dtype=float), self.link_figures[k])
+             for k, v in f.items()}
         GiB = model.GiB
         # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
         bw_d = self.gbw * f["eff_bw"] * np.where(self.sub8_d > 0, f["eff_dequant"], 1.0)
@@ -195,8 +254,7 @@ class FastRows:
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
         free = self.g * (f["mem_util"] * self.mem - f["overhead_gib"]) * GiB - self.W
         B = np.floor(np.maximum(0.0, free) / self.C_end)
-        if f["max_seqs"] is not None:
-            B = np.minimum(B, f["max_seqs"])
+        B = np.where(np.isnan(f["max_seqs"]), B, np.minimum(B, np.nan_to_num(f["max_seqs"], nan=0.0)))
         tau = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** B) / bw_m
                           + B * self.C_load / (self.gbw * f["eff_kv"]),
                           B * self.fl_load / (self.gT * f["eff_flops"]))
@@ -207,114 +265,109 @@ class FastRows:
         thr = np.where(B > 0, thr, np.nan)
         return np.where(self.is_step, step, thr)
 
-    def log_errors(self, f: dict) -> np.ndarray:
-        e = np.log(self.predict(f) / self.measured)
-        return np.where(np.isfinite(e), e, MISS)
+
+# ---------------------------------------------------------------- the joint fit
 
 
-# ---------------------------------------------------------------- the search
+class Plan:
+    """Which figure of which profile is a free parameter (a *slot*), shared, tied or fixed, for one set of rows.
 
+    ``present`` is the set of profiles that have rows; a profile without rows takes its sibling's slots."""
 
-def nelder_mead(fun, x0: np.ndarray, step: float = 0.5, iters: int = 2000, tol: float = 1e-12):
-    """Minimise ``fun`` from ``x0`` with the Nelder-Mead simplex (reflection 1, expansion 2, contraction 1/2,
-    shrink 1/2). Returns (x, f(x))."""
-    n = len(x0)
-    pts = [np.asarray(x0, float)] + [np.asarray(x0, float) + step * np.eye(n)[i] for i in range(n)]
-    vals = [fun(p) for p in pts]
-    for _ in range(iters):
-        order = np.argsort(vals)
-        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
-        if abs(vals[-1] - vals[0]) <= tol * (abs(vals[0]) + tol):
-            break
-        centre = np.mean(pts[:-1], axis=0)
-        xr = centre + (centre - pts[-1])
-        fr = fun(xr)
-        if fr < vals[0]:
-            xe = centre + 2 * (centre - pts[-1])
-            fe = fun(xe)
-            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
-        elif fr < vals[-2]:
-            pts[-1], vals[-1] = xr, fr
-        else:
-            xc = centre + 0.5 * (pts[-1] - centre)
-            fc = fun(xc)
-            if fc < vals[-1]:
-                pts[-1], vals[-1] = xc, fc
+    def __init__(self, present: set[str], fixed: dict[str, dict[str, float | None]]):
+        self.fixed = fixed
+        owner: dict[tuple[str, str], str] = {}
+        for e in FAMILY_ORDER:
+            for k in FITTED[e]:
+                home = SHARED.get((e, k), e)
+                owner[(e, k)] = home
+        # A profile without rows, and a shared figure whose home has no rows, move to a profile that has them.
+        for (e, k), home in list(owner.items()):
+            if home not in present:
+                sib = SIBLING[home]
+                owner[(e, k)] = SHARED.get((sib, k), sib) if k in FITTED[sib] else sib
+        self.owner = owner
+        self.slots = sorted({f"{home}.{k}" for (e, k), home in owner.items()})
+
+    def figures(self, x: np.ndarray, engine: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-row figure arrays for parameter vector ``x`` and the rows' profiles ``engine``."""
+        vals = dict(zip(self.slots, x, strict=True))
+        out = {k: np.empty(len(engine)) for k in FIGURES}
+        for e in set(engine.tolist()):
+            fe = self.profile(vals, e)
+            sel = engine == e
+            for k in FIGURES:
+                out[k][sel] = np.nan if fe[k] is None else fe[k]
+        return out
+
+    def profile(self, vals: dict[str, float], e: str) -> dict[str, float | None]:
+        f: dict[str, float | None] = {}
+        for k in FIGURES:
+            if (e, k) in self.owner:
+                f[k] = vals[f"{self.owner[(e, k)]}.{k}"]
             else:
-                pts = [pts[0]] + [pts[0] + 0.5 * (p - pts[0]) for p in pts[1:]]
-                vals = [vals[0]] + [fun(p) for p in pts[1:]]
-    i = int(np.argmin(vals))
-    return pts[i], vals[i]
+                f[k] = self.fixed[e][k]
+        for k, v in TIED.get(e, {}).items():
+            f[k] = f[v]
+        return f
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        lo = np.array([BOUNDS[s.split(".")[-1]][0] for s in self.slots])
+        hi = np.array([BOUNDS[s.split(".")[-1]][1] for s in self.slots])
+        return lo, hi
 
 
-def to_figure(name: str, z: float) -> float:
-    lo, hi = BOUNDS[name]
-    return lo + (hi - lo) * 0.5 * (1 + math.tanh(z / 2))  # the logistic function, without overflow
+def log_errors(fast: FastRows, pred: np.ndarray) -> np.ndarray:
+    """``log(predicted / measured)``, MISS where nothing fits."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.log(pred / fast.measured)
+    return np.where(np.isfinite(e), e, MISS)
 
 
-def to_z(name: str, x: float) -> float:
-    lo, hi = BOUNDS[name]
-    p = min(max((x - lo) / (hi - lo), 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
+def fit(fast: FastRows, fixed: dict[str, dict[str, float | None]]) -> tuple[Plan, dict[str, float]]:
+    """The joint fit on ``fast``'s rows: returns the plan and the fitted value of each slot."""
+    plan = Plan(set(fast.engine.tolist()), fixed)
+    lo, hi = plan.bounds()
+    names = [s.split(".")[-1] for s in plan.slots]
+    slower = np.where(fast.is_step, 1.0, -1.0)  # sign of a log error that means "predicted slower"
 
-
-def prior_penalty(f: dict, names) -> float:
-    total = 0.0
-    for k in names:
-        if k in PRIOR_SCALE:
-            total += ((f[k] - PRIOR[k]) / PRIOR_SCALE[k]) ** 2
-        else:
-            total += math.log(f[k] / PRIOR[k]) ** 2
-    return PRIOR_WEIGHT * total
-
-
-def fit_engine(fast: FastRows, fixed: dict, names: tuple, tied: dict) -> dict:
-    """The figures ``names`` minimising the weighted squared log errors on ``fast``'s rows, the others at ``fixed``
-    (``tied``: figure -> the fitted figure it equals)."""
-
-    def figures(z) -> dict:
-        f = {**fixed, **{k: to_figure(k, zi) for k, zi in zip(names, z, strict=False)}}
-        return {**f, **{k: f[v] for k, v in tied.items()}}
-
-    def objective(z) -> float:
-        f = figures(z)
-        e = fast.log_errors(f)
-        return float(np.sum(np.where(e > 0, OVER_WEIGHT, 1.0) * e ** 2)) + prior_penalty(f, names)
+    def residuals(x):
+        e = log_errors(fast, fast.predict(plan.figures(x, fast.engine)))
+        w = np.where(e * slower < 0, math.sqrt(OVER_WEIGHT), 1.0)  # faster than measured counts twice
+        prior = []
+        for k, v in zip(names, x, strict=True):
+            prior.append((v - PRIOR[k]) / PRIOR_SCALE[k] if k in PRIOR_SCALE else math.log(v / PRIOR[k]))
+        return np.concatenate([w * e, math.sqrt(PRIOR_WEIGHT) * np.array(prior)])
 
     best = None
-    # Coarse grid of starting points over the figures that matter most, the rest at their priors.
-    grid = {"eff_bw": (0.4, 0.8), "eff_flops": (0.3, 0.7), "step_us": (200.0, 1500.0), "layer_us": (20.0, 150.0)}
-    starts = [{}]
-    for k, options in grid.items():
-        if k in names:
-            starts = [{**s, k: v} for s in starts for v in options]
-    for start in starts:
-        z0 = np.array([to_z(k, start.get(k, PRIOR[k] if PRIOR[k] > BOUNDS[k][0] else BOUNDS[k][0] + 1e-3))
-                       for k in names])
-        z, val = nelder_mead(objective, z0)
-        if best is None or val < best[1]:
-            best = (z, val)
-    for _ in range(3):  # restart from the best point with a fresh, smaller simplex
-        z, val = nelder_mead(objective, best[0], step=0.1)
-        if val < best[1] - 1e-12:
-            best = (z, val)
+    for share in (None, 0.3, 0.7):
+        if share is None:
+            x0 = np.array([min(max(PRIOR[k], lo_ + 1e-3 * (hi_ - lo_)), hi_ - 1e-3 * (hi_ - lo_))
+                           for k, lo_, hi_ in zip(names, lo, hi, strict=True)])
         else:
-            break
-    return figures(best[0])
+            x0 = lo + share * (hi - lo)
+        r = least_squares(residuals, x0, bounds=(lo, hi), method="trf", x_scale="jac", max_nfev=5000)
+        if best is None or r.cost < best.cost - 1e-12:
+            best = r
+    return plan, {s: float(v) for s, v in zip(plan.slots, best.x, strict=True)}
 
 
-def constrained(fast: FastRows, f: dict, name: str) -> bool:
-    """True when some row's prediction moves by more than 0.1 % as ``name`` moves by 10 % (or 100 µs / 1 GiB)."""
-    lo, hi = BOUNDS.get(name, (0.0, math.inf))
+def constrained(fast: FastRows, plan: Plan, vals: dict[str, float], slot: str) -> bool:
+    """True when some row's prediction moves by more than 0.1 % as the slot moves by 10 % (or 100 µs / 1 GiB)."""
+    name = slot.split(".")[-1]
+    lo, hi = BOUNDS[name]
     shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0, "layer_us": 10.0}.get(name)
-    base = fast.predict(f)
-    moved = []
+    x = np.array([vals[s] for s in plan.slots])
+    base = fast.predict(plan.figures(x, fast.engine))
+    i = plan.slots.index(slot)
+    rel = 0.0
     for sign in (-1, 1):
-        x = f[name] + sign * shift if shift else f[name] * (1.1 if sign > 0 else 1 / 1.1)
-        if lo <= x <= hi or shift is None:
-            moved.append(fast.predict({**f, name: x}))
-    rel = max(np.nanmax(np.abs(m / base - 1)) for m in moved)
-    return bool(rel > 1e-3)
+        y = x.copy()
+        y[i] = x[i] + sign * shift if shift else x[i] * (1.1 if sign > 0 else 1 / 1.1)
+        if lo <= y[i] <= hi or shift is None:
+            with np.errstate(invalid="ignore"):
+                rel = max(rel, float(np.nanmax(np.abs(fast.predict(plan.figures(y, fast.engine)) / base - 1))))
+    return rel > 1e-3
 
 
 def on_bound(name: str, x: float) -> str:
@@ -338,7 +391,103 @@ def rounded(name: str, x):
     return round(x, 4)
 
 
+def fixed_figures(rows: list[Measurement]) -> tuple[dict, dict]:
+    """``({profile: {figure: value}}, {profile: {figure: note}})`` of the figures not fitted."""
+    notes = {e: dict(FIXED[e]) for e in FAMILY_ORDER}
+    notes["vllm"]["overhead_gib"] = vllm_overhead(rows, FIXED["vllm"]["mem_util"][0])
+    values = {}
+    for e in FAMILY_ORDER:
+        v = {k: val for k, (val, _) in notes[e].items()}
+        for k in FIGURES:
+            if k not in v and k not in FITTED[e]:
+                v[k] = PRIOR[k]
+        values[e] = v
+    return values, notes
+
+
+def cross_validate(fast: FastRows, fixed: dict) -> np.ndarray:
+    """Each row predicted by a fit without its source's rows (docs/calibration.md section 5)."""
+    out = np.full(len(fast.rows), np.nan)
+    for src in sorted(set(fast.source.tolist())):
+        held = fast.source == src
+        train = fast.subset(~held)
+        plan, vals = fit(train, fixed)
+        x = np.array([vals[s] for s in plan.slots])
+        test = fast.subset(held)
+        out[held] = test.predict(plan.figures(x, test.engine))
+    return out
+
+
+# ---------------------------------------------------------------- error summaries
+
+
+def bands(fast: FastRows, pred: np.ndarray, basis: str) -> list[dict]:
+    """Per profile and metric: n, signed median (positive = flatters self-hosting), median, 90th percentile
+    and worst absolute error in per cent, and the rows."""
+    err = (pred / fast.measured - 1) * 100
+    flat = np.array([flattering_pct(r.metric, e) for r, e in zip(fast.rows, err, strict=True)])
+    out = []
+    for e in ENGINES:
+        for metric in METRICS:
+            sel = (fast.engine == e) & (np.array([r.metric for r in fast.rows]) == metric) & np.isfinite(err)
+            if not sel.any():
+                continue
+            a = np.abs(err[sel])
+            out.append({"engine": e, "metric": metric, "basis": basis, "n": int(sel.sum()),
+                        "signed_median_pct": float(np.median(flat[sel])), "median_pct": float(np.median(a)),
+                        "p90_pct": float(np.percentile(a, 90)), "max_pct": float(a.max()),
+                        "most_flattering_pct": float(flat[sel].max()),
+                        "rows": [r.id for r, m in zip(fast.rows, sel, strict=True) if m]})
+    return out
+
+
+def format_bands(bs: list[dict]) -> str:
+    lines = [f"{'engine':<14} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>7} {'p90':>7} {'worst':>7} "
+             f"{'most flattering':>16}"]
+    for b in bs:
+        lines.append(f"{b['engine']:<14} {b['metric']:<21} {b['n']:>3} {b['signed_median_pct']:>+10.1f}% "
+                     f"{b['median_pct']:>6.1f}% {b['p90_pct']:>6.1f}% {b['max_pct']:>6.1f}% "
+                     f"{b['most_flattering_pct']:>+15.1f}%")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- output
+
+
+def build_table(fast: FastRows, plan: Plan, vals: dict, fixed_notes: dict, data_name: str) -> dict:
+    """``{engine: {figure: (value, basis, source)}}`` for every profile."""
+    table: dict[str, dict[str, tuple]] = {"roofline": {
+        k: (ROOFLINE[k], "definition", "docs/method.md (eff = 0.7 for every part, no fixed costs, the "
+                                       "whole card less 4 GiB, no cap on sequences)") for k in FIGURES}}
+    _, notes = fixed_notes
+    for e in FAMILY_ORDER:
+        prof = plan.profile({s: rounded(s.split(".")[-1], v) for s, v in vals.items()}, e)
+        entry = {}
+        for k in FIGURES:
+            v = prof[k]
+            if (e, k) in plan.owner:
+                home = plan.owner[(e, k)]
+                slot = f"{home}.{k}"
+                home_ids = " ".join(r.id for r in fast.rows if plan.owner.get((r.engine, k)) == home)
+                if constrained(fast, plan, vals, slot):
+                    bound = on_bound(k, v)
+                    note = f" (on its {bound} bound {BOUNDS[k][0 if bound == 'lower' else 1]:g})" if bound else ""
+                    shared = f", one figure shared by {', '.join(sorted({x for (x, kk), h in plan.owner.items() if kk == k and h == home}))}" \
+                        if sum(1 for (x, kk), h in plan.owner.items() if kk == k and h == home) > 1 else ""
+                    entry[k] = (v, "fitted", f"{SCRIPT} on {data_name} rows {home_ids}{shared}{note}")
+                else:
+                    entry[k] = (PRIOR[k], "prior", f"no {e} row constrains it: the prior of {SCRIPT}")
+            elif k in TIED.get(e, {}):
+                entry[k] = (v, "fitted", f"{SCRIPT}: the same figure as {TIED[e][k]} (the rows cannot tell "
+                                         "the two apart)")
+            elif k in notes[e]:
+                entry[k] = (v, "fixed", notes[e][k][1])
+            elif k == "eff_link":
+                entry[k] = (v, "copied", f"no {e} row runs on several cards: {LINK_DONOR}'s fitted figure")
+            else:
+                entry[k] = (PRIOR[k], "prior", f"no {e} row constrains it: the prior of {SCRIPT}")
+        table[e] = entry
+    return table
 
 
 def write_engines(path: Path, table: dict, date: str) -> None:
@@ -351,74 +500,37 @@ def write_engines(path: Path, table: dict, date: str) -> None:
                 w.writerow([e, name, "" if value is None else value, basis, source, date])
 
 
-def write_errors(path: Path, bands: list[dict], date: str) -> None:
+def write_errors(path: Path, bs: list[dict], date: str) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["engine", "metric", "n", "median_pct", "p90_pct", "max_pct", "rows", "fitted_on", "source"])
-        for b in bands:
-            w.writerow([b["engine"], b["metric"], b["n"], round(b["median_pct"], 2), round(b["p90_pct"], 2),
-                        round(b["max_pct"], 2), " ".join(b["rows"]), date, b["source"]])
+        w.writerow(["engine", "metric", "basis", "n", "signed_median_pct", "median_pct", "p90_pct", "max_pct",
+                    "most_flattering_pct", "rows", "fitted_on", "source"])
+        for b in bs:
+            w.writerow([b["engine"], b["metric"], b["basis"], b["n"], round(b["signed_median_pct"], 2),
+                        round(b["median_pct"], 2), round(b["p90_pct"], 2), round(b["max_pct"], 2),
+                        round(b["most_flattering_pct"], 2), " ".join(b["rows"]), date, b["source"]])
 
 
-def check_against_report(fasts: dict, table: dict) -> None:
+def write_cv(path: Path, fast: FastRows, inside: np.ndarray, cv: np.ndarray) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["id", "engine", "metric", "source", "measured", "predicted_in_sample", "predicted_cv"])
+        for r, a, b, src in zip(fast.rows, inside, cv, fast.source, strict=True):
+            w.writerow([r.id, r.engine, r.metric, src, r.measured, "" if not np.isfinite(a) else f"{a:.6g}",
+                        "" if not np.isfinite(b) else f"{b:.6g}"])
+
+
+def check_against_report(fast: FastRows, table: dict) -> None:
     """Every row through ``calc.report`` with the figures now in ``engines.csv`` equals the fast copy."""
     for name in ("_table", "profiles", "_bands"):
         getattr(engines, name).cache_clear()
-    for e, fast in fasts.items():
-        f = {k: table[e][k][0] for k in FIGURES}
-        quick = fast.predict(f)
-        slow = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(fast.rows)])
-        if not np.allclose(quick, slow, rtol=1e-9, equal_nan=True):
-            bad = [(r.id, q, s) for r, q, s in zip(fast.rows, quick, slow, strict=False) if not math.isclose(q, s, rel_tol=1e-9)]
-            raise SystemExit(f"{e}: the fast copy and calc.report disagree: {bad}")
-
-
-def build_table(rows: list[Measurement], data_name: str) -> tuple[dict, dict]:
-    """Fit every engine with rows; returns ``({engine: {figure: (value, basis, source)}}, {engine: FastRows})``."""
-    table: dict[str, dict[str, tuple]] = {"roofline": {
-        k: (ROOFLINE[k], "definition", "docs/method.md (eff = 0.7 for every part, no fixed costs, the "
-                                       "whole card less 4 GiB, no cap on sequences)") for k in FIGURES}}
-    fasts: dict[str, FastRows] = {}
-    order = [e for e in ("trtllm", "vllm", "llamacpp") if e in FITTED]  # the link donor first
-    for e in order:
-        mine = [r for r in rows if r.engine == e]
-        if not mine:
-            continue
-        fast = fasts[e] = FastRows(mine)
-        ids = " ".join(r.id for r in mine)
-        fixed_notes = dict(FIXED[e])
-        if e == "vllm":
-            fixed_notes["overhead_gib"] = vllm_overhead(rows, FIXED[e]["mem_util"][0])
-        fixed = {k: v for k, (v, _) in fixed_notes.items()}
-        for k in FIGURES:
-            if k not in fixed and k not in FITTED[e]:
-                fixed[k] = PRIOR[k]
-        if "eff_link" not in FITTED[e]:
-            fixed["eff_link"] = table[LINK_DONOR]["eff_link"][0] if LINK_DONOR in table else PRIOR["eff_link"]
-        tied = TIED.get(e, {})
-        fitted = fit_engine(fast, fixed, FITTED[e], tied)
-        fitted = {k: rounded(k, v) for k, v in fitted.items()}
-        entry = {}
-        for k in FIGURES:
-            if k in FITTED[e] and constrained(fast, fitted, k):
-                bound = on_bound(k, fitted[k])
-                note = f" (on its {bound} bound {BOUNDS[k][0 if bound == 'lower' else 1]:g})" if bound else ""
-                entry[k] = (fitted[k], "fitted", f"{SCRIPT} on {data_name} rows {ids}{note}")
-            elif k in tied:
-                entry[k] = (fitted[k], "fitted", f"{SCRIPT}: the same figure as {tied[k]} (the rows cannot tell "
-                                                 "the two apart)")
-            elif k in fixed_notes:
-                entry[k] = (fitted[k], "fixed", fixed_notes[k][1])
-            elif k == "eff_link":
-                entry[k] = (fitted[k], "copied", f"no {e} row runs on several cards: {LINK_DONOR}'s fitted figure")
-            else:
-                entry[k] = (PRIOR[k], "prior", f"no {e} row constrains it: the prior of {SCRIPT}")
-                fitted[k] = PRIOR[k]
-        table[e] = entry
-    table["sglang"] = {k: (v[0], "copied", "not fitted: measurements.csv has no SGLang row; vLLM's figure, "
-                                           f"conservative for an engine of the same design ({v[1]})")
-                       for k, v in table["vllm"].items()}
-    return table, fasts
+    f = {k: np.array([np.nan if table[e][k][0] is None else table[e][k][0] for e in fast.engine]) for k in FIGURES}
+    quick = fast.predict(f)
+    slow = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(fast.rows)])
+    if not np.allclose(quick, slow, rtol=1e-9, equal_nan=True):
+        bad = [(r.id, q, s) for r, q, s in zip(fast.rows, quick, slow, strict=True)
+               if not math.isclose(q, s, rel_tol=1e-9)]
+        raise SystemExit(f"the fast copy and calc.report disagree: {bad}")
 
 
 def main(argv=None) -> int:
@@ -428,47 +540,62 @@ def main(argv=None) -> int:
     p.add_argument("--date", default=dt.date.today().isoformat(), help="fit date written with each figure")
     args = p.parse_args(argv)
 
-    rows = read_measurements(args.data)
+    rows = [r for r in read_measurements(args.data) if r.engine in FITTED]
     path = Path(args.data).resolve()
     data_name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else args.data
-    table, fasts = build_table(rows, data_name)
+    fast = FastRows(rows)
+    fixed, notes = fixed_figures(rows)
+    plan, vals = fit(fast, fixed)
+    x = np.array([vals[s] for s in plan.slots])
+    inside = fast.predict(plan.figures(x, fast.engine))
+    cv = cross_validate(fast, fixed)
+    table = build_table(fast, plan, vals, (fixed, notes), data_name)
+    # eff_link of profiles that have no multi-card row and do not fit it: the donor's.
+    for e in ("llamacpp", "llamacpp-2024"):
+        table[e]["eff_link"] = (table[LINK_DONOR]["eff_link"][0], "copied",
+                                f"no {e} row runs on several cards: {LINK_DONOR}'s fitted figure")
 
-    # Print the figures and the residuals.
     for e in ENGINES:
         print(f"{e}:")
         for k in FIGURES:
             v, basis, source = table[e][k]
-            print(f"  {k:<13} {'none' if v is None else f'{v:g}':>8}  {basis:<10} {source[:110]}")
-    date = args.date
+            print(f"  {k:<13} {'none' if v is None else f'{v:g}':>8}  {basis:<10} {source[:100]}")
+    in_bands = bands(fast, inside, IN_SAMPLE)
+    cv_bands = bands(fast, cv, CROSS_VALIDATED)
+    print("\nin-sample (rows the figures were fitted to):")
+    print(format_bands(in_bands))
+    print("\nleave-one-source-out (each source predicted by a fit without it):")
+    print(format_bands(cv_bands))
+    print("\nworst rows, cross-validated:")
+    err = (cv / fast.measured - 1) * 100
+    for i in np.argsort(-np.abs(np.nan_to_num(err, nan=1e9)))[:12]:
+        r = fast.rows[i]
+        print(f"  {r.id} {r.engine:<14} {r.metric:<21} {err[i]:+7.1f}%  {fast.source[i][:60]}")
     if args.dry_run:
-        for e, fast in fasts.items():
-            pred = fast.predict({k: table[e][k][0] for k in FIGURES})
-            for r, x in zip(fast.rows, pred, strict=False):
-                print(f"{r.id} {e:<9} {r.metric:<21} {r.measured:>10.4g} {x:>10.4g} {100 * (x / r.measured - 1):+6.1f}%")
-            for metric in ("step_ms", "max_throughput_tok_s"):
-                err = np.array([abs(x / r.measured - 1) * 100 for r, x in zip(fast.rows, pred, strict=False) if r.metric == metric])
-                if err.size:
-                    print(f"{e} {metric}: n {err.size} median {np.median(err):.1f}% p90 {np.percentile(err, 90):.1f}% "
-                          f"worst {err.max():.1f}%")
         return 0
 
+    date = args.date
     write_engines(ROOT / "calc" / "data" / "engines.csv", table, date)
-    check_against_report(fasts, table)
-    results = evaluate(rows)
-    bands = [dict(b, source=f"{SCRIPT}: each row's own link against its measured figure")
-             for b in summarise(results) if b["engine"] in fasts]
-    roofline = [dict(b, engine="roofline", source=f"{SCRIPT}: every row's link with engine=roofline (for comparison)")
-                for b in summarise(evaluate(rows, engine="roofline"), by_engine=False)]
-    write_errors(ROOT / "calc" / "data" / "engine_errors.csv", roofline + bands, date)
+    check_against_report(fast, table)
+    inside = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(rows)])
+    in_bands = bands(fast, inside, IN_SAMPLE)
+    out = []
+    # Roofline is fitted to nothing, so its error on every row is out of sample on both counts.
+    roof = FastRows(rows)
+    roof.engine = np.array(["roofline"] * len(rows))
+    roof_pred = np.array([np.nan if r.predicted is None else r.predicted for r in evaluate(rows, engine="roofline")])
+    for basis in (IN_SAMPLE, CROSS_VALIDATED):
+        for b in bands(roof, roof_pred, basis):
+            out.append(dict(b, source=f"{SCRIPT}: every row's link with engine=roofline (for comparison)"))
+    for b in in_bands:
+        out.append(dict(b, source=f"{SCRIPT}: each row's own link against its measured figure"))
+    for b in cv_bands:
+        out.append(dict(b, source=f"{SCRIPT}: each source's rows predicted by a fit without that source"))
+    write_errors(ROOT / "calc" / "data" / "engine_errors.csv", out, date)
+    write_cv(ROOT / "calc" / "data" / "engine_cv.csv", fast, inside, cv)
     for name in ("_table", "profiles", "_bands"):
         getattr(engines, name).cache_clear()
-
-    from calc.validate import format_results, format_summary
-    print()
-    print(format_results(results))
-    print()
-    print(format_summary(summarise(results)))
-    print(f"\nwrote calc/data/engines.csv and calc/data/engine_errors.csv (fit date {date})")
+    print(f"\nwrote calc/data/engines.csv, engine_errors.csv and engine_cv.csv (fit date {date})")
     return 0
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from calc import catalogue
 
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
-ENGINES = ("roofline", "vllm", "sglang", "trtllm", "llamacpp")  # docs/method.md section 8 `engine`
+with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8 `engine`: every profile id
+    ENGINES = tuple(row["engine"] for row in csv.DictReader(_f))
 DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits).
@@ -42,13 +43,18 @@ def profiles() -> dict:
 
 @functools.cache
 def error_bands() -> dict:
-    """{engine: [{metric, median_pct, p90_pct, n}]} straight from calc/data/engine_errors.csv."""
+    """{engine: [{metric, n, signed_median_pct, median_pct, p90_pct, max_pct, basis}]}: the leave-one-source-out
+    rows of calc/data/engine_errors.csv (docs/method.md section 8: the report's error band is cross-validated)."""
     out = {e: [] for e in ENGINES}
     order = ("step_ms", "max_throughput_tok_s")
     with open(DATA / "engine_errors.csv", newline="") as f:
         for row in csv.DictReader(f):
-            out[row["engine"]].append({"metric": row["metric"], "median_pct": float(row["median_pct"]),
-                                       "p90_pct": float(row["p90_pct"]), "n": int(row["n"])})
+            if row["basis"] != "leave-one-source-out":
+                continue
+            out[row["engine"]].append({"metric": row["metric"], "n": int(row["n"]),
+                                       "signed_median_pct": float(row["signed_median_pct"]),
+                                       "median_pct": float(row["median_pct"]), "p90_pct": float(row["p90_pct"]),
+                                       "max_pct": float(row["max_pct"]), "basis": row["basis"]})
     return {e: sorted(b, key=lambda x: order.index(x["metric"])) or None for e, b in out.items()}
 
 GIB = 2**30  # docs/method.md intro: GiB = 2**30 bytes
@@ -575,7 +581,58 @@ def traffic(m, s) -> dict:
         out["self_host_usd_month"] = replicas * s["gpus"] * rent(s) * hours + s["upkeep"]
         out["verdict"] = "self-host" if out["self_host_usd_month"] < out["api_usd_month"] else "api"
         out["break_even_req_day"] = break_even_req_day(s, s_req)
+    out.update(band(m, s, u, priced, out))
     return out
+
+
+@functools.cache
+def _card_arch() -> dict:
+    with open(DATA / "card_arch.csv", newline="") as f:
+        return {row["card"]: row["arch"] for row in csv.DictReader(f)}
+
+
+def region(s) -> tuple:
+    """docs/calibration.md section 6: engine x card family x model kind x cards per replica."""
+    arch = "unknown" if s["card"] == "custom" else _card_arch().get(s["card"], "unknown")
+    kind = "MLA" if s.get("kv_latent") else ("MoE" if s.get("experts") else "dense")
+    return s["engine"], arch, kind, int(s["gpus"])
+
+
+@functools.cache
+def measured_regions() -> frozenset:
+    from urllib.parse import parse_qsl
+    out = set()
+    with open(DATA / "measurements.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            r = region(resolve(dict(parse_qsl(row["link"], keep_blank_values=True))))
+            if r[1] != "unknown":
+                out.add(r)
+    return frozenset(out)
+
+
+def band(m, s, u, priced, out) -> dict:
+    """docs/calibration.md section 6: the self-hosting bill at capacity (1 + b) and 1 / (1 + b) times the model's,
+    b the 90th percentile of the leave-one-source-out error of full-load throughput (the step where none), or the
+    engine's widest band outside every measured region."""
+    bands = error_bands()[s["engine"]] or []
+    if not bands:  # an engine nobody measured takes the widest band of any engine
+        every = [b for e, bs in error_bands().items() if e != "roofline" for b in (bs or [])]
+        bands = [max(every, key=lambda b: (b["p90_pct"], b["median_pct"]))] if every else []
+    measured = region(s) in measured_regions()
+    res = dict(capacity_measured=measured, capacity_band_pct=None, self_host_usd_month_low=None,
+               self_host_usd_month_high=None, verdict_marginal=False)
+    if not bands:
+        return res
+    by = {b["metric"]: b for b in bands}
+    pick = (by.get("max_throughput_tok_s") or by["step_ms"]) if measured else max(bands, key=lambda b: b["p90_pct"])
+    res["capacity_band_pct"] = pick["p90_pct"]
+    if priced and out["self_host_usd_month"] is not None:
+        w = 1 + pick["p90_pct"] / 100
+        bills = [max(1, math.ceil(u * f * s["peak"] - 1e-9)) * s["gpus"] * rent(s) * s["hours"] + s["upkeep"]
+                 for f in (1 / w, w)]
+        res["self_host_usd_month_low"], res["self_host_usd_month_high"] = bills
+        res["verdict_marginal"] = bills[0] <= out["api_usd_month"] <= bills[1]
+    return res
 
 
 # --------------------------------------------------------------------------------------------

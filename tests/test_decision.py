@@ -76,7 +76,7 @@ def test_page_runs_clean_on_defaults_and_names_both_totals():
     assert not at.error
     verdict = texts(at.info)
     assert ("343" in verdict or "340" in verdict) and "5,800" in verdict
-    assert "274,000" in verdict and "1 H100 SXM 80 GB card" in verdict
+    assert "536,000" in verdict and "1 H100 SXM 80 GB card" in verdict
     assert at.query_params["model"] == "llama-3.1-70b"
     assert "decision-memo.md" in files
     assert {"decision-cost-by-volume.csv", "decision-capacity.csv", "decision-cost-per-million.csv"} <= set(files)
@@ -87,10 +87,11 @@ def test_page_where_self_hosting_wins():
     at, _ = open_decision({**SELF_HOST, "api_in": "0.2", "api_out": "0.2"})
     assert not at.exception
     verdict = texts(at.info)
-    # Under the default engine (vLLM's fitted profile) 16 cards carry the busiest hour, as under the roofline.
-    assert verdict.startswith("**Self-host.**") and "16 L40S 48 GB cards" in verdict
+    # Under the default engine (vLLM's profile, fitted and cross-validated by source) 19 cards carry the busiest hour.
+    assert verdict.startswith("**Self-host.**") and "19 L40S 48 GB cards" in verdict
     # API: 3e6 requests x 30 days x (1000 + 300 tokens) x 0.2 USD per 1M = 23,400 USD.
-    assert "10,101 USD a month" in verdict and "23,400 USD a month" in verdict
+    assert "11,807 USD a month" in verdict and "23,400 USD a month" in verdict
+    assert "self-hosting costs 9,532 USD to 14,651 USD a month. The verdict holds across that range." in verdict
     assert "A cheaper API" not in texts(at.warning)
     assert at.query_params["req_day"] == "3000000"
 
@@ -103,8 +104,8 @@ def test_a_self_host_win_over_the_linked_row_is_not_a_win_over_the_cheapest_row(
     verdict = texts(at.info)
     assert verdict.startswith("**Call the API, at the cheaper provider below.** At the API row priced in the link, "
                               "self-hosting is cheaper"), verdict
-    # deepinfra: 3e6 x 30 x (1000 x 0.02 + 300 x 0.03) / 1e6 = 2,610 USD, against 10,101 to self-host.
-    assert "would bill 2,610 USD a month, less than self-hosting's 10,101 USD" in verdict
+    # deepinfra: 3e6 x 30 x (1000 x 0.02 + 300 x 0.03) / 1e6 = 2,610 USD, against 11,807 to self-host.
+    assert "would bill 2,610 USD a month, less than self-hosting's 11,807 USD" in verdict
     callout = texts(at.warning)
     assert "deepinfra" in callout and "At that price the API is cheaper than self-hosting." in callout
 
@@ -178,8 +179,10 @@ def sentence(link=""):
 def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
-        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. Self-hosting first breaks even "
-        "at about 274,000 requests a day and is cheaper at every volume above about 326,000. The catalogue's cheapest "
+        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±26 %, "
+        "each source predicted by a fit without it), self-hosting costs 5,800 USD a month at either end (the same "
+        "replicas). The verdict holds across that range. Self-hosting first breaks even "
+        "at about 536,000 requests a day and is cheaper at every volume above about 693,000. The catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
         "int4-g128 "
@@ -188,20 +191,20 @@ def test_sentence_on_defaults():
 
 
 def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
-    close = sentence("req_day=270000")  # 9,266 against 9,400 USD a month: 1 % apart
+    close = sentence("req_day=540000")  # 18,533 against 18,400 USD a month: 1 % apart
     assert "The two differ by 1%, less than the figures' own uncertainty (about 10%): treat it as a tie" in close
     assert "treat it as a tie" not in sentence("req_day=10000")
 
 
 def test_sentence_cases():
-    assert "4 replicas of 4 H100 SXM 80 GB cards (16 cards)" in sentence("gpus=4&req_day=1000000")
+    assert "6 replicas of 4 H100 SXM 80 GB cards (24 cards)" in sentence("gpus=4&req_day=1000000")
     # Cheaper than the preset's row, not than the catalogue's cheapest row for the model: said as such.
-    assert sentence("gpus=4&req_day=1000000").startswith("At the API row priced in the link, self-hosting is cheaper")
+    assert sentence("req_day=540000").startswith("At the API row priced in the link, self-hosting is cheaper")
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
     assert "never breaks even" in never and "card rent alone" in never
     assert "not one request of 200,300 tokens fits" in sentence("model=llama-3.1-8b&card=l4&in_tok=200000")
     assert "Self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
-    tipped = sentence("req_day=325000")  # past the first break-even, but a new replica tips it back
+    tipped = sentence("req_day=550000")  # past the first break-even, but a new replica tips it back
     assert tipped.startswith("At the API row priced in the link, the API is cheaper") and "tips it back" in tipped
 
 
@@ -224,7 +227,7 @@ def test_memo_is_deterministic_and_complete():
     assert "read 2026-07-24" in text  # the API row's date
     assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
     assert "set in the link" not in text
-    assert "| 10,000,000 | 51 | 51 |" in text  # L40S at its driver-reported 44.99 GiB, vLLM's profile
+    assert "| 10,000,000 | 64 | 64 |" in text  # L40S at its driver-reported 44.99 GiB, vLLM's profile
 
 
 def test_memo_default_base_url(monkeypatch):
@@ -237,7 +240,7 @@ def test_memo_default_base_url(monkeypatch):
 # ---------------------------------------------------------------- what flips it (calc.traffic additions)
 
 
-@pytest.mark.parametrize("link", ["", "model=llama-3.1-8b&card=l40s&usd_hr=0.79&upkeep=1000", "gpus=4", "upkeep=0",
+@pytest.mark.parametrize("link", ["", "model=llama-3.1-8b&card=l40s&usd_hr=0.79&upkeep=1000", "gpus=2", "upkeep=0",
                                   "peak=1&upkeep=100000", "usd_hr=0"])
 def test_break_even_and_stays_cheaper_against_a_dense_sweep(link):
     s = parse(link).scenario
@@ -298,7 +301,7 @@ def test_the_cheapest_api_row_for_the_model_is_shown_up_front_with_a_link_that_c
     at, _ = open_decision({"model": "llama-3.1-70b", "req_day": "200000", "in_tok": "1500", "out_tok": "300"})
     callout = next(w.value for w in at.warning if "A cheaper API for this model" in w.value)
     assert "would bill 1,404 USD a month, against 9,504 USD" in callout
-    assert "At that price the API is cheaper than self-hosting" in callout
+    assert "Self-hosting costs 13,000 USD" in callout
     link = callout.split("](", 1)[1].rstrip(")")
     other = report(urlsplit(link).query)
     assert other["scenario"]["api"] == "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"

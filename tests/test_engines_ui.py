@@ -34,10 +34,17 @@ def test_the_speed_page_draws_the_ideal_beside_the_engine():
     assert "the physical limit" in textbook.get("vega_lite_chart")[0].proto.spec
 
 
-def test_the_validation_page_lists_every_row_and_the_summary():
+def test_the_validation_page_shows_both_tables_and_every_row():
     at = open_app({}, "pages/validation.py")
     assert not at.exception
-    assert len(at.dataframe) == 2 and len(at.dataframe[1].value) >= 49
+    assert len(at.dataframe) == 3
+    cv, inside, rows = (x.value for x in at.dataframe)
+    assert len(rows) == 98 and {"predicted_cv", "error_cv_pct", "version"} <= set(rows.columns)
+    assert set(cv["engine"]) == set(inside["engine"]) and "signed_median_pct" in cv.columns
+    headings = " ".join(h.value for h in at.subheader)
+    assert "Cross-validated" in headings and "In sample" in headings
+    at.radio(key="validation_basis").set_value("in sample").run()
+    assert not at.exception
 
 
 def test_choosing_another_engine_brings_its_own_efficiencies_not_the_links_eff():
