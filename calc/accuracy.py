@@ -43,62 +43,51 @@ def region(s: Scenario) -> tuple[str, str, str, int]:
 
 
 @functools.cache
-def measured_regions() -> frozenset[tuple[str, str, str, int]]:
-    """Every region a published measurement of ``measurements.csv`` covers (rows on custom cards name no
-    family, so they cover none)."""
-    out = set()
+def measured_rows() -> tuple[tuple[str, str, Scenario], ...]:
+    """``(engine, metric, scenario)`` of every published row of ``measurements.csv``, each link loaded once."""
     with MEASUREMENTS_CSV.open(newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            r = region(load(row["link"]).scenario)
-            if r[1] != "unknown":
-                out.add(r)
-    return frozenset(out)
+        return tuple((row["engine"].strip(), row["metric"].strip(), load(row["link"]).scenario)
+                     for row in csv.DictReader(f))
+
+
+@functools.cache
+def measured_regions() -> frozenset[tuple[str, str, str, int]]:
+    """Every region a published measurement covers (rows on custom cards name no family, so they cover none)."""
+    return frozenset(r for r in (region(m) for _, _, m in measured_rows()) if r[1] != "unknown")
+
+
+@functools.cache
+def measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]:
+    """What the engine's published rows measured: (models, cards, whether any row stores its weights in fewer
+    than 8 bits, metrics)."""
+    mine = [(metric, m) for e, metric, m in measured_rows() if e == engine]
+    return (frozenset(m.model for _, m in mine), frozenset(m.card for _, m in mine),
+            any(m.weight_bits < 8 for _, m in mine), frozenset(metric for metric, _ in mine))
 
 
 @dataclass(frozen=True)
 class Accuracy:
-    """The error a scenario's figures carry (per cent, leave-one-source-out)."""
+    """The error a scenario's capacity carries (per cent, leave-one-source-out)."""
 
     measured: bool            # the scenario's region was measured by a published row
     region: tuple             # (engine, card family, model kind, cards per replica)
     band_pct: float | None    # 90th percentile of the absolute error of the figure that sizes replicas
-    metric: str | None        # that figure's metric
-    median_pct: float | None
-    signed_median_pct: float | None
-    n: int
-    from_engine: str | None   # the engine whose band it is (another one's for an uncalibrated engine)
-
-    @property
-    def note(self) -> str:
-        """One sentence for people."""
-        engine, arch, kind, gpus = self.region
-        where = f"{engine} on {arch} cards, a {kind} model, {gpus} card{'s' if gpus != 1 else ''} per replica"
-        if self.band_pct is None:
-            return f"No published measurement checks these figures ({where})."
-        band = (f"±{self.band_pct:.0f} % (90th percentile of {self.n} rows predicted by profiles fitted without "
-                f"their source; median {self.median_pct:.0f} %)")
-        if self.measured:
-            return f"Capacity measured within {band} on set-ups like this one ({where})."
-        return (f"Not measured: no published row covers this set-up ({where}); the figures carry the engine's "
-                f"widest band, {band}.")
 
 
 def accuracy(s: Scenario) -> Accuracy:
     """The cross-validated band of the scenario's capacity, widened to the engine's widest when no row measured
-    its region (docs/calibration.md section 6)."""
+    its region, and another engine's widest when none measured this engine (docs/calibration.md section 6)."""
     r = region(s)
-    bands = error_band(s.engine, CROSS_VALIDATED) or []
     measured = r in measured_regions()
-    source = s.engine
+    bands = error_band(s.engine, CROSS_VALIDATED) or []
     if not bands:
         widest = widest_band(CROSS_VALIDATED)
         bands = [widest] if widest else []
-        source = widest["engine"] if widest else None
     if not bands:
-        return Accuracy(measured, r, None, None, None, None, 0, None)
+        return Accuracy(measured, r, None)
     by_metric = {b["metric"]: b for b in bands}
     if measured:
         b = by_metric.get("max_throughput_tok_s") or by_metric["step_ms"]
     else:
         b = max(bands, key=lambda x: x["p90_pct"])
-    return Accuracy(measured, r, b["p90_pct"], b["metric"], b["median_pct"], b["signed_median_pct"], b["n"], source)
+    return Accuracy(measured, r, b["p90_pct"])

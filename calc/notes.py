@@ -3,10 +3,8 @@ scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
-import functools
-
 from . import catalogue, model, traffic
-from .accuracy import accuracy
+from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
 from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
 
@@ -48,31 +46,13 @@ def api_stand_in(s: Scenario) -> str:
             "model; choose the API row of the model you would call (api) or type its prices (api_in, api_out)")
 
 
-@functools.cache
-def _measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]:
-    """What the engine's published rows (calc/data/measurements.csv) measured: (models, cards, whether any row
-    stores its weights in fewer than 8 bits, metrics)."""
-    from .scenario import load
-    from .validate import read_measurements
-    models, cards, metrics = set(), set(), set()
-    below_8_bits = False
-    for row in read_measurements():
-        if row.engine == engine:
-            measured = load(row.link).scenario
-            models.add(measured.model)
-            cards.add(measured.card)
-            metrics.add(row.metric)
-            below_8_bits = below_8_bits or measured.weight_bits < 8
-    return frozenset(models), frozenset(cards), below_8_bits, frozenset(metrics)
-
-
 def outside_measurements(s: Scenario) -> str:
     """When the scenario lies outside what the engine's published rows measured (its model or card, weights
     below 8 bits, or step times of an engine measured only at full load), a note saying so and naming what was
     measured ("" otherwise, and for the roofline, which is not calibrated)."""
     if s.engine == "roofline":
         return ""
-    models, cards, below_8_bits, metrics = _measured_scope(s.engine)
+    models, cards, below_8_bits, metrics = measured_scope(s.engine)
     if not models:
         return ""
     out = []

@@ -146,7 +146,7 @@ def accuracy_text(engine: str, error_band: list | None) -> str:
 
     parts = [f"{METRIC_NAMES.get(b['metric'], b['metric'])} within about {b['median_pct']:.0f} % "
              f"(90 % of rows within {b['p90_pct']:.0f} %, {b['n']} row{'s' if b['n'] != 1 else ''}, "
-             f"median {b.get('signed_median_pct', 0):+.0f} %: {side(b.get('signed_median_pct', 0))})"
+             f"median {b['signed_median_pct']:+.0f} %: {side(b['signed_median_pct'])})"
              for b in error_band]
     if engine == "roofline":
         return (f"{name}: real engines were measured this far from it — " + "; ".join(parts)
