@@ -45,9 +45,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, model, traffic  # noqa: E402
-from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, METRICS, ROOFLINE  # noqa: E402
+from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, ROOFLINE  # noqa: E402
 from calc.scenario import split_link  # noqa: E402
-from calc.validate import Measurement, evaluate, flattering_pct, read_measurements, source_of  # noqa: E402
+from calc.validate import (  # noqa: E402
+    Measurement,
+    Result,
+    evaluate,
+    format_summary,
+    read_measurements,
+    source_of,
+    summarise,
+)
 
 SCRIPT = "scripts/calibrate.py"
 DATA = "calc/data/measurements.csv"
@@ -421,47 +429,25 @@ def cross_validate(fast: FastRows, fixed: dict) -> np.ndarray:
 # ---------------------------------------------------------------- error summaries
 
 
-def bands(fast: FastRows, pred: np.ndarray, basis: str) -> list[dict]:
-    """Per profile and metric: n, signed median (positive = flatters self-hosting), median, 90th percentile
-    and worst absolute error in per cent, and the rows."""
-    err = (pred / fast.measured - 1) * 100
-    flat = np.array([flattering_pct(r.metric, e) for r, e in zip(fast.rows, err, strict=True)])
-    out = []
-    for e in ENGINES:
-        for metric in METRICS:
-            sel = (fast.engine == e) & (np.array([r.metric for r in fast.rows]) == metric) & np.isfinite(err)
-            if not sel.any():
-                continue
-            a = np.abs(err[sel])
-            out.append({"engine": e, "metric": metric, "basis": basis, "n": int(sel.sum()),
-                        "signed_median_pct": float(np.median(flat[sel])), "median_pct": float(np.median(a)),
-                        "p90_pct": float(np.percentile(a, 90)), "max_pct": float(a.max()),
-                        "most_flattering_pct": float(flat[sel].max()),
-                        "rows": [r.id for r, m in zip(fast.rows, sel, strict=True) if m]})
-    return out
-
-
-def format_bands(bs: list[dict]) -> str:
-    lines = [f"{'engine':<14} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>7} {'p90':>7} {'worst':>7} "
-             f"{'most flattering':>16}"]
-    for b in bs:
-        lines.append(f"{b['engine']:<14} {b['metric']:<21} {b['n']:>3} {b['signed_median_pct']:>+10.1f}% "
-                     f"{b['median_pct']:>6.1f}% {b['p90_pct']:>6.1f}% {b['max_pct']:>6.1f}% "
-                     f"{b['most_flattering_pct']:>+15.1f}%")
-    return "\n".join(lines)
+def summaries(rows: list[Measurement], predicted, basis: str) -> list[dict]:
+    """:func:`calc.validate.summarise` of ``rows`` with ``predicted`` (NaN: no prediction), each marked with its
+    ``basis``."""
+    results = [Result(r, None if not np.isfinite(p) else float(p)) for r, p in zip(rows, predicted, strict=True)]
+    return [dict(b, basis=basis) for b in summarise(results)]
 
 
 # ---------------------------------------------------------------- output
 
 
-def build_table(fast: FastRows, plan: Plan, vals: dict, fixed_notes: dict, data_name: str) -> dict:
-    """``{engine: {figure: (value, basis, source)}}`` for every profile."""
+def build_table(fast: FastRows, plan: Plan, vals: dict, notes: dict, data_name: str) -> dict:
+    """``{engine: {figure: (value, basis, source)}}`` for every profile (``notes``: the fixed figures' sources,
+    from :func:`fixed_figures`)."""
     table: dict[str, dict[str, tuple]] = {"roofline": {
         k: (ROOFLINE[k], "definition", "docs/method.md (eff = 0.7 for every part, no fixed costs, the "
                                        "whole card less 4 GiB, no cap on sequences)") for k in FIGURES}}
-    _, notes = fixed_notes
+    shown = {s: rounded(s.split(".")[-1], v) for s, v in vals.items()}
     for e in FAMILY_ORDER:
-        prof = plan.profile({s: rounded(s.split(".")[-1], v) for s, v in vals.items()}, e)
+        prof = plan.profile(shown, e)
         entry = {}
         for k in FIGURES:
             v = prof[k]
@@ -483,7 +469,8 @@ def build_table(fast: FastRows, plan: Plan, vals: dict, fixed_notes: dict, data_
             elif k in notes[e]:
                 entry[k] = (v, "fixed", notes[e][k][1])
             elif k == "eff_link":
-                entry[k] = (v, "copied", f"no {e} row runs on several cards: {LINK_DONOR}'s fitted figure")
+                entry[k] = (plan.profile(shown, LINK_DONOR)["eff_link"], "copied",
+                            f"no {e} row runs on several cards: {LINK_DONOR}'s fitted figure")
             else:
                 entry[k] = (PRIOR[k], "prior", f"no {e} row constrains it: the prior of {SCRIPT}")
         table[e] = entry
@@ -520,8 +507,9 @@ def write_cv(path: Path, fast: FastRows, inside: np.ndarray, cv: np.ndarray) -> 
                         "" if not np.isfinite(b) else f"{b:.6g}"])
 
 
-def check_against_report(fast: FastRows, table: dict) -> None:
-    """Every row through ``calc.report`` with the figures now in ``engines.csv`` equals the fast copy."""
+def check_against_report(fast: FastRows, table: dict) -> np.ndarray:
+    """Every row through ``calc.report`` with the figures now in ``engines.csv`` equals the fast copy; returns the
+    report's predictions (NaN where none)."""
     for name in ("_table", "profiles", "_bands"):
         getattr(engines, name).cache_clear()
     f = {k: np.array([np.nan if table[e][k][0] is None else table[e][k][0] for e in fast.engine]) for k in FIGURES}
@@ -531,6 +519,7 @@ def check_against_report(fast: FastRows, table: dict) -> None:
         bad = [(r.id, q, s) for r, q, s in zip(fast.rows, quick, slow, strict=True)
                if not math.isclose(q, s, rel_tol=1e-9)]
         raise SystemExit(f"the fast copy and calc.report disagree: {bad}")
+    return slow
 
 
 def main(argv=None) -> int:
@@ -549,23 +538,18 @@ def main(argv=None) -> int:
     x = np.array([vals[s] for s in plan.slots])
     inside = fast.predict(plan.figures(x, fast.engine))
     cv = cross_validate(fast, fixed)
-    table = build_table(fast, plan, vals, (fixed, notes), data_name)
-    # eff_link of profiles that have no multi-card row and do not fit it: the donor's.
-    for e in ("llamacpp", "llamacpp-2024"):
-        table[e]["eff_link"] = (table[LINK_DONOR]["eff_link"][0], "copied",
-                                f"no {e} row runs on several cards: {LINK_DONOR}'s fitted figure")
+    table = build_table(fast, plan, vals, notes, data_name)
 
     for e in ENGINES:
         print(f"{e}:")
         for k in FIGURES:
             v, basis, source = table[e][k]
             print(f"  {k:<13} {'none' if v is None else f'{v:g}':>8}  {basis:<10} {source[:100]}")
-    in_bands = bands(fast, inside, IN_SAMPLE)
-    cv_bands = bands(fast, cv, CROSS_VALIDATED)
+    cv_bands = summaries(rows, cv, CROSS_VALIDATED)
     print("\nin-sample (rows the figures were fitted to):")
-    print(format_bands(in_bands))
+    print(format_summary(summaries(rows, inside, IN_SAMPLE)))
     print("\nleave-one-source-out (each source predicted by a fit without it):")
-    print(format_bands(cv_bands))
+    print(format_summary(cv_bands))
     print("\nworst rows, cross-validated:")
     err = (cv / fast.measured - 1) * 100
     for i in np.argsort(-np.abs(np.nan_to_num(err, nan=1e9)))[:12]:
@@ -576,18 +560,15 @@ def main(argv=None) -> int:
 
     date = args.date
     write_engines(ROOT / "calc" / "data" / "engines.csv", table, date)
-    check_against_report(fast, table)
-    inside = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(rows)])
-    in_bands = bands(fast, inside, IN_SAMPLE)
+    inside = check_against_report(fast, table)
     out = []
     # Roofline is fitted to nothing, so its error on every row is out of sample on both counts.
-    roof = FastRows(rows)
-    roof.engine = np.array(["roofline"] * len(rows))
-    roof_pred = np.array([np.nan if r.predicted is None else r.predicted for r in evaluate(rows, engine="roofline")])
+    roofline = summarise(evaluate(rows, engine="roofline"), by_engine=False)
     for basis in (IN_SAMPLE, CROSS_VALIDATED):
-        for b in bands(roof, roof_pred, basis):
-            out.append(dict(b, source=f"{SCRIPT}: every row's link with engine=roofline (for comparison)"))
-    for b in in_bands:
+        for b in roofline:
+            out.append(dict(b, engine="roofline", basis=basis,
+                            source=f"{SCRIPT}: every row's link with engine=roofline (for comparison)"))
+    for b in summaries(rows, inside, IN_SAMPLE):
         out.append(dict(b, source=f"{SCRIPT}: each row's own link against its measured figure"))
     for b in cv_bands:
         out.append(dict(b, source=f"{SCRIPT}: each source's rows predicted by a fit without that source"))
