@@ -225,13 +225,3 @@ def figures_used(s: Any) -> dict[str, dict[str, Any]]:
         else:
             out[f] = {"value": value, "from": "link"}
     return out
-
-
-def report_keys(s: Any) -> dict[str, Any]:
-    """The keys docs/method.md section 8 adds to the report: ``engine``, ``engine_profile``, ``max_throughput_tok_s``,
-    ``throughput_batch`` and ``error_band``."""
-    from .traffic import max_throughput  # traffic imports the scenario, which imports this module
-
-    batch, tok_s = max_throughput(s)
-    return {"engine": s.engine, "engine_profile": figures_used(s), "max_throughput_tok_s": tok_s,
-            "throughput_batch": batch if tok_s is not None else None, "error_band": error_band(s.engine)}

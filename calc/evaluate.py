@@ -203,6 +203,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     else:
         verdict = "self-host" if self_host < api_month else "api"
     R = float(traffic.requests_month(s))
+    thr_batch, thr_tok_s = traffic.max_throughput(s)
     acc = accuracy(s)
     low = high = None
     if self_host is not None and acc.band_pct is not None:
@@ -246,7 +247,12 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "api_usd_month": api_month,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
-        **engines.report_keys(s),
+        # docs/method.md section 8: the engine, each figure used and where it came from, full load, the error band.
+        "engine": s.engine,
+        "engine_profile": engines.figures_used(s),
+        "max_throughput_tok_s": thr_tok_s,
+        "throughput_batch": thr_batch if thr_tok_s is not None else None,
+        "error_band": engines.error_band(s.engine),
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
         "self_host_usd_month_low": low,
