@@ -158,7 +158,7 @@ def cross_validated_results(rows: Iterable[Measurement]) -> list[Result]:
 def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None) -> str:
     """One line per row: id, engine, metric, measured, predicted, error % (and the cross-validated prediction and
     error where given), link."""
-    head = f"{'id':<9} {'engine':<14} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
+    head = f"{'id':<9} {'engine':<16} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
     if cv is not None:
         head += f" {'cross-val':>10} {'error':>8}"
     lines = [head + "  link"]
@@ -178,10 +178,10 @@ def format_summary(summary: Sequence[dict]) -> str:
     90th percentile and worst absolute error, and the most flattering row."""
     pct = lambda x: "-" if x is None else f"{x:.1f}%"  # noqa: E731
     spct = lambda x: "-" if x is None else f"{x:+.1f}%"  # noqa: E731
-    lines = [f"{'engine':<14} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8} "
+    lines = [f"{'engine':<16} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8} "
              f"{'most flattering':>16}"]
     for s in summary:
-        lines.append(f"{s['engine']:<14} {s['metric']:<21} {s['n']:>3} {spct(s['signed_median_pct']):>11} "
+        lines.append(f"{s['engine']:<16} {s['metric']:<21} {s['n']:>3} {spct(s['signed_median_pct']):>11} "
                      f"{pct(s['median_pct']):>8} {pct(s['p90_pct']):>8} {pct(s['max_pct']):>8} "
                      f"{spct(s.get('most_flattering_pct')):>16}"
                      + (f"  ({s['missing']} without a prediction)" if s["missing"] else ""))

@@ -11,9 +11,10 @@ s, r = ui.page()
 
 #: Units of each figure on the axes.
 UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
-#: Engines in colours that differ (a colour-blind-safe palette), the older release family in a lighter shade.
+#: Engines in colours that differ (a colour-blind-safe palette), the older release family in a lighter shade
+#: and the Vulkan build in its own.
 COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2023": "#E69F00",
-           "llamacpp": "#009E73", "llamacpp-2024": "#7FCDBB"}
+           "llamacpp": "#009E73", "llamacpp-vulkan": "#CC79A7", "llamacpp-2024": "#7FCDBB"}
 
 
 @st.cache_data(show_spinner=False)

@@ -84,25 +84,29 @@ FITTED = {
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant"),
+    "llamacpp-vulkan": ("eff_bw", "layer_us", "eff_dequant"),
 }
 #: Figures one profile shares with another: one figure fitted on both profiles' rows. A release family keeps the
 #: efficiencies of its engine (the same kernels read the same memory) and differs in what changed between the
 #: releases (fixed and per-sequence host time for TensorRT-LLM, the time per layer for llama.cpp); SGLang shares
-#: vLLM's efficiencies (the same attention and GEMM libraries) and keeps its own host times.
+#: vLLM's efficiencies (the same attention and GEMM libraries) and keeps its own host times. llama.cpp's Vulkan
+#: backend runs other kernels through another launch path, so it keeps its own bandwidth share and time per layer
+#: and shares only the loss on sub-8-bit weights (its rows all hold such weights, so they cannot fit that alone).
 SHARED = {
     ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
     ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_link"): "trtllm",
     ("trtllm-2023", "overhead_gib"): "trtllm",
     ("llamacpp-2024", "eff_bw"): "llamacpp", ("llamacpp-2024", "eff_dequant"): "llamacpp",
+    ("llamacpp-vulkan", "eff_dequant"): "llamacpp",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
     ("sglang", "eff_link"): "vllm",
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
-SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "trtllm": "trtllm-2023",
+SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-2023",
            "trtllm-2023": "trtllm", "sglang": "vllm", "vllm": "sglang"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
-TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}}
+TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"}}
 _LLAMACPP_FIXED = {
     "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold models of 22 to 80 layers): it is "
                      "fitted per layer (layer_us)"),
@@ -149,12 +153,13 @@ FIXED = {
     },
     "llamacpp": dict(_LLAMACPP_FIXED),
     "llamacpp-2024": dict(_LLAMACPP_FIXED),
+    "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
 }
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "sglang", "trtllm", "trtllm-2023", "llamacpp", "llamacpp-2024")
+FAMILY_ORDER = ("vllm", "sglang", "trtllm", "trtllm-2023", "llamacpp", "llamacpp-vulkan", "llamacpp-2024")
 
 
 def vllm_overhead(rows: list[Measurement], mem_util: float) -> tuple[float, str]:

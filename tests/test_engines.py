@@ -187,8 +187,9 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
     ("vllm", "max_throughput_tok_s"): (7.0, 35.0, 7.0, 35.0),
     ("trtllm", "max_throughput_tok_s"): (14.0, 35.0, 12.5, 35.0),
     ("trtllm-2023", "max_throughput_tok_s"): (28.0, 140.0, 5.0, 140.0),
-    ("llamacpp", "step_ms"): (15.5, 70.0, 9.5, 48.0),
-    ("llamacpp-2024", "step_ms"): (26.5, 47.0, 26.5, 47.0),
+    ("llamacpp", "step_ms"): (11.5, 44.0, 9.5, 44.0),
+    ("llamacpp-vulkan", "step_ms"): (24.5, 69.0, 24.5, 0.0),
+    ("llamacpp-2024", "step_ms"): (22.0, 40.5, 22.0, 40.5),
 }
 
 
