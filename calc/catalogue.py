@@ -83,6 +83,7 @@ MODEL_COLUMNS = (
     "experts", "experts_active", "kv_latent", "window", "window_layers", "embed_b", "weights",
     "weights_experts", "max_ctx",
     "api_ref", "api_ref_note", "source", "read_on", "notes",
+    "vocab", "linear_layers", "state_kib", "weights_attn", "weights_embed", "layers_full",
 )
 CARD_COLUMNS = (
     "id", "name", "vendor", "mem_gib", "mem_mib", "mem_source", "mem_read_on", "bw_tbs", "bf16_tflops",
@@ -390,9 +391,16 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             "window": row.integer("window", 0),
             "window_layers": row.integer("window_layers", 0),
             "embed_b": row.number("embed_b"),
-            # The formats the checkpoint ships in, where it ships quantized; empty: the link's default.
+            "vocab": row.integer("vocab", 1),
+            "linear_layers": row.integer("linear_layers", 0),
+            "state_kib": row.number("state_kib"),
+            # The formats the checkpoint ships in, where it ships quantized; empty: the link's default. A
+            # checkpoint may keep its attention projections, embeddings and some whole blocks in other formats.
             "weights": row.text("weights", required=False) or None,
             "weights_experts": row.text("weights_experts", required=False) or None,
+            "weights_attn": row.text("weights_attn", required=False) or None,
+            "weights_embed": row.text("weights_embed", required=False) or None,
+            "layers_full": int(row.text("layers_full", required=False) or 0),
             "max_ctx": row.integer("max_ctx", 1),
             "api_ref": row.text("api_ref"),
             # Non-empty when the reference API row is another model's price standing in for this one.
@@ -420,7 +428,13 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             routed = routed_params(m["params_b"], m["active_b"], m["experts"], m["experts_active"])
             if m["params_b"] - routed - m["embed_b"] < -1e-9:
                 raise row.fail("active_b", "dense part less the embedding table is negative")
-        for col in ("weights", "weights_experts"):
+        if m["linear_layers"] + m["window_layers"] > m["layers"]:
+            raise row.fail("linear_layers", "linear_layers + window_layers must be <= layers")
+        if m["state_kib"] < 0 or (m["linear_layers"] > 0) != (m["state_kib"] > 0):
+            raise row.fail("state_kib", "must be > 0 exactly when linear_layers > 0")
+        if m["layers_full"] > m["layers"]:
+            raise row.fail("layers_full", "must be <= layers")
+        for col in ("weights", "weights_experts", "weights_attn", "weights_embed"):
             if m[col] is not None and m[col] not in weight_formats():
                 raise row.fail(col, "is not a format of weight_formats.csv")
         if (m["weights"] is None) != (m["weights_experts"] is None):
@@ -518,7 +532,12 @@ def load_cards(path) -> dict[str, dict]:
             "source": row.text("source"),
             "read_on": row.date("read_on"),
             "notes": row.text("notes", required=False),
+            # The total CUDA reports (torch.cuda.mem_get_info), which vLLM and SGLang take their share of.
+            "torch_gib": row.positive("torch_mem_gib", optional=True),
+            "torch_source": row.text("torch_mem_source", required=False),
         }
+        if out[key]["torch_gib"] is not None and out[key]["torch_gib"] > mem_gib:
+            raise row.fail("torch_mem_gib", f"must be <= mem_gib ({mem_gib:g})")
     return out
 
 

@@ -51,6 +51,65 @@ ENGINES = tuple(FAMILIES)
 DEFAULT_ENGINE = "vllm"
 #: Engine names for people, one table for every page, the memo and the command line.
 ENGINE_NAMES = types.MappingProxyType({e: v["name"] for e, v in FAMILIES.items()})
+#: Engines that split every attention layer's heads over the cards of a tensor-parallel group (llama.cpp
+#: splits whole layers or matrix rows, and the roofline splits nothing).
+HEAD_SPLITTING = ("vllm", "sglang", "trtllm")
+#: Engines whose reserve for activations and runtime memory is worked out from the launch settings
+#: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one.
+MODELLED_RESERVE = ("vllm", "sglang")
+
+
+def base(engine: str) -> str:
+    """The engine a profile is a release family (or build) of: ``trtllm-2023`` -> ``trtllm``."""
+    return FAMILIES[engine]["base"]
+
+
+def default_batched_tokens(engine: str, card: str, torch_gib: float) -> int:
+    """The tokens one step may hold when the launch does not say (``max_batched_tokens``).
+
+    vLLM (V1, API server): 8192 on a card of at least 70 GiB that is not an A100, else 2048
+    (vllm/engine/arg_utils.py ``get_batch_defaults``). SGLang: ``chunked_prefill_size`` 8192; TensorRT-LLM:
+    ``max_num_tokens`` 8192 (its BuildConfig default); llama.cpp: ``n_batch`` 2048; roofline: 8192 (unused).
+    """
+    b = base(engine)
+    if b == "vllm":
+        return 8192 if torch_gib >= 70 and "a100" not in card else 2048
+    return 2048 if b == "llamacpp" else 8192
+
+
+def default_max_seqs(engine: str, card: str, torch_gib: float, batched_tokens: int,
+                     profile_seqs: int | None) -> int | None:
+    """The most sequences per step when the launch does not say (``max_seqs``).
+
+    vLLM (V1, API server): 1024 on a card of at least 70 GiB that is not an A100, else 256, and never more than
+    ``max_num_batched_tokens`` (vllm/engine/arg_utils.py ``get_batch_defaults``, v0.11 to v0.30). Every other
+    engine: its profile's figure (None: no cap).
+    """
+    if base(engine) == "vllm":
+        return min(1024 if torch_gib >= 70 and "a100" not in card else 256, batched_tokens)
+    return profile_seqs
+
+
+def tp_rule(engine: str, heads: int, kv_heads: int, gpus: int, latent: bool) -> str | None:
+    """The reason the engine refuses ``gpus``-way tensor parallelism for this shape, or None.
+
+    vLLM, SGLang and TensorRT-LLM split the attention heads over the cards: the size must divide the query
+    heads, and the KV heads must divide by it or divide it (a card holds whole KV heads, copied where there are
+    fewer than cards; vllm/model_executor/layers/linear.py ``QKVParallelLinear``, vllm/config ``verify_with_
+    parallel_config``). Multi-head latent attention caches one latent per token, so only the query rule applies.
+    """
+    if gpus <= 1 or base(engine) not in HEAD_SPLITTING:
+        return None
+    name = ENGINE_NAMES[engine]
+    if heads % gpus:
+        return (f"{name} refuses tensor parallel over {gpus} cards: the size must divide the {heads} attention "
+                f"heads")
+    if not latent and kv_heads % gpus and gpus % kv_heads:
+        return (f"{name} refuses tensor parallel over {gpus} cards: the {kv_heads} KV heads must divide by it or "
+                f"divide it")
+    return None
+
+
 #: How ``engine_errors.csv`` labels its two kinds of error: on the rows the figures were fitted to, and on each
 #: source's rows predicted by figures fitted without that source.
 IN_SAMPLE, CROSS_VALIDATED = "in-sample", "leave-one-source-out"
@@ -94,6 +153,8 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
             raise EngineDataError(f"{where}: max_seqs must be an integer >= 1 or empty")
         return
     if value is None:
+        if figure == "overhead_gib" and base(engine) in MODELLED_RESERVE:
+            return  # empty: the reserve is the engine's own accounting (calc/memory.py)
         raise EngineDataError(f"{where}: {engine} has no {figure}")
     if figure in (*EFFICIENCIES, "mem_util", "eff_link", "eff_dequant") and not 0 < value <= 1:
         raise EngineDataError(f"{where}: {figure} must be in (0, 1]")
@@ -220,7 +281,10 @@ def figures_used(s: Any) -> dict[str, dict[str, Any]]:
     out = {}
     for f in FIGURES:
         value = getattr(s, f)
-        if value == rows[f]["value"]:
+        own = rows[f]["value"]
+        if f == "max_seqs":  # vLLM's is its default by card (default_max_seqs)
+            own = default_max_seqs(s.engine, s.card, s.torch_gib, s.max_batched_tokens, own)
+        if value == own:
             out[f] = {"value": value, "from": "profile", "basis": rows[f]["basis"]}
         else:
             out[f] = {"value": value, "from": "link"}

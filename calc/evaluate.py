@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from typing import Any
 
-from . import engines, model, traffic
+from . import engines, memory, model, traffic
 from .accuracy import accuracy
 from .decision import Decision, decide
 from .notes import scenario_warnings
@@ -37,6 +37,12 @@ class Memory:
     free_gib: float                  # left for the cache over all cards (negative: the weights do not fit)
     fits: bool
     max_batch: int                   # sequences that fit at ctx
+    # docs/method.md section 8.2, worded as the engines print them at start-up.
+    weights_loaded_gib: float        # per card, as the engine loads them (its kernels' padding included)
+    kv_cache_gib: float              # the KV cache the engine allocates, all cards (vLLM: "Available KV cache memory" x g)
+    kv_cache_gib_per_card: float
+    kv_tokens: float                 # vLLM's "GPU KV cache size", SGLang's max_total_num_tokens
+    max_concurrency: float           # vLLM's "Maximum concurrency for ctx tokens per request"
 
 
 @dataclass(frozen=True)
@@ -181,15 +187,16 @@ def evaluate(parsed: Parsed) -> Evaluation:
     """
     s = parsed.scenario
     n = s.ctx
-    mb = int(model.max_batch(s, n))
+    mb = int(memory.max_batch(s, n))
     be = model.break_even(s, n)
-    batch = model.batch_used(s, n)
+    batch = memory.batch_used(s, n)
     parts = model.step_parts(s, batch, n)
     step_s = float(parts.step_s)
     tok_s = batch / step_s
     spec = model.speculative(s, batch, n)
     rent, upkeep = model.cost_per_mtok(s, tok_s, s.duty)
-    free = model.free_bytes(s)
+    mem = memory.memory(s)
+    free = mem.kv_cache_bytes
 
     cap = traffic.capacity(s)
     costs = traffic.monthly_costs(s, s.req_day, cap)
@@ -221,6 +228,11 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "free_gib": free / model.GiB,
         "fits": bool(free > 0),
         "max_batch": mb,
+        "weights_loaded_gib": mem.weights_loaded_gib,
+        "kv_cache_gib": max(0.0, free) / model.GiB,
+        "kv_cache_gib_per_card": max(0.0, mem.kv_cache_gib),
+        "kv_tokens": memory.kv_tokens(s, mem),
+        "max_concurrency": memory.max_concurrency(s, mem),
         "break_even_batch": be,
         "batch": batch,
         "step_ms": step_s * MS_PER_S,

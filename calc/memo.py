@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue, engines, model, tables, traffic
+from . import catalogue, engines, memory, model, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, outside_measurements, scenario_warnings
@@ -63,11 +63,10 @@ def _does_not_fit(d: Decision) -> str:
     tail = (f"so self-hosting is not possible as set up; at {volume_text(s.req_day)} requests a day the API "
             f"costs {money(d.api_usd_month)} a month.")
     if not r["fits"]:
-        need = r["weights_gib"] + s.overhead_gib * s.gpus
-        return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {weights_text(s)}: it needs "
-                         f"{need:,.0f} GiB with the reserved memory and the engine takes {s.gpus * s.mem_util * s.mem_gib:,.0f} GiB "
-                         "of the cards, "
-                         + tail)
+        mem = memory.memory(s)
+        return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {weights_text(s)}: the weights as "
+                         f"loaded and the engine's reserve need {mem.needed_gib:,.1f} GiB per card, more than it "
+                         f"takes ({mem.share_text}), " + tail)
     return _sentence(f"{model_name(s)} loads on {cards_text(s)}, but not one request of {d.cap.n:,} tokens fits "
                      f"in the {r['free_gib']:,.1f} GiB left beside the weights, " + tail)
 
@@ -412,7 +411,8 @@ def assumptions(s: Scenario) -> list[str]:
          + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eff_dequant, mem_util, max_seqs); "
          + accuracy_text(s.engine, engines.error_band(s.engine))
          + (f"; {outside}" if outside else "") + "."),
-        f"{s.overhead_gib:g} GiB per card is reserved for activations and workspace (overhead_gib).",
+        memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None
+                                       and engines.base(s.engine) in engines.MODELLED_RESERVE else ""),
         f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
         f"Cards are rented {s.hours:g} hours a month, busy or not (hours).",
         f"The busiest hour carries {s.peak:g} times the average hour's requests; replicas are sized for it (peak).",

@@ -18,17 +18,78 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import catalogue
-from .scenario import Scenario
+from .scenario import WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION, SECONDS_PER_HOUR, TERA, US
 
 GiB = 2**30
 
 
+@dataclass(frozen=True)
+class WeightPart:
+    """One part of a checkpoint: ``params`` parameters stored at ``bits`` bits each; ``read`` is the share of them
+    one decode step reads (the input-embedding table is looked up, not read), ``routed`` marks routed experts,
+    whose share read grows with the batch (:func:`expert_coverage`)."""
+
+    name: str
+    params: float
+    bits: float
+    read: float
+    routed: bool = False
+
+
+def attention_params(s: Scenario) -> float:
+    """Parameters of the attention projections over every attention layer (the linear-attention layers' own
+    projections count with the rest of their block): ``(L - Llin) * hidden * d * (2*H + 2*Hkv)`` for q, k, v and o;
+    with MLA ``(L - Llin) * (2*hidden*H*d + kv_latent*(hidden + 2*H*d))`` (the latent's down- and
+    up-projections). Bounded by the dense part less the embedding parts (a custom shape may say less)."""
+    Lattn = s.layers - s.linear_layers
+    if s.kv_latent:
+        per_layer = 2 * s.hidden * s.heads * s.head_dim + s.kv_latent * (s.hidden + 2 * s.heads * s.head_dim)
+    else:
+        per_layer = s.hidden * s.head_dim * (2 * s.heads + 2 * s.kv_heads)
+    _, D = moe_split(s)
+    return float(min(Lattn * per_layer, max(0.0, D - embedding_params(s))))
+
+
+def embedding_params(s: Scenario) -> float:
+    """Parameters of the embedding table and the LM head, ``Pe + V*hidden`` (the LM head is ``V*hidden``; a tied
+    table has ``Pe = 0`` and is the LM head), bounded by the dense part."""
+    _, D = moe_split(s)
+    return float(min(embed_params(s) + s.vocab * s.hidden, D))
+
+
+def weight_parts(s: Scenario) -> tuple[WeightPart, ...]:
+    """The checkpoint part by part (docs/method.md section 2.1): the embedding table and LM head at
+    ``weights_embed``, the attention projections at ``weights_attn``, the routed experts at ``weights_experts``, the
+    rest at ``weights``; ``layers_full`` whole blocks (of ``L``) at 16 bits. With every format the weight format and
+    no whole block, ``W = (P - M)*bpw/8 + M*bpw_e/8`` as before."""
+    M, D = moe_split(s)
+    emb = embedding_params(s)
+    attn = attention_params(s)
+    rest = max(0.0, D - emb - attn)
+    full = s.layers_full / s.layers
+    bits = {"attn": _bits(s.weights_attn), "embed": _bits(s.weights_embed)}
+    head_share = 1 - embed_params(s) / emb if emb else 1.0  # the input table is not read
+    parts = [
+        WeightPart("embeddings and LM head", emb, bits["embed"], head_share),
+        WeightPart("attention projections", attn * (1 - full), bits["attn"], 1.0),
+        WeightPart("other weights", rest * (1 - full), s.weight_bits, 1.0),
+        WeightPart("routed experts", M * (1 - full), s.expert_weight_bits, 1.0, routed=True),
+    ]
+    if full:
+        parts += [WeightPart("whole 16-bit blocks", (attn + rest) * full, 16.0, 1.0),
+                  WeightPart("whole 16-bit blocks' experts", M * full, 16.0, 1.0, routed=True)]
+    return tuple(p for p in parts if p.params > 0)
+
+
+def _bits(fmt: str) -> float:
+    return WEIGHT_FORMATS.get(fmt) or float(fmt)
+
+
 def weight_bytes(s: Scenario) -> float:
-    """Bytes of weights resident in memory: ``W = (P - M)*bpw/8 + M*bpw_e/8`` with ``M`` the routed-expert
-    parameters in their own format (docs/method.md; ``P*bpw/8`` for a dense model)."""
-    M, _ = moe_split(s)
-    return (s.params_b * BILLION - M) * s.weight_bits / 8 + M * s.expert_weight_bits / 8
+    """Bytes of weights resident in memory, the sum of :func:`weight_parts` ``params*bits/8`` (docs/method.md
+    section 2.1; ``(P - M)*bpw/8 + M*bpw_e/8`` when every part is in the weight format)."""
+    return float(sum(p.params * p.bits / 8 for p in weight_parts(s)))
 
 
 def embed_params(s: Scenario) -> float:
@@ -37,19 +98,27 @@ def embed_params(s: Scenario) -> float:
 
 
 def kv_bytes_per_token(s: Scenario) -> float:
-    """KV-cache bytes per token with every layer full: ``2*L*Hkv*d*kvb/8``, or with MLA
-    ``L*kv_latent*kvb/8`` (docs/method.md sections 2-5)."""
+    """KV-cache bytes per token with every attention layer full: ``2*(L - Llin)*Hkv*d*kvb/8``, or with MLA
+    ``(L - Llin)*kv_latent*kvb/8`` (docs/method.md sections 2-5; linear-attention layers cache no tokens)."""
+    Lattn = s.layers - s.linear_layers
     if s.kv_latent:
-        return s.layers * s.kv_latent * s.kv_bits / 8
-    return 2 * s.layers * s.kv_heads * s.head_dim * s.kv_bits / 8
+        return Lattn * s.kv_latent * s.kv_bits / 8
+    return 2 * Lattn * s.kv_heads * s.head_dim * s.kv_bits / 8
 
 
 def token_layers(s: Scenario, n: ArrayLike) -> NDArray:
-    """Token-layers cached per sequence at context ``n``: ``(L - Lw)*n + Lw*min(n, window)``."""
+    """Token-layers cached per sequence at context ``n``: ``(L - Llin - Lw)*n + Lw*min(n, window)``."""
     n = np.asarray(n, dtype=float)
+    full = s.layers - s.linear_layers
     if not (s.window and s.window_layers):
-        return s.layers * n
-    return (s.layers - s.window_layers) * n + s.window_layers * np.minimum(n, s.window)
+        return full * n
+    return (full - s.window_layers) * n + s.window_layers * np.minimum(n, s.window)
+
+
+def state_bytes(s: Scenario) -> float:
+    """Bytes of recurrent state one sequence holds over the replica, ``Llin * state_kib * 1024`` (kept at 16 bits
+    whatever the KV format; split over the cards by heads, so not copied; docs/method.md section 2.3)."""
+    return s.linear_layers * s.state_kib * 1024
 
 
 def kv_heads_per_card(s: Scenario) -> int:
@@ -67,34 +136,21 @@ def kv_copy_factor(s: Scenario) -> float:
 
 
 def cache_bytes_model(s: Scenario, n: ArrayLike) -> NDArray:
-    """KV-cache bytes of one sequence at context ``n`` as the model defines it, ``C(n)``, with no copies."""
+    """Cache bytes of one sequence at context ``n`` as the model defines it, ``C(n)``, with no copies: the KV
+    cache of the attention layers plus the linear-attention layers' state (:func:`state_bytes`)."""
     per_token_layer = s.kv_latent * s.kv_bits / 8 if s.kv_latent else 2 * s.kv_heads * s.head_dim * s.kv_bits / 8
-    return per_token_layer * token_layers(s, n)
+    return per_token_layer * token_layers(s, n) + state_bytes(s)
 
 
 def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
-    """KV-cache bytes one sequence takes over the whole replica at context ``n``, with tensor-parallel copies:
-    ``Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8 * Ltok(n)``, MLA ``g*kv_latent*kvb/8 * Ltok(n)`` (docs/method.md sections 2-5, v2).
+    """Cache bytes one sequence takes over the whole replica at context ``n``, with tensor-parallel copies of the
+    KV heads: ``Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8 * Ltok(n) + S``, MLA ``g*kv_latent*kvb/8 * Ltok(n) + S`` with ``S``
+    the linear-attention state (docs/method.md sections 2-5, v2).
 
-    This is the figure memory and the bytes a step reads use; it equals :func:`cache_bytes_model` on one card.
+    This is the figure memory and the bytes a step reads use (a step reads a sequence's state once); it equals
+    :func:`cache_bytes_model` on one card.
     """
-    return cache_bytes_model(s, n) * kv_copy_factor(s)
-
-
-def usable_bytes(s: Scenario) -> float:
-    """Memory the engine holds for weights and cache over all cards: ``g*(mem_util*mem - overhead)*GiB``."""
-    return s.gpus * (s.mem_util * s.mem_gib - s.overhead_gib) * GiB
-
-
-def free_bytes(s: Scenario) -> float:
-    """Memory left for the KV cache over all cards: ``g*(mem_util*mem - overhead)*GiB - W`` (negative: no fit;
-    docs/method.md section 8)."""
-    return usable_bytes(s) - weight_bytes(s)
-
-
-def max_batch(s: Scenario, n: ArrayLike) -> NDArray:
-    """Sequences whose caches fit at context ``n``: ``floor(max(0, free) / C(n))`` (int64 array)."""
-    return np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, n)).astype(np.int64)
+    return (cache_bytes_model(s, n) - state_bytes(s)) * kv_copy_factor(s) + state_bytes(s)
 
 
 def attention_flops(s: Scenario, n: ArrayLike) -> NDArray:
@@ -139,13 +195,12 @@ def expert_coverage(s: Scenario, B: ArrayLike) -> NDArray:
 
 
 def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
-    """Weight bytes one decode step of ``B`` sequences reads:
-    ``Wr(B) = (D - Pe)*bpw/8 + M*f(B)*bpw_e/8`` (docs/method.md).
-
-    The input-embedding table is looked up, not read; a dense model reads ``(P - Pe) * bpw/8``.
-    """
-    M, D = moe_split(s)
-    return (D - embed_params(s)) * s.weight_bits / 8 + M * expert_coverage(s, B) * s.expert_weight_bits / 8
+    """Weight bytes one decode step of ``B`` sequences reads: every part of :func:`weight_parts` at its share read,
+    routed experts at :func:`expert_coverage` (docs/method.md; ``(D - Pe)*bpw/8 + M*f(B)*bpw_e/8`` when every
+    part is in the weight format). The input-embedding table is looked up, not read."""
+    B = np.asarray(B, dtype=float)
+    cov = expert_coverage(s, B)
+    return sum(p.params * p.read * (cov if p.routed else 1.0) * p.bits / 8 for p in weight_parts(s)) + 0 * B
 
 
 def dequant_factor(s: Scenario, bits: float) -> float:
@@ -154,27 +209,29 @@ def dequant_factor(s: Scenario, bits: float) -> float:
     return s.eff_dequant if bits < 8 else 1.0
 
 
-def _weight_seconds(s: Scenario, dense: ArrayLike, experts: ArrayLike) -> NDArray:
-    """Seconds to read ``dense`` parameters in the weight format and ``experts`` in the routed-expert format, each
-    part at ``BW*q(bits)`` (``BW`` at ``eff_bw``, ``q`` = :func:`dequant_factor`; docs/method.md section 8)."""
+def _weight_seconds(s: Scenario, B: ArrayLike | None) -> NDArray:
+    """Seconds to read the weights, each part at ``BW*q(bits)`` (``BW`` at ``eff_bw``, ``q`` = :func:`dequant_factor`;
+    docs/method.md section 8): a decode step of ``B`` sequences, or every resident weight once (``B`` None)."""
     bw = peaks(s).weights
-    return (dense * s.weight_bits / 8 / (bw * dequant_factor(s, s.weight_bits))
-            + experts * s.expert_weight_bits / 8 / (bw * dequant_factor(s, s.expert_weight_bits)))
+    if B is None:
+        return np.asarray(sum(p.params * p.bits / 8 / (bw * dequant_factor(s, p.bits)) for p in weight_parts(s)))
+    B = np.asarray(B, dtype=float)
+    cov = expert_coverage(s, B)
+    return sum(p.params * p.read * (cov if p.routed else 1.0) * p.bits / 8 / (bw * dequant_factor(s, p.bits))
+               for p in weight_parts(s)) + 0 * B
 
 
 def weight_read_seconds(s: Scenario, B: ArrayLike) -> NDArray:
-    """Seconds one decode step of ``B`` sequences spends reading weights: each part of ``Wr(B)`` at its own
-    effective bandwidth, ``(D - Pe)*bpw/8 / (BW*q(bpw)) + M*f(B)*bpw_e/8 / (BW*q(bpw_e))`` with ``BW`` at
-    ``eff_bw`` and ``q`` = :func:`dequant_factor` (docs/method.md section 8). Under roofline ``q = 1``: ``Wr(B)/BW``."""
-    M, D = moe_split(s)
-    return _weight_seconds(s, D - embed_params(s), M * expert_coverage(s, B))
+    """Seconds one decode step of ``B`` sequences spends reading weights: each part of :func:`weight_bytes_read`
+    at its own effective bandwidth ``BW*q(bits)`` with ``BW`` at ``eff_bw`` and ``q`` = :func:`dequant_factor`
+    (docs/method.md section 8). Under roofline ``q = 1``: ``Wr(B)/BW``."""
+    return _weight_seconds(s, B)
 
 
 def resident_weight_seconds(s: Scenario) -> float:
     """Seconds to read every resident weight once (a prefill's floor): ``W`` part by part at ``eff_bw`` times
     :func:`dequant_factor` (docs/method.md sections 7 and 8); never less than :func:`weight_read_seconds`."""
-    M, D = moe_split(s)
-    return float(_weight_seconds(s, D, M))
+    return float(_weight_seconds(s, None))
 
 
 def fixed_step_seconds(s: Scenario) -> float:
@@ -327,34 +384,6 @@ def break_even(s: Scenario, n: int | None = None) -> float | None:
     """Scalar break-even batch at context ``n`` (default ``s.ctx``), or None when the step never
     becomes compute-bound."""
     return none_if_nan(break_even_batch(s, s.ctx if n is None else n))
-
-
-def seqs_cap(s: Scenario, mb: int) -> int:
-    """``mb`` sequences capped at the engine's ``max_seqs`` (no cap when it has none; docs/method.md section 8)."""
-    return mb if s.max_seqs is None else min(mb, int(s.max_seqs))
-
-
-def auto_batch(s: Scenario, n: int | None = None) -> int:
-    """The largest useful batch: ``max(1, min(max_batch, floor(be + 0.5), max_seqs))``, or
-    ``max(1, min(max_batch, max_seqs))`` without a break-even (docs/method.md)."""
-    n = s.ctx if n is None else n
-    mb = seqs_cap(s, int(max_batch(s, n)))
-    be = break_even(s, n)
-    if be is None:
-        return max(1, mb)
-    return max(1, min(mb, int(np.floor(be + 0.5))))
-
-
-def batch_used(s: Scenario, n: int | None = None) -> int:
-    """The batch of the scenario at context ``n``: ``auto`` resolved, or the explicit integer."""
-    return auto_batch(s, n) if s.batch == "auto" else int(s.batch)
-
-
-def memory_caps_batch(s: Scenario, n: int | None = None) -> bool:
-    """True when memory limits the batch before compute does: ``max_batch < be`` (always without ``be``)."""
-    n = s.ctx if n is None else n
-    be = break_even(s, n)
-    return be is None or int(max_batch(s, n)) < be
 
 
 def rent_usd_hr(s: Scenario) -> float:

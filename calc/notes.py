@@ -3,7 +3,7 @@ scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
-from . import catalogue, model, traffic
+from . import catalogue, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
 from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
@@ -21,7 +21,10 @@ def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
         out["model"] = [k for k in MODEL_FIGURES if getattr(s, k) != m[k]]
     c = catalogue.cards().get(s.card)
     if c:
-        datasheet = {"mem_gib": c["mem_gib"], "bw_tbs": c["bw_tbs"], "tflops": c["peaks"].get(s.compute)}
+        # CUDA's total follows the memory: with the preset's memory, the preset's; with another, that memory.
+        torch = min(c["torch_gib"] or c["mem_gib"], c["mem_gib"]) if s.mem_gib == c["mem_gib"] else s.mem_gib
+        datasheet = {"mem_gib": c["mem_gib"], "torch_gib": torch, "bw_tbs": c["bw_tbs"],
+                     "tflops": c["peaks"].get(s.compute)}
         out["card"] = [k for k in CARD_FIGURES if datasheet[k] is not None and getattr(s, k) != datasheet[k]]
     return out
 
@@ -106,11 +109,11 @@ def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
-    mb = int(model.max_batch(s, s.ctx))
-    if model.free_bytes(s) <= 0:
-        need = (model.weight_bytes(s) / model.GiB + s.overhead_gib * s.gpus)
-        out.append(f"the weights do not fit: {need:,.1f} GiB needed with overhead, "
-                   f"{s.gpus * s.mem_util * s.mem_gib:,.1f} GiB that the engine takes of {s.gpus} card(s)")
+    mb = int(memory.max_batch(s, s.ctx))
+    mem = memory.memory(s)
+    if mem.kv_cache_gib <= 0:
+        out.append(f"the weights do not fit: the weights as loaded and the engine's reserve need "
+                   f"{mem.needed_gib:,.1f} GiB per card, and the engine takes {mem.share_text}")
     elif mb == 0:
         out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does")
     if s.batch != "auto" and int(s.batch) > mb:

@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from . import catalogue
-from .engines import DEFAULT_ENGINE, EFFICIENCIES, ENGINES
+from .engines import DEFAULT_ENGINE, EFFICIENCIES, ENGINES, default_batched_tokens, default_max_seqs, tp_rule
 from .engines import FIGURES as ENGINE_FIGURES
 from .engines import profile as engine_profile
 
@@ -32,6 +32,8 @@ CUSTOM = "custom"
 #: figure in ``calc/data/weight_formats.csv``.
 WEIGHT_FORMATS: dict[str, float] = {name: row["bits"] for name, row in catalogue.weight_formats().items()}
 DEFAULT_WEIGHTS = "int4-g128"
+#: Vocabulary assumed for a custom model with a tied embedding table (Llama 4 and gpt-oss sizes bracket it).
+DEFAULT_VOCAB = 131072
 #: Bits per element of each named KV-cache format (docs/method.md section 1).
 KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4}
 #: Precisions the matrix units can run at (docs/method.md sections 2-5).
@@ -156,11 +158,27 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("embed_b", "float", "Input-embedding parameters (billions)",
        "Untied input-embedding table, which a decode step does not read; 0 when tied.", "model",
        lo=0, hi=1e5, unit="billion parameters", step=0.1, fmt="%g", rule=", and < active_b", slider=("log", 0.01, 100)),
+    _K("vocab", "int", "Vocabulary (tokens)",
+       "Rows of the embedding table and of the LM head (config.json vocab_size); sizes the LM head's weights and "
+       "the logits an engine profiles; default: the preset's, else embed_b / hidden, else 131072.", "model",
+       lo=1, hi=100_000_000, unit="tokens", step=1, slider=("pow2", 4096, 1048576)),
+    _K("linear_layers", "int", "Linear-attention layers",
+       "Layers that keep a fixed state per sequence instead of a per-token KV cache (Gated DeltaNet, Mamba); "
+       "0 = every layer attends over a KV cache.", "model", lo=0, hi=10_000, step=1,
+       accepted_text="an integer from 0 to layers - window_layers", slider=("pow2", 1, 256)),
+    _K("state_kib", "float", "State per linear layer and sequence (KiB)",
+       "Recurrent state a linear-attention layer keeps per sequence, at 16 bits (KiB = 1024 bytes); default: the "
+       "preset's, else hidden / 2 (2 x hidden x 128 values, the shape of Mamba2 and Gated DeltaNet states).",
+       "model", lo=0, hi=1e9, unit="KiB", step=64.0, fmt="%g", slider=("log", 16, 100000)),
     _K("card", "id", "Accelerator", "Preset card; its datasheet figures fill the fields below.", "hardware",
        default=DEFAULT_CARD, accepted_text="a card preset id or 'custom'"),
     _K("mem_gib", "float", "Memory per card (GiB)",
        "Device memory as the driver reports it (nvidia-smi total; the card preset records it, not the label), "
        "GiB = 2^30 bytes.", "hardware", lo=0.001, hi=1e5, unit="GiB", step=1.0, fmt="%g", slider=("log", 8, 2048)),
+    _K("torch_gib", "float", "Memory per card as CUDA reports it (GiB)",
+       "The total torch.cuda.mem_get_info() returns, which vLLM and SGLang size their share from (an H100 80 GB: "
+       "79.19 GiB against nvidia-smi's 79.65); default: the card preset's, else mem_gib.", "hardware",
+       lo=0.001, hi=1e5, unit="GiB", step=1.0, fmt="%g", rule=", and <= mem_gib", slider=("log", 8, 2048)),
     _K("bw_tbs", "float", "Memory bandwidth per card (TB/s)", "Datasheet memory bandwidth, 1 TB/s = 1e12 bytes/s.",
        "hardware", lo=0.001, hi=1e4, unit="TB/s", step=0.1, fmt="%g", slider=("log", 0.1, 30)),
     _K("tflops", "float", "Dense peak per card (TFLOP/s)", "Dense (not 'with sparsity') peak at the compute precision.",
@@ -180,6 +198,16 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("weights_experts", "weights", "Routed-expert weight format",
        "Format of the routed-expert weights of an MoE model (gpt-oss ships them in mxfp4); default: the weight format.",
        "precision", slider=("formats", 1, 32)),
+    _K("weights_attn", "weights", "Attention-projection weight format",
+       "Format of the attention projections (q, k, v, o); checkpoints such as Meta's 405B FP8 keep them at 16 bits; "
+       "default: the weight format.", "precision", slider=("formats", 1, 32)),
+    _K("weights_embed", "weights", "Embedding and LM-head weight format",
+       "Format of the embedding table and the LM head; default: the weight format.", "precision",
+       slider=("formats", 1, 32)),
+    _K("layers_full", "int", "Blocks kept whole at 16 bits",
+       "Transformer blocks a quantized checkpoint keeps entirely in 16 bits (Meta's 405B FP8 keeps the first and "
+       "the last: 2); default: the preset's, else 0.", "precision", lo=0, hi=10_000, step=1,
+       accepted_text="an integer from 0 to layers", slider=("pow2", 1, 256)),
     _K("kv", "kv", "KV-cache format", "Precision of cached keys and values.", "precision", default="fp16", slider=("formats", 1, 32)),
     _K("ctx", "int", "Context (tokens per sequence)", "Tokens held in the KV cache per sequence (worst case).",
        "precision", default=8192, lo=1, hi=100_000_000, unit="tokens", step=1024, slider=("pow2", 128, 1048576)),
@@ -191,8 +219,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "given (roofline's figure is 0.7; another engine uses its own figures unless eff is given).",
        "advanced", default=0.7, lo=0.001, hi=1, step=0.05, fmt="%g"),
     _K("overhead_gib", "float", "Reserved memory per card (GiB)",
-       "Activations, workspace, fragmentation; default: the engine profile's reserve (roofline 4).", "advanced",
-       lo=0, hi=1e5, unit="GiB", step=1.0, fmt="%g"),
+       "Activations, workspace, fragmentation; default: the engine profile's reserve (roofline 4); empty for vLLM "
+       "and SGLang, whose reserve is worked out from the launch settings as they do (docs/method.md section 8.2).",
+       "advanced", lo=0, hi=1e5, unit="GiB", step=1.0, fmt="%g", empty=NONE_GIVEN),
     _K("usd_hr", "float", "Rent per card-hour (USD)", "Your hourly quote per card.", "money",
        lo=0, hi=1e4, unit="USD per card-hour", step=0.1, fmt="%.2f", empty=UNKNOWN),
     _K("duty", "float", "Duty cycle (busy fraction)", "Fraction of the month the cards do useful work.", "money",
@@ -264,6 +293,15 @@ KEY_TABLE: tuple[Key, ...] = (
        "Share of eff_bw the kernels keep when the weights are stored in fewer than 8 bits and unpacked on the fly "
        "(4-bit and GGUF block formats); 1 = no loss; default: the profile's.", "engine",
        lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("max_batched_tokens", "int", "Most tokens per engine step",
+       "vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, TensorRT-LLM's max_num_tokens: the "
+       "tokens one step may hold; sizes the activations the engine reserves memory for; default: the engine's "
+       "(vLLM: 8192 on cards of 70 GiB and more other than the A100, else 2048).", "engine",
+       lo=1, hi=10_000_000, unit="tokens", step=512, slider=("pow2", 256, 131072)),
+    _K("cuda_graphs", "flag", "CUDA graphs captured",
+       "1 when the engine captures its decode steps as CUDA graphs (the default of every engine here); vLLM "
+       "reserves their memory before sizing its KV cache (since v0.21); 0 as with --enforce-eager.", "engine",
+       default=1),
     # docs/method.md section 9: levers that change the answer.
     _K("spec_k", "int", "Speculative decoding: draft tokens per step",
        "Tokens a draft model proposes per step for the target to verify; 0 = off.", "levers",
@@ -335,17 +373,24 @@ RANGES: dict[str, tuple[type, float, float]] = {
 
 #: The figures a model preset supplies (its shape) and a card preset's datasheet figures.
 MODEL_FIGURES = ("params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden", "experts",
-                 "experts_active", "kv_latent", "window", "window_layers", "embed_b")
-CARD_FIGURES = ("mem_gib", "bw_tbs", "tflops")
+                 "experts_active", "kv_latent", "window", "window_layers", "embed_b", "vocab", "linear_layers",
+                 "state_kib")
+CARD_FIGURES = ("mem_gib", "torch_gib", "bw_tbs", "tflops")
 
 #: Keys whose default comes from another key: changing the parent drops them (in the app).
 DEPENDENTS: dict[str, tuple[str, ...]] = {
     "model": (*MODEL_FIGURES, "api", "api_in", "api_out", "api_cached"),
-    "card": (*CARD_FIGURES, "link_gbs", "usd_hr"),
+    "card": (*CARD_FIGURES, "link_gbs", "usd_hr", "max_batched_tokens", "max_seqs"),
+    "mem_gib": ("torch_gib", "max_batched_tokens", "max_seqs"),
+    "hidden": ("state_kib", "vocab"),
+    "embed_b": ("vocab",),
+    "linear_layers": ("state_kib",),
+    "torch_gib": ("max_batched_tokens", "max_seqs"),
+    "max_batched_tokens": ("max_seqs",),
     "compute": ("tflops",),
     "api": ("api_in", "api_out", "api_cached"),
     # A new engine brings its own profile: the link's eff would otherwise stand in for its efficiencies.
-    "engine": (*ENGINE_FIGURES, "eff"),
+    "engine": (*ENGINE_FIGURES, "eff", "max_batched_tokens"),
     "eff": EFFICIENCIES,
 }
 
@@ -685,6 +730,15 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     window = m("window", 0)
     window_layers = m("window_layers", 0)
     embed_b = m("embed_b", 0.0)
+    # The vocabulary: the preset's, else the untied table's rows, else a common 2025 size (docs/method.md).
+    vocab = m("vocab", round(embed_b * 1e9 / hidden) if embed_b > 0 else DEFAULT_VOCAB)
+    linear_layers = m("linear_layers", 0)
+    if "state_kib" in v:
+        state_kib = v["state_kib"]
+    elif preset and base["linear_layers"] and "hidden" not in v:
+        state_kib = base["state_kib"]
+    else:
+        state_kib = hidden / 2 if linear_layers else 0.0
     if "active_b" in v:
         active_b = v["active_b"]
     elif experts and preset:
@@ -709,19 +763,30 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         if link_gbs is None:  # not in the catalogue: assume PCIe 5.0 x16, as for a custom card
             link_gbs = 64.0
     usd_hr = v.get("usd_hr", card["usd_hr"])
+    mem_gib = v.get("mem_gib", card["mem_gib"])
+    # What CUDA reports: the link's, else the preset's where the link keeps the preset's memory, else mem_gib.
+    torch_gib = v.get("torch_gib")
+    if torch_gib is None:
+        torch_gib = card.get("torch_gib") if card_id != CUSTOM and "mem_gib" not in v else None
+        torch_gib = mem_gib if torch_gib is None else min(torch_gib, mem_gib)
+    if torch_gib > mem_gib:
+        raise _Conflict(("torch_gib", "mem_gib"), f"torch_gib ({_fmt(torch_gib)}) must not exceed mem_gib ({_fmt(mem_gib)})")
 
     # Formats (docs/method.md section 8): the link's; else the formats the preset's checkpoint ships in; else the default.
     # Experts take the weight format when only that is given.
     shipped = preset and base.get("weights") is not None
+    # The parts a checkpoint keeps in other formats follow the same rule.
     if "weights" in v:
         weights = v["weights"]
-        weights_experts = v.get("weights_experts", weights)
+        parts = {"weights_experts": weights, "weights_attn": weights, "weights_embed": weights, "layers_full": 0}
     elif shipped:
         weights = base["weights"]
-        weights_experts = v.get("weights_experts", base["weights_experts"])
+        parts = {"weights_experts": base["weights_experts"], "weights_attn": base["weights_attn"] or weights,
+                 "weights_embed": base["weights_embed"] or weights, "layers_full": base["layers_full"]}
     else:
         weights = DEFAULT_WEIGHTS
-        weights_experts = v.get("weights_experts", weights)
+        parts = {"weights_experts": weights, "weights_attn": weights, "weights_embed": weights, "layers_full": 0}
+    parts = {k: v.get(k, d) for k, d in parts.items()}
 
     api_id = v.get("api", base["api_ref"])
     api = apis[api_id]
@@ -731,6 +796,14 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
         raise _Conflict(("kv_heads", "heads"), f"kv_heads ({kv_heads}) must not exceed heads ({heads})")
     if window_layers > layers:
         raise _Conflict(("window_layers", "layers"), f"window_layers ({window_layers}) must not exceed layers ({layers})")
+    if linear_layers + (window_layers if window else 0) > layers:
+        raise _Conflict(("linear_layers", "window_layers", "layers"),
+                        f"linear_layers ({linear_layers}) and window_layers ({window_layers}) must not exceed "
+                        f"layers ({layers}) together")
+    if linear_layers and state_kib < 1:
+        raise _Conflict(("state_kib", "linear_layers"), "state_kib must be at least 1 KiB when there are linear_layers")
+    if parts["layers_full"] > layers:
+        raise _Conflict(("layers_full", "layers"), f"layers_full ({parts['layers_full']}) must not exceed layers ({layers})")
     if experts == 1:
         raise _Conflict(("experts",), "an MoE layer needs at least 2 experts (0 = dense)")
     if experts and not 1 <= experts_active < experts:
@@ -756,15 +829,24 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     prof = engine_profile(engine)
     figures = {f: v[f] if f in v else v["eff"] if f in EFFICIENCIES and "eff" in v else prof[f]
                for f in ENGINE_FIGURES}
+    gpus = v.get("gpus", KEYS["gpus"].default)
+    rule = tp_rule(engine, heads, kv_heads, gpus, bool(kv_latent))
+    if rule:
+        raise _Conflict(("gpus",), rule)
+    max_batched_tokens = v.get("max_batched_tokens", default_batched_tokens(engine, card_id, torch_gib))
+    if "max_seqs" not in v:
+        figures["max_seqs"] = default_max_seqs(engine, card_id, torch_gib, max_batched_tokens, prof["max_seqs"])
 
     resolved = {
         **figures, "engine": engine,
         "model": model_id, "params_b": params_b, "active_b": active_b, "layers": layers, "heads": heads,
         "kv_heads": kv_heads, "head_dim": head_dim, "hidden": hidden, "experts": experts,
         "experts_active": experts_active, "kv_latent": kv_latent, "window": window, "window_layers": window_layers,
-        "embed_b": embed_b, "card": card_id, "mem_gib": v.get("mem_gib", card["mem_gib"]),
+        "embed_b": embed_b, "vocab": vocab, "linear_layers": linear_layers, "state_kib": state_kib,
+        "card": card_id, "mem_gib": mem_gib, "torch_gib": torch_gib, **parts,
+        "max_batched_tokens": max_batched_tokens,
         "bw_tbs": v.get("bw_tbs", card["bw_tbs"]), "tflops": tflops, "compute": compute, "link_gbs": link_gbs,
-        "usd_hr": usd_hr, "weights": weights, "weights_experts": weights_experts, "api": api_id,
+        "usd_hr": usd_hr, "weights": weights, "api": api_id,
         "api_in": v.get("api_in", api["api_in"]), "api_out": v.get("api_out", api["api_out"]),
     }
     # A cached prompt token: the link's price, else the row's, else the input price in use (docs/method.md
@@ -864,8 +946,8 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
         models = catalogue.models()
         old, new = models.get(str(params.get("model", DEFAULT_MODEL))), models.get(str(value))
         if (old and old.get("weights")) or (new and new.get("weights")):
-            out.pop("weights", None)
-            out.pop("weights_experts", None)
+            for k in ("weights", "weights_experts", "weights_attn", "weights_embed", "layers_full"):
+                out.pop(k, None)
     out[key] = value
     # Keep the compute precision only where the new card has units for it.
     if key == "card" and value in catalogue.cards() and \

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import catalogue, model, traffic
+from . import catalogue, memory, model, traffic
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import MS_PER_S
@@ -21,22 +21,35 @@ BATCHES = np.arange(1, 1025)
 DUTIES = np.linspace(0.01, 1.0, 100)
 
 
-def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
-    """Memory per card at the scenario's batch: weights, KV cache, reserved overhead, and what is left.
+def card_memory(s: Scenario) -> memory.Memory:
+    """A card's memory as the scenario's engine allocates it (:func:`calc.memory.memory`)."""
+    return memory.memory(s)
 
-    Returns columns ``part``, ``gib_per_card``, ``gib_total``. The overhead is the engine's reserve plus the share
-    of the card it leaves alone (``(1 - mem_util) * mem_gib``, docs/method.md section 8). When the weights and cache exceed
-    the memory, ``free`` is negative (the shortfall).
+
+def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
+    """A card's memory at the scenario's batch, part by part, as the engine allocates it (calc/memory.py): the
+    weights as loaded, each block of the engine's reserve, the KV cache the batch fills, the rest of the KV
+    cache the engine allocated, and what the engine leaves alone. The parts add up to the card (``mem_gib``).
+
+    Returns columns ``part``, ``gib_per_card``, ``gib_total``. A batch whose caches exceed the KV cache, or
+    weights and a reserve that exceed the engine's share, add a ``short`` row holding the shortfall as a
+    negative figure.
     """
-    batch = model.batch_used(s) if batch is None else batch
+    batch = memory.batch_used(s) if batch is None else batch
     g = s.gpus
-    weights = model.weight_bytes(s) / model.GiB
-    cache = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB
-    overhead = (s.overhead_gib + (1 - s.mem_util) * s.mem_gib) * g
-    free = s.mem_gib * g - weights - cache - overhead
-    total = np.array([weights, cache, overhead, free])
-    return pd.DataFrame({"part": ["weights", "KV cache", "overhead", "free"],
-                         "gib_per_card": total / g, "gib_total": total})
+    mem = memory.memory(s)
+    pool = max(mem.kv_cache_gib, 0.0)
+    used = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / g
+    names = ["weights (as loaded)", *[b.name for b in mem.reserve], f"KV cache at batch {batch:,}",
+             "KV cache allocated, unused", "left by the engine"]
+    per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, max(pool - used, 0.0),
+                max(0.0, mem.unclaimed_gib)]
+    short = min(0.0, pool - used) + min(0.0, mem.kv_cache_gib)
+    if short < 0:
+        names.append("short")
+        per_card.append(short)
+    per_card_arr = np.array(per_card)
+    return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * g})
 
 
 def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
@@ -52,10 +65,12 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
     formats = list(dict.fromkeys(formats))
     bits = np.array([WEIGHT_FORMATS.get(f) or float(f) for f in formats])
-    # Each row puts every weight in its format; the scenario's own row keeps its routed experts' format.
-    weights_b = np.array([model.weight_bytes(s.model_copy(update={
-        "weights": f, "weights_experts": s.weights_experts if f == s.weights else f})) for f in formats])
-    free_b = model.usable_bytes(s) - weights_b
+    # Each row puts every weight in its format; the scenario's own row keeps its checkpoint's parts.
+    variants = [s if f == s.weights else s.model_copy(update={
+        "weights": f, "weights_experts": f, "weights_attn": f, "weights_embed": f, "layers_full": 0})
+        for f in formats]
+    weights_b = np.array([memory.loaded_weight_bytes(v) for v in variants])
+    free_b = np.array([memory.free_bytes(v) for v in variants])
     per_seq = model.cache_bytes(s, np.asarray(contexts))
     seqs = np.floor(np.maximum(free_b, 0)[:, None] / per_seq[None, :]).astype(np.int64)
     label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
@@ -75,7 +90,7 @@ def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = 
     batches = BATCHES if batches is None else np.asarray(batches)
     n = s.ctx if n is None else n
     p = model.step_parts(s, batches, n)
-    mb = int(model.max_batch(s, n))
+    mb = int(memory.max_batch(s, n))
     return pd.DataFrame({
         "batch": batches,
         "step_ms": p.step_s * MS_PER_S,
@@ -103,7 +118,7 @@ def cost_surface(s: Scenario, batches: np.ndarray | None = None,
     duties = DUTIES if duties is None else np.asarray(duties)
     tok_s = batches / model.step_seconds(s, batches)
     rent, upkeep = model.cost_per_mtok(s, tok_s[None, :], duties[:, None])
-    reachable = np.broadcast_to(batches <= int(model.max_batch(s, s.ctx)), rent.shape)
+    reachable = np.broadcast_to(batches <= int(memory.max_batch(s, s.ctx)), rent.shape)
     return rent + upkeep, rent, reachable
 
 
@@ -122,7 +137,7 @@ def cost_by_duty(s: Scenario, batches: Sequence[int], duties: Sequence[float] = 
     tok_s = batches / model.step_seconds(s, batches)
     rent, upkeep = model.cost_per_mtok(s, tok_s[:, None], duties[None, :])
     rows = []
-    mb = int(model.max_batch(s, s.ctx))
+    mb = int(memory.max_batch(s, s.ctx))
     for i, b in enumerate(batches):
         for j, d in enumerate(duties):
             rows.append({"batch": int(b), "fits_in_memory": bool(b <= mb), "tok_s": float(tok_s[i]), "duty": float(d),
@@ -279,7 +294,7 @@ def spec_curve(s: Scenario, ks: Sequence[int] = (2, 4, 8), batches: np.ndarray |
     step (``s.spec_alpha`` and ``s.spec_c``): columns ``batch``, ``drafts``, ``speedup``, ``fits_in_memory``.
     One vectorised evaluation per ``k`` (docs/method.md section 9)."""
     batches = BATCHES if batches is None else np.asarray(batches)
-    mb = int(model.max_batch(s, s.ctx))
+    mb = int(memory.max_batch(s, s.ctx))
     plain = batches / model.step_seconds(s, batches)
     frames = [pd.DataFrame({"batch": batches, "drafts": k,
                             "speedup": model.speculative(s.model_copy(update={"spec_k": k}), batches).tok_s / plain,

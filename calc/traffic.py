@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import catalogue, model
+from . import catalogue, memory, model
 from .scenario import Scenario
 from .units import BILLION, HOURS_PER_DAY, MILLION, MS_PER_S, SECONDS_PER_DAY, SECONDS_PER_HOUR, US
 
@@ -40,8 +40,8 @@ def serving_batch(s: Scenario) -> tuple[int, bool]:
     The step time never falls as the batch grows, so the search is a bisection over integers.
     """
     n = request_context(s)
-    cap = model.seqs_cap(s, int(model.max_batch(s, n)))
-    bs = max(1, min(model.batch_used(s, n), cap))
+    cap = memory.seqs_cap(s, int(memory.max_batch(s, n)))
+    bs = max(1, min(memory.batch_used(s, n), cap))
     if s.tpot_ms is None:
         return bs, True
 
@@ -60,13 +60,13 @@ def serving_batch(s: Scenario) -> tuple[int, bool]:
 
 
 def prefill_flops(s: Scenario) -> float:
-    """Prefill FLOPs of one request: ``2*(Pa - Pe)*in_tok*(1 - h) + a*2*L*H*d*in_tok**2*(1 - h**2)`` with
-    ``h = prefix_hit`` (causal attention; the cached prefix is neither recomputed nor attended again from itself;
-    MLA uses kv_latent for d; docs/method.md sections 7 and 9)."""
+    """Prefill FLOPs of one request: ``2*(Pa - Pe)*in_tok*(1 - h) + a*2*(L - Llin)*H*d*in_tok**2*(1 - h**2)`` with
+    ``h = prefix_hit`` (causal attention over the attention layers; the cached prefix is neither recomputed nor
+    attended again from itself; MLA uses kv_latent for d; docs/method.md sections 7 and 9)."""
     d = s.kv_latent if s.kv_latent else s.head_dim
     h = s.prefix_hit
     return (2 * (s.active_b * BILLION - model.embed_params(s)) * s.in_tok * (1 - h)
-            + s.attn * 2 * s.layers * s.heads * d * s.in_tok**2 * (1 - h**2))
+            + s.attn * 2 * (s.layers - s.linear_layers) * s.heads * d * s.in_tok**2 * (1 - h**2))
 
 
 def load_context(s: Scenario) -> float:
@@ -78,7 +78,7 @@ def load_context(s: Scenario) -> float:
 def throughput_batch(s: Scenario) -> int:
     """Sequences in flight at full load: as many as memory holds at ``in_tok + out_tok`` tokens each (the cache a
     request needs by its end), capped at ``max_seqs``; 0 when not one fits."""
-    return model.seqs_cap(s, int(model.max_batch(s, request_context(s))))
+    return memory.seqs_cap(s, int(memory.max_batch(s, request_context(s))))
 
 
 def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
@@ -156,7 +156,7 @@ def capacity(s: Scenario) -> Capacity:
     ttft_ms = (max(fp / F, model.resident_weight_seconds(s)) * MS_PER_S
                + float(model.comm_seconds(s, s.in_tok)) * MS_PER_S + model.fixed_step_seconds(s) * MS_PER_S)
     s_req = busy_seconds_per_request(s, bs)
-    return Capacity(n, int(model.max_batch(s, n)), bs, meets, step * MS_PER_S, tok_s, ttft_ms, s_req,
+    return Capacity(n, int(memory.max_batch(s, n)), bs, meets, step * MS_PER_S, tok_s, ttft_ms, s_req,
                     SECONDS_PER_DAY / (s.peak * s_req))
 
 

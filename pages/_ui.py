@@ -62,7 +62,7 @@ EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no targ
 
 def _widget_value(key: str, value: Any) -> Any:
     """The widget form of a scenario value."""
-    if key == "attn":
+    if KEYS[key].kind == "flag":
         return bool(value)
     if key == "batch":
         return None if value == "auto" else int(value)
@@ -84,7 +84,7 @@ def widget_params() -> dict[str, Any]:
         value = st.session_state.get(key)
         if key == "batch" and value is None:
             value = "auto"
-        if key == "attn" and value is not None:
+        if KEYS[key].kind == "flag" and value is not None:
             value = int(bool(value))
         if value is not None:
             out[key] = value
@@ -211,12 +211,12 @@ def _widget(key: str) -> None:
     elif key == "engine":
         st.selectbox(_label(key), list(spec.choices), format_func=lambda v: ENGINE_NAMES.get(v, v),
                      on_change=_on_parent, args=(key,), **common)
-    elif key in ("weights", "weights_experts", "kv"):
+    elif key in ("weights", "weights_experts", "weights_attn", "weights_embed", "kv"):
         formats = KV_FORMATS if key == "kv" else WEIGHT_FORMATS
         st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
                      format_func=lambda v, f=formats: f"{v} ({f[v]:g} bits)" if v in f else f"{v} bits",
                      accept_new_options=True, on_change=_on_override, args=(key, None), **common)
-    elif key == "attn":
+    elif spec.kind == "flag":
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:
         cast, lo, hi = RANGES[key]
@@ -591,11 +591,9 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         st.error("Some values could not be used; each fell back to its default:\n\n"
                  + "\n".join(f"- {plain(e.message)}" for e in errors), icon=":material/block:")
     if not report["fits"]:
-        share = (f"the {scenario.gpus * scenario.mem_util * scenario.mem_gib:,.1f} GiB the engine takes "
-                 f"({scenario.mem_util:.0%} of {scenario.gpus} × {scenario.mem_gib:g} GiB)" if scenario.mem_util < 1
-                 else f"{scenario.gpus} × {scenario.mem_gib:g} GiB")
-        st.error(f"**The weights do not fit.** {report['weights_gib']:,.1f} GiB of weights plus "
-                 f"{scenario.overhead_gib:g} GiB reserved per card exceed {share}. "
+        mem = table("card_memory", scenario)
+        st.error(f"**The weights do not fit.** Per card, the weights as loaded and the engine's reserve need "
+                 f"{mem.needed_gib:,.1f} GiB, more than it takes: {mem.share_text}. "
                  "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
     elif not flags:
         pass

@@ -10,11 +10,18 @@ s, r = ui.page()
 
 st.title("Does it fit?")
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Weights", f"{r['weights_gib']:,.1f} GiB", help="Parameters × bits per weight / 8, all cards together.")
-c2.metric("KV cache per sequence", f"{r['kv_gib_per_sequence']:,.2f} GiB",
-          help=f"{r['kv_bytes_per_token']:,.0f} bytes per token with every layer full, at {s.ctx:,} tokens.")
-c3.metric("Sequences that fit", f"{r['max_batch']:,}", help=f"At {s.ctx:,} tokens each.")
-c4.metric("Batch used", f"{r['batch']:,}", help="auto = the largest useful batch" if s.batch == "auto" else None)
+c1.metric("Weights as loaded", f"{r['weights_loaded_gib']:,.2f} GiB per card",
+          help=f"{r['weights_gib']:,.1f} GiB of checkpoint over all cards, each part in its format, plus any padding "
+               "the engine's kernels add.")
+c2.metric("KV cache", f"{r['kv_cache_gib']:,.1f} GiB",
+          help=f"{r['kv_cache_gib_per_card']:,.2f} GiB per card: what the engine allocates for the cache (vLLM prints "
+               "it as 'Available KV cache memory').")
+c3.metric("KV cache tokens", f"{r['kv_tokens']:,.0f}",
+          help=f"vLLM's 'GPU KV cache size', SGLang's max_total_num_tokens: {r['max_concurrency']:,.2f} sequences "
+               f"of {s.ctx:,} tokens.")
+c4.metric("Sequences that fit", f"{r['max_batch']:,}",
+          help=f"Whole sequences of {s.ctx:,} tokens; {r['kv_gib_per_sequence']:,.2f} GiB each. Batch used: "
+               f"{r['batch']:,}.")
 
 if r["kv_copy_factor"] > 1:
     held = ("every card holds the whole MLA latent" if s.kv_latent else
@@ -26,31 +33,52 @@ if r["kv_copy_factor"] > 1:
 ui.details()  # the first draw of a session ends here
 
 stack = ui.table("memory_stack", s)
-per = "per card" if s.gpus > 1 else ""
-st.subheader(f"Memory {per} at batch {r['batch']:,}".strip())
-order = ["weights", "KV cache", "overhead", "free"]
-shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(4))
-x_max = max(s.mem_gib, float(stack["gib_per_card"][:3].sum())) * 1.02
+mem = ui.table("card_memory", s)
+st.subheader(f"One card's memory at batch {r['batch']:,}")
+#: Colours by kind of block: the weights, the engine's reserve (greys), the cache in use and allocated, what the
+#: engine leaves alone.
+GREYS = ["#8c8c8c", "#b0b0b0", "#cfcfcf"]
+
+
+def colour(part: str, i: int) -> str:
+    if part.startswith("weights"):
+        return "#4c78a8"
+    if part.startswith("KV cache at"):
+        return "#f58518"
+    if part.startswith("KV cache allocated"):
+        return "#ffbf79"
+    if part == "left by the engine":
+        return "#c7e0bd"
+    return GREYS[(i - 1) % len(GREYS)]
+
+
+colours = {p: colour(p, i) for i, p in enumerate(stack["part"])}
+shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(len(stack)),
+                     label=[f"{p}: {g:,.2f} GiB" for p, g in zip(stack["part"], stack["gib_per_card"], strict=True)])
+shown = shown[shown["gib"] > 0]
 chart = (
     alt.Chart(shown)
     .mark_bar(size=44)
     .encode(
-        x=alt.X("gib:Q", stack="zero", title=f"GiB {per or 'on the card'}", scale=alt.Scale(domain=[0, x_max], nice=False)),
-        color=alt.Color("part:N", sort=order, scale=alt.Scale(domain=order, range=["#4c78a8", "#f58518", "#9d9d9d", "#c7e0bd"]),
+        x=alt.X("gib:Q", stack="zero", title="GiB on one card",
+                scale=alt.Scale(domain=[0, max(s.mem_gib, float(shown["gib"].sum())) * 1.02], nice=False),
+                axis=alt.Axis(format=",.0f")),
+        color=alt.Color("label:N", sort=list(shown["label"]),
+                        scale=alt.Scale(domain=list(shown["label"]), range=[colours[p] for p in shown["part"]]),
                         legend=alt.Legend(orient="bottom", title=None, columns=2, labelLimit=0)),
         order=alt.Order("order:Q"),
         tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
                  alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],
     )
-    .properties(height=150)
+    .properties(height=110)
 )
-rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib], "label": [f"card: {s.mem_gib:g} GiB"]})).mark_rule(
-    color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
+rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib]})).mark_rule(color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
 st.altair_chart(alt.layer(chart, rule), width="stretch")
-short = -float(stack["gib_per_card"].iloc[3])
-if short > 0:
-    st.error(f"Short by {short:,.1f} GiB per card at batch {r['batch']:,}: weights, cache and overhead exceed "
-             f"the {s.mem_gib:g} GiB card (dashed line).")
+st.caption(mem.sentence() + f" The dashed line is the card, {s.mem_gib:g} GiB as nvidia-smi reports it; the blocks add "
+           "up to it.")
+if r["kv_cache_gib"] <= 0:
+    st.error(f"Short by {-mem.kv_cache_gib:,.2f} GiB per card: the weights as loaded and the engine's reserve exceed "
+             f"what it takes ({mem.share_text}).")
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")
@@ -61,14 +89,15 @@ ui.dataframe(
     column_config={
         "weights": "Weights",
         "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f"),
-        "weights_gib": st.column_config.NumberColumn("Weights (GiB)", format="%.1f"),
-        "free_gib": st.column_config.NumberColumn("Left for cache (GiB)", format="%.1f"),
+        "weights_gib": st.column_config.NumberColumn("Weights as loaded (GiB)", format="%.1f"),
+        "free_gib": st.column_config.NumberColumn("KV cache (GiB)", format="%.1f"),
         **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d")
            for c in fit.columns if c.startswith("seqs_at_")},
         "quality": "Published quality cost (vs 16-bit)", "quality_source": "Source",
     },
 )
-st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, {s.overhead_gib:g} GiB reserved per card, KV cache at {s.kv_bits:g} bits. "
+st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
+           "Each row puts every weight in its format (the scenario's own row keeps its checkpoint's parts). "
            "Zero everywhere in a row means the weights alone do not load. The quality cost is the one published for "
            "the format, on the model named (a dash: nothing published); the Levers page sets every format's memory "
            "and money beside it.")

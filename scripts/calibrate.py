@@ -34,7 +34,6 @@ import argparse
 import csv
 import datetime as dt
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -44,7 +43,7 @@ from scipy.optimize import least_squares
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from calc import engines, load, model, traffic  # noqa: E402
+from calc import engines, load, memory, model, traffic  # noqa: E402
 from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, ROOFLINE  # noqa: E402
 from calc.scenario import split_link  # noqa: E402
 from calc.validate import (  # noqa: E402
@@ -79,6 +78,7 @@ OVER_WEIGHT = 2.0
 #: The figures fitted for each profile with rows (own, or shared through ``SHARED``); the others are fixed below.
 FITTED = {
     "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
+    "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
@@ -100,10 +100,14 @@ SHARED = {
     ("llamacpp-vulkan", "eff_dequant"): "llamacpp",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
     ("sglang", "eff_link"): "vllm",
+    # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in
+    # any figure the rows measure: every figure is vllm's.
+    **{("vllm-2025", k): "vllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
 SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-2023",
-           "trtllm-2023": "trtllm", "sglang": "vllm", "vllm": "sglang"}
+           "trtllm-2023": "trtllm", "sglang": "vllm", "vllm": "sglang",
+           "vllm-2025": "vllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
 TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"}}
@@ -115,14 +119,17 @@ _LLAMACPP_FIXED = {
                           "default reserve, conservative for llama.cpp's compute buffers"),
     "max_seqs": (4, "llama-server's default of 4 parallel slots (--parallel auto; ggml-org/llama.cpp issue 17989)"),
 }
+MODELLED = ("empty: the engine's own accounting, worked out from the launch settings (calc/memory.py, "
+            "docs/method.md section 8.2)")
 #: Figures taken from the engines' documentation or from the measurements' own notes, with their sources.
-#: (vLLM's reserve is derived from a row's note in :func:`vllm_overhead`.)
 FIXED = {
     "vllm": {
         "layer_us": (0.0, "vLLM replays its decode steps as CUDA graphs, so launch costs do not grow with the layers"),
         "mem_util": (0.9, "vLLM's default gpu_memory_utilization 0.9, the setting its rows name"),
-        "max_seqs": (256, "vLLM's default max_num_seqs 256; the silybench rows' throughput is the same at "
-                          "concurrency 256 (be8873da: 13,567 tok/s) and 384 (c47fbca0: 13,591 tok/s)"),
+        "overhead_gib": (None, MODELLED),
+        "max_seqs": (None, "empty: vLLM's default max_num_seqs by card, 1024 on cards of 70 GiB and more other "
+                           "than the A100, else 256, at most max_num_batched_tokens (vllm/engine/arg_utils.py "
+                           "get_batch_defaults; calc/engines.py default_max_seqs)"),
         "eff_dequant": (1.0, "no vllm row stores its dense weights below 8 bits (gpt-oss's MXFP4 experts are read "
                              "by the same kernels as its BF16 layers in the rows): no loss"),
     },
@@ -131,7 +138,7 @@ FIXED = {
         "mem_util": (0.88, "SGLang's mem_fraction_static 0.88, the setting its rows name (--mem-frac 0.88)"),
         "max_seqs": (256, "vLLM's default max_num_seqs 256: SGLang's own cap (max_running_requests) follows its "
                           "memory, and the CUDA graphs it replays stop at 160 to 256 sequences"),
-        "overhead_gib": (4.65, "vLLM's reserve (row c47fbca0's note), for an engine of the same design"),
+        "overhead_gib": (None, MODELLED),
         "eff_dequant": (1.0, "no sglang row stores its weights below 8 bits: no loss"),
     },
     "trtllm": {
@@ -155,30 +162,12 @@ FIXED = {
     "llamacpp-2024": dict(_LLAMACPP_FIXED),
     "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
 }
+FIXED["vllm-2025"] = dict(FIXED["vllm"])
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "sglang", "trtllm", "trtllm-2023", "llamacpp", "llamacpp-vulkan", "llamacpp-2024")
-
-
-def vllm_overhead(rows: list[Measurement], mem_util: float) -> tuple[float, str]:
-    """vLLM's reserve per card from a row whose note gives the KV-cache capacity vLLM reported: the memory it
-    takes (``mem_util`` of the card) less the weights and that cache, in GiB."""
-    for row in rows:
-        m = re.search(r"KV cache capacity ([\d,]+) tokens", row.notes)
-        if row.engine == "vllm" and m:
-            s = load(row.link).scenario
-            tokens = int(m.group(1).replace(",", ""))
-            cache = tokens * float(model.cache_bytes(s, 1))
-            reserve = mem_util * s.mem_gib - (model.weight_bytes(s) + cache) / model.GiB / s.gpus
-            return round(reserve, 2), (f"row {row.id}'s note: vLLM reported a KV cache of {tokens:,} tokens at "
-                                       f"gpu_memory_utilization {mem_util:g}; the card's share less the weights "
-                                       f"and that cache leaves {reserve:.2f} GiB")
-    raise SystemExit("no vLLM row reports its KV-cache capacity")
-
-
-# ---------------------------------------------------------------- a fast copy of the model, vectorised over rows
+FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2023", "llamacpp", "llamacpp-vulkan", "llamacpp-2024")
 
 
 class FastRows:
@@ -187,7 +176,7 @@ class FastRows:
     (model.step_parts, traffic.load_throughput) term by term; :func:`check_against_report` proves it agrees with
     ``calc.report``. A figure the row's own link sets (``max_seqs=8``) overrides the profile's, as in the report."""
 
-    COLS = ("gbw", "gT", "mem", "g", "W", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
+    COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
             "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m")
 
     def __init__(self, rows: list[Measurement]):
@@ -210,6 +199,10 @@ class FastRows:
             cols["mem"].append(s.mem_gib)
             cols["g"].append(g)
             cols["W"].append(model.weight_bytes(s))
+            cols["Wl"].append(memory.loaded_weight_bytes(s))
+            rule = engines.base(s.engine)
+            cols["free_fixed"].append(memory.free_bytes(s) if rule in engines.MODELLED_RESERVE else np.nan)
+            cols["rule_trt"].append(float(rule == "trtllm"))
             cols["C_end"].append(float(model.cache_bytes(s, traffic.request_context(s))))
             cols["Wd"].append((D - model.embed_params(s)) * s.weight_bits / 8)
             cols["Wm"].append(M * s.expert_weight_bits / 8)
@@ -265,7 +258,12 @@ class FastRows:
                            self.fl / (self.gT * f["eff_flops"]))
                 + self.comm_step + fixed) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
-        free = self.g * (f["mem_util"] * self.mem - f["overhead_gib"]) * GiB - self.W
+        # calc/memory.py: vLLM's and SGLang's cache is their own accounting (no fitted figure enters it);
+        # TensorRT-LLM takes mem_util of what the weights and its buffers leave; the others mem_util of the card.
+        over = np.nan_to_num(f["overhead_gib"], nan=0.0)
+        share = self.g * (f["mem_util"] * self.mem - over) * GiB - self.Wl
+        trt = f["mem_util"] * (self.g * (self.mem - over) * GiB - self.Wl)
+        free = np.where(np.isnan(self.free_fixed), np.where(self.rule_trt > 0, trt, share), self.free_fixed)
         B = np.floor(np.maximum(0.0, free) / self.C_end)
         B = np.where(np.isnan(f["max_seqs"]), B, np.minimum(B, np.nan_to_num(f["max_seqs"], nan=0.0)))
         tau = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** B) / bw_m
@@ -407,7 +405,6 @@ def rounded(name: str, x):
 def fixed_figures(rows: list[Measurement]) -> tuple[dict, dict]:
     """``({profile: {figure: value}}, {profile: {figure: note}})`` of the figures not fitted."""
     notes = {e: dict(FIXED[e]) for e in FAMILY_ORDER}
-    notes["vllm"]["overhead_gib"] = vllm_overhead(rows, FIXED["vllm"]["mem_util"][0])
     values = {}
     for e in FAMILY_ORDER:
         v = {k: val for k, (val, _) in notes[e].items()}

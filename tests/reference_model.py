@@ -20,7 +20,16 @@ from calc import catalogue
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8 `engine`: every profile id
     ENGINES = tuple(row["engine"] for row in csv.DictReader(_f))
+with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8.2: each profile's engine
+    ENGINE_BASE = {row["engine"]: row["base"] for row in csv.DictReader(_f)}
 DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
+# docs/method.md section 8.2: the constants of vLLM's and SGLang's memory accounting.
+VLLM_NON_TORCH_GIB = 0.2  # memory outside PyTorch's allocator that appears during the profiling run
+# by release family: bytes per logit element of the sampler profile, CUDA-graph reserve (GiB), MXFP4 expert layout
+VLLM_RELEASES = {"vllm": (14.0, 0.5, "triton"), "vllm-2025": (38.0, 0.0, "marlin")}
+SGLANG_CONTEXT_GIB = 0.3
+SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
+DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
@@ -89,6 +98,9 @@ LINK_KEYS = (
     # docs/method.md sections 2-5
     "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
     "link_gbs", "link_us", "embed_b",
+    # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
+    "vocab", "linear_layers", "state_kib", "torch_gib", "weights_attn", "weights_embed", "layers_full",
+    "max_batched_tokens", "cuda_graphs",
     # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
     # docs/method.md section 8
@@ -205,6 +217,16 @@ def resolve(params) -> dict:
     s["window"] = _integer(p, "window", int(shape("window")), 0)
     s["window_layers"] = _integer(p, "window_layers", int(shape("window_layers")), 0)
     s["embed_b"] = _real(p, "embed_b", float(shape("embed_b")), 0)
+    # docs/method.md section 1: vocab from the preset, else the untied table's rows, else the default.
+    derived_vocab = round(s["embed_b"] * 1e9 / s["hidden"]) if s["embed_b"] > 0 else DEFAULT_VOCAB
+    s["vocab"] = _integer(p, "vocab", derived_vocab if custom else int(base["vocab"]), 1)
+    s["linear_layers"] = _integer(p, "linear_layers", int(shape("linear_layers")), 0)
+    if "state_kib" in p:
+        s["state_kib"] = _real(p, "state_kib", None, 0)
+    elif not custom and base["linear_layers"] and "hidden" not in p:
+        s["state_kib"] = float(base["state_kib"])
+    else:
+        s["state_kib"] = s["hidden"] / 2 if s["linear_layers"] else 0.0  # 2*hidden*128 16-bit values
     # contract: active_b default = the preset's active_b for an MoE preset, else params_b
     # (docs/method.md section 1 "= params_b"; a custom MoE has no preset figure to take).
     moe_preset = not custom and s["experts"] > 0
@@ -216,6 +238,12 @@ def resolve(params) -> dict:
     card = cards[DEFAULT_CARD if s["card"] == "custom" else s["card"]]
     s["compute"] = _choice(p, "compute", "bf16", set(COMPUTES))
     s["mem_gib"] = _real(p, "mem_gib", float(card["mem_gib"]), 0, lo_open=True)
+    # docs/method.md section 8.2: the total CUDA reports, the preset's where the link keeps its memory.
+    torch_default = card.get("torch_gib") if s["card"] != "custom" and "mem_gib" not in p else None
+    torch_default = s["mem_gib"] if torch_default is None else min(float(torch_default), s["mem_gib"])
+    s["torch_gib"] = _real(p, "torch_gib", torch_default, 0, lo_open=True)
+    if s["torch_gib"] > s["mem_gib"]:
+        _bad("torch_gib", s["torch_gib"], "<= mem_gib")
     s["bw_tbs"] = _real(p, "bw_tbs", float(card["bw_tbs"]), 0, lo_open=True)
     # docs/method.md sections 2-5: tflops defaults to the card's dense peak at `compute`; a (preset) card without
     # that precision is an error naming `compute`. A custom card given `tflops` has it.
@@ -236,6 +264,11 @@ def resolve(params) -> dict:
     s["weights"], s["_bpw"] = _bits(p, "weights", base["weights"] if shipped else "int4-g128", WEIGHT_BITS)
     experts_default = base["weights_experts"] if (shipped and "weights" not in p) else s["weights"]
     s["weights_experts"], s["_bpw_e"] = _bits(p, "weights_experts", experts_default, WEIGHT_BITS)
+    # docs/method.md section 2.1: the other parts a checkpoint keeps apart follow the same rule.
+    ships = shipped and "weights" not in p
+    for key, col in (("weights_attn", "_bpw_a"), ("weights_embed", "_bpw_emb")):
+        s[key], s[col] = _bits(p, key, (base[key] or s["weights"]) if ships else s["weights"], WEIGHT_BITS)
+    s["layers_full"] = _integer(p, "layers_full", int(base["layers_full"]) if ships else 0, 0)
     s["kv"], s["_kvb"] = _bits(p, "kv", "fp16", KV_BITS)
     s["ctx"] = _integer(p, "ctx", 8192, 1)
     if str(p.get("batch", "auto")).strip() == "auto":
@@ -252,7 +285,17 @@ def resolve(params) -> dict:
     s["step_us"] = _real(p, "step_us", prof["step_us"], 0)
     s["mem_util"] = _real(p, "mem_util", prof["mem_util"], 0, lo_open=True, hi=1)
     s["max_seqs"] = _integer(p, "max_seqs", prof["max_seqs"], 1, 65536)
-    s["overhead_gib"] = _real(p, "overhead_gib", prof["overhead_gib"], 0)
+    s["overhead_gib"] = _real(p, "overhead_gib", prof["overhead_gib"], 0)  # None: the engine's own accounting
+    s["cuda_graphs"] = _integer(p, "cuda_graphs", 1, 0, 1)
+    # docs/method.md section 8.2: the tokens one step may hold, by engine (vLLM's by card).
+    eng = ENGINE_BASE[s["engine"]]
+    if eng == "vllm":
+        tokens_default = 8192 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 2048
+    else:
+        tokens_default = 2048 if eng == "llamacpp" else 8192
+    s["max_batched_tokens"] = _integer(p, "max_batched_tokens", tokens_default, 1)
+    if eng == "vllm" and "max_seqs" not in p:  # docs/method.md section 8.2: vLLM's default by card
+        s["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     s["tok_us"] = _real(p, "tok_us", prof["tok_us"], 0)
     s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
     s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
@@ -286,6 +329,21 @@ def resolve(params) -> dict:
         _bad("kv_heads", s["kv_heads"], "<= heads")
     if s["window_layers"] > s["layers"]:
         _bad("window_layers", s["window_layers"], "0..layers")
+    if s["linear_layers"] + (s["window_layers"] if s["window"] else 0) > s["layers"]:  # named by the key given
+        key = next((k for k in ("linear_layers", "window_layers", "layers") if k in p), "linear_layers")
+        _bad(key, s[key], "linear_layers + window_layers <= layers")
+    if s["linear_layers"] and s["state_kib"] < 1:
+        key = "state_kib" if "state_kib" in p else "linear_layers"
+        _bad(key, s[key], "state_kib >= 1 with linear layers")
+    if s["layers_full"] > s["layers"]:
+        _bad("layers_full", s["layers_full"], "0..layers")
+    # docs/method.md section 5: engines that split heads refuse a size that does not divide them.
+    g = s["gpus"]
+    if g > 1 and ENGINE_BASE[s["engine"]] in ("vllm", "sglang", "trtllm"):
+        if s["heads"] % g:
+            _bad("gpus", g, "a divisor of the attention heads")
+        if not s["kv_latent"] and s["kv_heads"] % g and g % s["kv_heads"]:
+            _bad("gpus", g, "a divisor or a multiple of the KV heads")
     if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
         _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
     if s["active_b"] > s["params_b"]:
@@ -317,7 +375,12 @@ def _si(s) -> dict:
         BW=g * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
         BWkv=g * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
-        mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"],
+        mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], torch=s["torch_gib"],
+        V=s["vocab"], Llin=s["linear_layers"], state=s["linear_layers"] * s["state_kib"] * 1024,
+        bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
+        graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
+        release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
+        mxfp4=s["weights_experts"] == "mxfp4",
         step_s=(s["step_us"] + s["layers"] * s["layer_us"]) * 1e-6,  # docs/method.md s8: per step and per layer
         # docs/method.md s8: weights stored below 8 bits are read at eff_dequant of eff_bw
         q=s["eff_dequant"] if s["_bpw"] < 8 else 1.0, q_e=s["eff_dequant"] if s["_bpw_e"] < 8 else 1.0,
@@ -326,34 +389,98 @@ def _si(s) -> dict:
     )
 
 
+def parts(m):
+    """docs/method.md section 2.1: (params, bits, params read per step, routed) for each part of the checkpoint."""
+    if m["E"]:
+        M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
+    else:
+        M, D = 0.0, m["P"]
+    emb = min(m["Pe"] + m["V"] * m["hidden"], D)  # the input table and the LM head
+    if m["lat"]:
+        per_layer = 2 * m["hidden"] * m["H"] * m["d"] + m["lat"] * (m["hidden"] + 2 * m["H"] * m["d"])
+    else:
+        per_layer = m["hidden"] * m["d"] * (2 * m["H"] + 2 * m["Hkv"])  # q, k, v, o
+    attn = min((m["L"] - m["Llin"]) * per_layer, max(0.0, D - emb))
+    rest = max(0.0, D - emb - attn)
+    f = m["Lf"] / m["L"]  # whole blocks at 16 bits
+    return [(emb, m["bpw_emb"], emb - m["Pe"], False), (attn * (1 - f), m["bpw_a"], attn * (1 - f), False),
+            (rest * (1 - f), m["bpw"], rest * (1 - f), False), (M * (1 - f), m["bpw_e"], M * (1 - f), True),
+            ((attn + rest) * f, 16.0, (attn + rest) * f, False), (M * f, 16.0, M * f, True)]
+
+
 def weight_bytes(m):
-    if not m["E"]:
-        return m["P"] * m["bpw"] / 8  # docs/method.md sections 2-4: W = P*bpw/8 (resident)
+    return sum(n * b / 8 for n, b, _, _ in parts(m))  # docs/method.md section 2.1: W, part by part
+
+
+def loaded_bytes(m):
+    """docs/method.md section 8.2: W plus what vLLM's MXFP4 kernels add to routed experts (Marlin pads, Triton
+    keeps the scales twice)."""
+    W = weight_bytes(m)
+    if m["rule"] == "sglang":
+        return W + m["g"] * SGLANG_LOAD_EXTRA_GIB * GIB
+    if not (m["mxfp4"] and m["E"] and m["rule"] == "vllm"):
+        return W
     M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
-    return (m["P"] - M) * m["bpw"] / 8 + M * m["bpw_e"] / 8  # docs/method.md section 8: weights per part
+    if m["release"][2] == "triton":
+        return W + M / 32  # one more byte of scale per 32 expert weights
+    inter = M / (m["E"] * m["L"] * 3 * m["hidden"])  # one expert's intermediate size
+    grow = math.ceil(inter / 128) * 128 * math.ceil(m["hidden"] / 256) * 256 / (inter * m["hidden"])
+    return W + M * m["bpw_e"] / 8 * (grow - 1)
 
 
 def ltok(m, n):
-    return (m["L"] - m["Lw"]) * n + m["Lw"] * min(n, m["win"])  # docs/method.md sections 2-5: Ltok(n)
+    # docs/method.md sections 2.2-2.3: Ltok(n), linear-attention layers cache no tokens
+    return (m["L"] - m["Llin"] - m["Lw"]) * n + m["Lw"] * min(n, m["win"])
 
 
 def kv_bytes_per_token(m):
+    La = m["L"] - m["Llin"]  # docs/method.md section 2.3: attention layers only
     if m["lat"]:
-        return m["L"] * m["lat"] * m["kvb"] / 8  # docs/method.md sections 2-5: MLA L*kv_latent*kvb/8
-    return 2 * m["L"] * m["Hkv"] * m["d"] * m["kvb"] / 8  # docs/method.md sections 2-4/s5: 2*L*Hkv*d*kvb/8
+        return La * m["lat"] * m["kvb"] / 8  # docs/method.md sections 2-5: MLA L*kv_latent*kvb/8
+    return 2 * La * m["Hkv"] * m["d"] * m["kvb"] / 8  # docs/method.md sections 2-4/s5: 2*L*Hkv*d*kvb/8
 
 
 def cache_bytes(m, n):
     """docs/method.md sections 2-5 v2: Cg(n), the cluster total with tensor-parallel copies of the KV heads (MLA: of the latent)."""
     g = m["g"]
+    # docs/method.md section 2.3: plus the linear-attention state, split by heads (not copied)
     if m["lat"]:
-        return g * m["lat"] * m["kvb"] / 8 * ltok(m, n)  # docs/method.md sections 2-5: MLA Cg(n) = g*kv_latent*kvb/8*Ltok
+        return g * m["lat"] * m["kvb"] / 8 * ltok(m, n) + m["state"]  # docs/method.md sections 2-5: MLA Cg(n)
     per_card = max(1, math.ceil(m["Hkv"] / g))
-    return 2 * g * per_card * m["d"] * m["kvb"] / 8 * ltok(m, n)  # docs/method.md sections 2-5: Cg(n) = 2*g*ceil(Hkv/g)*d*kvb/8*Ltok
+    return 2 * g * per_card * m["d"] * m["kvb"] / 8 * ltok(m, n) + m["state"]  # docs/method.md sections 2-5: Cg(n)
+
+
+def vllm_activation(m):
+    """docs/method.md section 8.2: the larger of the dummy forward pass and the dummy sampler run, bytes per card."""
+    if m["E"]:
+        M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
+    else:
+        M, D = 0.0, m["P"]
+    mlp = max(0.0, (D - m["V"] * m["hidden"] - m["Pe"]) / m["L"] / (3 * m["hidden"]))
+    if m["E"]:
+        mlp += m["k"] * M / (m["E"] * m["L"] * 3 * m["hidden"])
+    forward = m["T"] * 2 * (4 * m["hidden"] + ((m["H"] + 2 * m["Hkv"]) * m["d"] + 2 * mlp) / m["g"])
+    rows = min(m["seqs"] if m["seqs"] is not None else m["T"], m["T"])
+    return max(forward, rows * m["V"] / m["g"] * m["release"][0])
+
+
+def kv_gib_per_card(m):
+    """docs/method.md section 8.2: the KV cache each engine's rule leaves on one card, GiB (negative: short)."""
+    w = loaded_bytes(m) / m["g"] / GIB
+    over, u = m["over"], m["util"]
+    if m["rule"] == "vllm":
+        if over is None:
+            over = VLLM_NON_TORCH_GIB + vllm_activation(m) / GIB + m["release"][1] * m["graphs"]
+        return u * m["torch"] - w - over
+    if m["rule"] == "sglang":
+        return u * (m["torch"] - (SGLANG_CONTEXT_GIB if over is None else over)) - w
+    if m["rule"] == "trtllm":
+        return u * (m["mem"] - w - over)
+    return u * m["mem"] - over - w
 
 
 def free_bytes(m):
-    return m["g"] * (m["util"] * m["mem"] - m["over"]) * GIB - weight_bytes(m)  # docs/method.md section 8: free
+    return m["g"] * kv_gib_per_card(m) * GIB  # docs/method.md section 8.2: free, all cards
 
 
 def max_batch(m, n):
@@ -370,22 +497,19 @@ def moe_split(P, Pa, E, k):
     return M, P - M  # D = P - M
 
 
+def _bw(m, bits):
+    return m["BW"] * (m["dq"] if bits < 8 else 1.0)  # docs/method.md s8: below 8 bits at eff_dequant of eff_bw
+
+
 def read_seconds(m, B):
-    """docs/method.md sections 2-5/s7: Wr(B) = (D - Pe)*bpw/8 + M*f(B)*bpw_e/8 (dense: (P - Pe)*bpw/8); s8: each
-    part at BW times its dequantisation share."""
-    if not m["E"]:
-        return (m["P"] - m["Pe"]) * m["bpw"] / 8 / (m["BW"] * m["q"])
-    M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
-    f = 1 - (1 - m["k"] / m["E"]) ** B  # docs/method.md sections 2-5: f(B) = 1 - (1 - k/E)^B
-    return (D - m["Pe"]) * m["bpw"] / 8 / (m["BW"] * m["q"]) + M * f * m["bpw_e"] / 8 / (m["BW"] * m["q_e"])
+    """docs/method.md section 2.1/3.2: every part's bytes read at its own bandwidth; routed experts at f(B)."""
+    f = 1 - (1 - m["k"] / m["E"]) ** B if m["E"] else 1.0
+    return sum(r * (f if routed else 1.0) * b / 8 / _bw(m, b) for _, b, r, routed in parts(m))
 
 
 def resident_seconds(m):
     """docs/method.md s7/s8: every resident weight read once, part by part."""
-    if not m["E"]:
-        return m["P"] * m["bpw"] / 8 / (m["BW"] * m["q"])
-    M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
-    return (m["P"] - M) * m["bpw"] / 8 / (m["BW"] * m["q"]) + M * m["bpw_e"] / 8 / (m["BW"] * m["q_e"])
+    return sum(n * b / 8 / _bw(m, b) for n, b, _, _ in parts(m))
 
 
 def t_mem(m, B, n):
@@ -472,7 +596,7 @@ def serving_batch(m, s, n):
 def prefill_flops(m, in_tok):
     width = m["lat"] if m["lat"] else m["d"]  # docs/method.md section 7: MLA uses kv_latent for d
     h = m["hit"]  # SPEC section 8: the prefix cache's share of the prompt
-    return 2 * (m["Pa"] - m["Pe"]) * in_tok * (1 - h) + m["a"] * 2 * m["L"] * m["H"] * width * in_tok**2 * (1 - h**2)
+    return 2 * (m["Pa"] - m["Pe"]) * in_tok * (1 - h) + m["a"] * 2 * (m["L"] - m["Llin"]) * m["H"] * width * in_tok**2 * (1 - h**2)
 
 
 def ttft_ms(m, in_tok):
@@ -656,6 +780,12 @@ def reference_report(params) -> dict:
         free_gib=free / GIB,
         fits=free > 0,  # docs/method.md sections 2-4
         max_batch=mb,
+        # docs/method.md section 8.2: figures worded as the engines print them.
+        weights_loaded_gib=loaded_bytes(m) / m["g"] / GIB,
+        kv_cache_gib=max(0.0, free) / GIB,
+        kv_cache_gib_per_card=max(0.0, free) / GIB / m["g"],
+        max_concurrency=max(0.0, free) / cache_bytes(m, n),
+        kv_tokens=max(0.0, free) / cache_bytes(m, n) * n,
         break_even_batch=be,
         batch=B,
         step_ms=st * 1e3,
@@ -682,7 +812,10 @@ def reference_report(params) -> dict:
     r["engine"] = s["engine"]
     # A figure reads "profile" when it equals the profile's (a printed scenario repeats them), else "link".
     prof = profiles()[s["engine"]]
-    r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == prof[k] else "link"} for k in PROFILE_KEYS}
+    own = dict(prof)
+    if ENGINE_BASE[s["engine"]] == "vllm":  # docs/method.md section 8.2: vLLM's max_seqs is its default by card
+        own["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
+    r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == own[k] else "link"} for k in PROFILE_KEYS}
     r["error_band"] = error_bands()[s["engine"]]
     unknown = sorted(k for k in params if k not in LINK_KEYS)
     r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]

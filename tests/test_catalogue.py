@@ -21,10 +21,15 @@ CONTRACT_MODELS = {
     "mistral-7b-v0.3", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-32b",
     "qwen2.5-72b", "qwen3-8b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini-4k", "deepseek-v3",
     "gpt-oss-20b", "gpt-oss-120b",
+    # 2026: quantized releases, Qwen3 (hybrids included), DeepSeek-V3.1, Llama 4, Gemma 3, Mistral Small, Kimi, GLM
+    "llama-3.1-405b-fp8", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b",
+    "qwen3-235b-a22b", "qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "deepseek-v3.1", "llama-4-scout",
+    "llama-4-maverick", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "mistral-small-3.2", "kimi-k2", "glm-4.5",
 }
 CONTRACT_CARDS = {
     "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "a100-40gb", "a100-80gb", "a100-80gb-pcie",
     "l40s", "l4", "a10", "rtx-4090", "rtx-6000-ada", "mi300x", "mi325x", "b200", "gb200", "gaudi-3",
+    "rtx-5090", "rtx-pro-6000", "h20",
 }
 
 # kv_bytes_per_token_bf16 as published in the shared reference table (models.csv there).
@@ -161,6 +166,7 @@ DRIVER_MIB = {
     "h100-sxm": 81559, "h100-pcie": 81559, "h100-nvl": 95830, "h200-sxm": 143771, "a100-40gb": 40960,
     "a100-80gb": 81920, "a100-80gb-pcie": 81920, "l40s": 46068, "l4": 23034, "a10": 23028, "rtx-4090": 24564,
     "rtx-6000-ada": 49140, "mi300x": 196592, "mi325x": None, "b200": 183359, "gb200": 189471, "gaudi-3": 131072,
+    "rtx-5090": 32607, "rtx-pro-6000": 97887, "h20": 97871,
 }
 
 

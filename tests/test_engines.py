@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from calc import engines, load, report, traffic
+from calc import engines, load, parse, report, traffic
 from calc.engines import ENGINES, FIGURES, ROOFLINE
 from calc.validate import cross_validated_results, evaluate, read_measurements, summarise
 
@@ -35,7 +35,9 @@ ENGINE_KEYS = {"engine", "eff", *FIGURES}
 def test_default_engine_is_vllm_with_its_fitted_figures():
     r = report("")
     assert r["engine"] == "vllm" and r["scenario"]["engine"] == "vllm"
-    prof = engines.profile("vllm")
+    prof = dict(engines.profile("vllm"))
+    assert prof["max_seqs"] is None and prof["overhead_gib"] is None
+    prof["max_seqs"] = 1024  # vLLM's default max_num_seqs on an H100 (engines.default_max_seqs)
     for f in FIGURES:
         assert r["scenario"][f] == prof[f]
         assert r["engine_profile"][f]["value"] == prof[f] and r["engine_profile"][f]["from"] == "profile"
@@ -164,6 +166,8 @@ def test_no_engine_beats_the_physical_limit(params):
     base = _without_engine(params)
     limit = report({**base, **LIMIT})
     for engine in ENGINES:
+        if parse({**base, "engine": engine}).errors:
+            continue  # the engine refuses the shape (its tensor-parallel rule)
         r = report({**base, "engine": engine})
         assert r["max_batch"] <= limit["max_batch"]
         assert r["tok_s"] <= limit["tok_s"] * (1 + 1e-9), engine
@@ -184,7 +188,9 @@ CV = {(s["engine"], s["metric"]): s for s in summarise(cross_validated_results(M
 #: section 5 with the reason, and tested to stay no worse than they are.
 MEETS_TARGETS = {("vllm", "step_ms")}
 NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), per cent, as of this fit
-    ("vllm", "max_throughput_tok_s"): (7.0, 35.0, 7.0, 35.0),
+    # vLLM's default max_num_seqs is 1024 on an H100 (it was 256 in the profile before): the silybench row at
+    # 384 clients is predicted at the batch memory holds, 12 % fast out of sample.
+    ("vllm", "max_throughput_tok_s"): (12.5, 33.0, 6.0, 33.0),
     ("trtllm", "max_throughput_tok_s"): (14.0, 35.0, 12.5, 35.0),
     ("trtllm-2023", "max_throughput_tok_s"): (28.0, 140.0, 5.0, 140.0),
     ("llamacpp", "step_ms"): (11.5, 44.0, 9.5, 44.0),
@@ -237,7 +243,10 @@ def test_profiles_are_physically_plausible():
     for engine, prof in engines.profiles().items():
         assert all(0 < prof[k] <= 1 for k in ("eff_bw", "eff_kv", "eff_flops", "mem_util", "eff_link",
                                               "eff_dequant")), engine
-        assert min(prof["step_us"], prof["tok_us"], prof["overhead_gib"], prof["layer_us"]) >= 0, engine
+        assert min(prof["step_us"], prof["tok_us"], prof["layer_us"]) >= 0, engine
+        # vLLM and SGLang work their reserve out from the launch settings (calc/memory.py): no figure
+        assert (prof["overhead_gib"] is None) == (engines.base(engine) in engines.MODELLED_RESERVE), engine
+        assert prof["overhead_gib"] is None or prof["overhead_gib"] >= 0, engine
         # A fixed cost of kernel launches: at most a few hundred microseconds per layer.
         assert prof["layer_us"] <= 500, engine
         assert prof["max_seqs"] is None or prof["max_seqs"] >= 1, engine

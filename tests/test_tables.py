@@ -67,12 +67,17 @@ def row(df, **match):
 # ------------------------------------------------------------------------------------------ memory_stack
 
 
+PARTS = ["weights (as loaded)", "reserve (overhead_gib)", "KV cache at batch 17", "KV cache allocated, unused",
+         "left by the engine"]
+
+
 def test_memory_stack_one_card():
     df = tables.memory_stack(sc())
     assert list(df.columns) == ["part", "gib_per_card", "gib_total"]
-    assert list(df["part"]) == ["weights", "KV cache", "overhead", "free"]
-    # weights 32.596; cache 17 sequences * 2.5 GiB = 42.5; overhead 4; free 80 - 32.596 - 42.5 - 4 = 0.9037
-    assert list(df["gib_total"]) == [approx(W4), approx(42.5), approx(4.0), approx(80 - W4 - 42.5 - 4)]
+    assert list(df["part"]) == PARTS
+    # weights 32.596; reserve 4; cache 17 sequences * 2.5 GiB = 42.5; the rest of the cache the engine holds
+    # 80 - 4 - 32.596 - 42.5 = 0.9037; the roofline takes the whole card, so it leaves nothing
+    assert list(df["gib_total"]) == [approx(W4), approx(4.0), approx(42.5), approx(80 - W4 - 42.5 - 4), approx(0)]
     assert df["gib_total"].iloc[3] == pytest.approx(0.9037098884583, abs=1e-12)
     assert list(df["gib_per_card"]) == list(df["gib_total"])  # one card: the same figures
     assert df["gib_total"].sum() == approx(80)  # the parts add up to the card
@@ -80,24 +85,26 @@ def test_memory_stack_one_card():
 
 def test_memory_stack_takes_an_explicit_batch_and_shows_a_shortfall():
     df = tables.memory_stack(sc(), batch=20)
-    # 20 * 2.5 = 50 GiB of cache; free = 80 - 32.596 - 50 - 4 = -6.596 (negative: the shortfall)
-    assert df["gib_total"].iloc[1] == approx(50.0)
-    assert df["gib_total"].iloc[3] == approx(80 - W4 - 50 - 4)
-    assert df["gib_total"].iloc[3] == pytest.approx(-6.59629011154175, abs=1e-12)
+    # 20 * 2.5 = 50 GiB of cache against a KV cache of 80 - 4 - 32.596 = 43.404: short by 6.596
+    assert list(df["part"])[-1] == "short"
+    assert df["gib_total"].iloc[2] == approx(50.0)
+    assert df["gib_total"].iloc[3] == approx(0.0)
+    assert df["gib_total"].iloc[-1] == pytest.approx(-6.59629011154175, abs=1e-12)
+    assert df["gib_total"].sum() == approx(80)
 
 
 def test_memory_stack_auto_batch_uses_the_resolved_batch():
     # batch=auto with attn=1: the step never turns compute-bound (0.323 ms of compute per sequence against
     # 2.684 ms of cache reads), so auto = max_batch = floor((76 - 32.596) / 2.5) = floor(17.36) = 17.
     df = tables.memory_stack(sc(batch="auto"))
-    assert df["gib_total"].iloc[1] == approx(17 * 2.5)
+    assert df["gib_total"].iloc[2] == approx(17 * 2.5)
 
 
 def test_memory_stack_two_cards():
-    # g = 2: 2 * ceil(8/2) / 8 = 1, no copies. Weights 32.596 over both cards; cache 17 * 2.5 = 42.5;
-    # overhead 2 * 4 = 8; free 2 * 80 - 32.596 - 42.5 - 8 = 76.904. Per card: half of each.
+    # g = 2: 2 * ceil(8/2) / 8 = 1, no copies. Weights 32.596 over both cards; reserve 2 * 4 = 8; cache
+    # 17 * 2.5 = 42.5; the rest 2 * 80 - 32.596 - 42.5 - 8 = 76.904. Per card: half of each.
     df = tables.memory_stack(sc(gpus=2))
-    total = [W4, 42.5, 8.0, 160 - W4 - 42.5 - 8]
+    total = [W4, 8.0, 42.5, 160 - W4 - 42.5 - 8, 0.0]
     assert list(df["gib_total"]) == [approx(t) for t in total]
     assert list(df["gib_per_card"]) == [approx(t / 2) for t in total]
     assert df["gib_per_card"].iloc[3] == pytest.approx(38.45185494422913, abs=1e-12)
@@ -105,21 +112,29 @@ def test_memory_stack_two_cards():
 
 def test_memory_stack_sixteen_cards_copies_kv_heads():
     # g = 16 with 8 KV heads: each card holds ceil(8/16) = 1 head, so the replica holds 16 heads' worth,
-    # 16 * 1 / 8 = 2 times the model's cache: 17 * 2.5 * 2 = 85 GiB. Overhead 16 * 4 = 64;
-    # free 16 * 80 - 32.596 - 85 - 64 = 1098.404 GiB; per card / 16.
+    # 16 * 1 / 8 = 2 times the model's cache: 17 * 2.5 * 2 = 85 GiB. Reserve 16 * 4 = 64;
+    # the rest 16 * 80 - 32.596 - 85 - 64 = 1098.404 GiB; per card / 16.
     df = tables.memory_stack(sc(gpus=16))
-    total = [W4, 85.0, 64.0, 1280 - W4 - 85 - 64]
+    total = [W4, 64.0, 85.0, 1280 - W4 - 85 - 64, 0.0]
     assert list(df["gib_total"]) == [approx(t) for t in total]
     assert list(df["gib_per_card"]) == [approx(t / 16) for t in total]
-    assert df["gib_per_card"].iloc[1] == approx(5.3125)  # 85 / 16
+    assert df["gib_per_card"].iloc[2] == approx(5.3125)  # 85 / 16
 
 
 def test_memory_stack_three_cards_copy_part_of_the_heads():
     # g = 3: ceil(8/3) = 3 heads per card, 9 in all for 8: the cache is 9/8 of the model's,
     # 17 * 2.5 * 9/8 = 47.8125 GiB.
     df = tables.memory_stack(sc(gpus=3))
-    assert df["gib_total"].iloc[1] == approx(47.8125)
+    assert df["gib_total"].iloc[2] == approx(47.8125)
     assert df["gib_total"].iloc[3] == approx(240 - W4 - 47.8125 - 12)
+
+
+def test_memory_stack_of_an_engine_that_leaves_part_of_the_card():
+    # mem_util 0.9: the engine takes 72 of the 80 GiB, and the 8 it leaves are their own block
+    df = tables.memory_stack(sc(mem_util=0.9, batch=10))
+    assert df["gib_total"].iloc[-1] == approx(8.0)
+    assert df["gib_total"].iloc[3] == approx(72 - 4 - W4 - 25)
+    assert df["gib_total"].sum() == approx(80)
 
 
 # --------------------------------------------------------------------------------------------- fit_table

@@ -1,0 +1,262 @@
+"""Memory as each engine allocates it (docs/method.md section 8.2): what a card holds for the weights as loaded,
+the engine's own reserve, and the KV cache, per card, in GiB (``2**30`` bytes).
+
+Each engine sizes its KV cache by its own rule, from a different total:
+
+- **roofline** and **llama.cpp**: ``mem_util`` of the card (``mem_gib``, as nvidia-smi reports it) less the
+  reserve ``overhead_gib`` (llama.cpp's compute buffers) and the weights.
+- **vLLM** (``vllm/v1/worker/gpu_worker.py`` ``determine_available_memory``): the total CUDA reports
+  (``torch_gib``) times ``gpu_memory_utilization`` (``mem_util``), less the weights as loaded, the activation peak
+  of its profiling run, the memory that appears outside PyTorch's allocator during it and, since v0.21, the
+  CUDA graphs' memory. The CUDA context and NCCL exist before its first snapshot and come out of the share it
+  leaves (``1 - mem_util``).
+- **SGLang** (``python/sglang/srt/model_executor/model_runner.py`` ``profile_max_num_token``): ``mem_fraction_static``
+  (``mem_util``) of the memory free when it starts (``torch_gib`` less the CUDA context) holds the weights and the
+  KV cache; the rest of the card is left for activations and CUDA graphs, outside the fraction.
+- **TensorRT-LLM** (``tensorrt_llm/_torch/pyexecutor/_util.py``, ``KvCacheConfig.free_gpu_memory_fraction``):
+  ``mem_util`` of the memory free after the engine has loaded (the card less the weights and ``overhead_gib`` of
+  runtime buffers).
+
+A link's ``overhead_gib`` replaces the reserve an engine's rule works out (vLLM's three terms, SGLang's context).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import engines, model
+from .model import GiB, cache_bytes, moe_split, weight_bytes
+from .scenario import Scenario
+
+#: What vLLM's profiling run charges besides the weights and activations: memory that appears outside PyTorch's
+#: allocator during the run (the CUDA context and NCCL exist before its first snapshot and are not charged), GiB
+#: per card; the gpt-oss printouts of vllm issues #23278 and #27508 leave 0.16 and 0.26 GiB for it.
+VLLM_NON_TORCH_GIB = 0.2
+#: vLLM's memory accounting by release family (docs/method.md section 8.2), each read from that release's code:
+#: the bytes alive per element of the ``rows x vocab`` logits at the peak of its dummy sampler run (the PyTorch
+#: sort path of v0.10 to v0.14: bf16 and fp32 logits, sorted values and int64 indices, the sort's scratch, 38;
+#: the FlashInfer and Triton top-k/top-p of later releases, 14), the CUDA-graph memory it reserves before sizing
+#: the cache (v0.21 and later; its printouts estimate 0.36 to 0.58 GiB) and how its MXFP4 MoE kernels hold
+#: routed experts ("marlin": the v0.10 to v0.14 path on Hopper, intermediate size padded to 128 and hidden to
+#: 256; "triton": v0.14 and later, the checkpoint plus a second copy of its 8-bit scales per 32 weights).
+VLLM_RELEASES = {
+    "vllm": {"sampler_bytes": 14.0, "graphs_gib": 0.5, "mxfp4": "triton"},
+    "vllm-2025": {"sampler_bytes": 38.0, "graphs_gib": 0.0, "mxfp4": "marlin"},
+}
+#: Memory SGLang finds already taken when it measures the free memory it takes ``mem_fraction_static`` of (the
+#: CUDA context, the communicators), GiB per card below the total CUDA reports: on 4 L4s at TP 4, SGLang 0.4.3
+#: printed "Load weight begin. avail mem=21.63 GB" (didier-durand/llms-in-clouds docs/sglang.md).
+SGLANG_CONTEXT_GIB = 0.3
+#: Memory SGLang's weight load takes per card beside the checkpoint's bytes (rotary tables, buffers, the
+#: allocator's blocks): the same printout's "Load weight end ... mem usage=15.54 GB" against 15.26 GiB of weights.
+SGLANG_LOAD_EXTRA_GIB = 0.3
+
+
+@dataclass(frozen=True)
+class Block:
+    """One labelled part of a card's memory, GiB per card."""
+
+    name: str
+    gib: float
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A card's memory as the scenario's engine allocates it, GiB per card (docs/method.md section 8.2).
+
+    ``kv_cache_gib`` is signed: negative is the shortfall when the weights and reserve exceed the engine's share.
+    """
+
+    rule: str                 # the engine whose rule sized the cache
+    engine: str               # the profile id
+    mem_util: float
+    card_gib: float           # the card's memory, nvidia-smi's total (mem_gib)
+    total_gib: float          # the total the engine takes its share of (torch_gib for vLLM and SGLang)
+    weights_loaded_gib: float
+    reserve: tuple[Block, ...]
+    kv_cache_gib: float
+    gpus: int
+
+    @property
+    def reserve_gib(self) -> float:
+        return sum(b.gib for b in self.reserve)
+
+    @property
+    def unclaimed_gib(self) -> float:
+        """The part of the card the engine leaves alone (its share's complement, and what the driver keeps)."""
+        return self.card_gib - self.weights_loaded_gib - self.reserve_gib - max(self.kv_cache_gib, 0.0)
+
+    @property
+    def needed_gib(self) -> float:
+        """What the weights and the reserve need per card before any KV cache."""
+        return self.weights_loaded_gib + sum(b.gib for b in self.reserve if not b.name.startswith("left "))
+
+    @property
+    def share_text(self) -> str:
+        """What the engine takes its cache from, in its own terms."""
+        pct = f"{self.mem_util:.0%}"
+        if self.rule == "vllm":
+            return f"{pct} (gpu_memory_utilization) of the {self.total_gib:,.2f} GiB CUDA reports"
+        if self.rule == "sglang":
+            return f"{pct} (mem_fraction_static) of the memory free when it starts"
+        if self.rule == "trtllm":
+            return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
+        return f"the card's {self.card_gib:,.2f} GiB" if self.mem_util >= 1 else \
+            f"{pct} of the card's {self.card_gib:,.2f} GiB"
+
+    def sentence(self) -> str:
+        """The allocation per card in words, each block with its size (the Fit page's caption, the memo)."""
+        name = engines.ENGINE_NAMES.get(self.engine, self.engine)
+        parts = [f"{self.weights_loaded_gib:,.2f} GiB of weights as loaded"]
+        parts += [f"{b.gib:,.2f} GiB {b.name}" for b in self.reserve if b.gib > 0]
+        kv = (f"{self.kv_cache_gib:,.2f} GiB for the KV cache" if self.kv_cache_gib > 0
+              else f"nothing for the KV cache (short by {-self.kv_cache_gib:,.2f} GiB)")
+        return (f"Per card, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; "
+                f"{self.unclaimed_gib:,.2f} GiB of the {self.card_gib:,.2f} GiB card are left outside its share.")
+
+    @property
+    def kv_cache_bytes(self) -> float:
+        """The KV cache over every card of the replica, bytes (negative: the shortfall)."""
+        return self.kv_cache_gib * self.gpus * GiB
+
+
+def _vllm_release(s: Scenario) -> dict | None:
+    return VLLM_RELEASES.get(s.engine, VLLM_RELEASES["vllm"]) if engines.base(s.engine) == "vllm" else None
+
+
+def expert_width(s: Scenario) -> float:
+    """The intermediate size of one routed expert, ``M / (E * L * 3 * hidden)`` (gate, up and down projections)."""
+    M, _ = moe_split(s)
+    return M / (s.experts * s.layers * 3 * s.hidden) if s.experts else 0.0
+
+
+def loaded_weight_bytes(s: Scenario) -> float:
+    """Weight bytes over the replica as the engine holds them: :func:`calc.model.weight_bytes`, plus what vLLM's
+    MXFP4 MoE kernels add to routed experts stored in MXFP4 (``VLLM_RELEASES``): gpt-oss-120b's 60.8 GiB
+    checkpoint loads as 65.97 GiB through Marlin (vllm issue #23278) and 64.38 GiB through the Triton kernels
+    (vllm issue #33155); SGLang's load takes ``SGLANG_LOAD_EXTRA_GIB`` more on each card."""
+    W = weight_bytes(s)
+    if engines.base(s.engine) == "sglang":
+        return W + s.gpus * SGLANG_LOAD_EXTRA_GIB * GiB
+    release = _vllm_release(s)
+    if release is None or s.weights_experts != "mxfp4" or not s.experts:
+        return W
+    M, _ = moe_split(s)
+    experts = M * s.expert_weight_bits / 8
+    if release["mxfp4"] == "marlin":
+        width = expert_width(s)
+        padded = (math.ceil(width / 128) * 128) * (math.ceil(s.hidden / 256) * 256)
+        return W + experts * (padded / (width * s.hidden) - 1)
+    return W + M * 8 / 32 / 8  # the 8-bit scale of every 32 weights, held twice
+
+
+def vllm_activation_bytes(s: Scenario) -> float:
+    """The activation peak of vLLM's profiling run on one card, bytes: the larger of its dummy forward pass over
+    ``max_batched_tokens`` tokens (the residual stream, q/k/v and the MLP's gate and up projections in 16 bits,
+    split over the cards) and its dummy sampler run over ``min(max_seqs, max_batched_tokens)`` rows of logits
+    (``sampler_bytes`` per element, ``VLLM_RELEASES``; vllm/v1/worker/gpu_model_runner.py ``profile_run``)."""
+    g = s.gpus
+    _, D = moe_split(s)
+    # The MLP width a token passes through: the dense block's, plus the routed experts it is sent to.
+    mlp = max(0.0, (D - s.vocab * s.hidden - s.embed_b * 1e9) / s.layers / (3 * s.hidden))
+    mlp += s.experts_active * expert_width(s)
+    per_token = 2 * (4 * s.hidden + ((s.heads + 2 * s.kv_heads) * s.head_dim + 2 * mlp) / g)
+    forward = s.max_batched_tokens * per_token
+    rows = min(s.max_seqs if s.max_seqs is not None else s.max_batched_tokens, s.max_batched_tokens)
+    sampler = rows * s.vocab / g * _vllm_release(s)["sampler_bytes"]
+    return max(forward, sampler)
+
+
+def memory(s: Scenario) -> Memory:
+    """The scenario's card memory as its engine allocates it (see the module docstring for each rule)."""
+    g = s.gpus
+    loaded = loaded_weight_bytes(s) / GiB / g
+    rule = engines.base(s.engine)
+    given = s.overhead_gib
+    if rule == "vllm":
+        total = s.torch_gib
+        release = _vllm_release(s)
+        if given is not None:
+            reserve = (Block("reserve (overhead_gib)", given),)
+        else:
+            reserve = (Block("activation peak of the profiling run", vllm_activation_bytes(s) / GiB),
+                       Block("memory outside PyTorch's allocator", VLLM_NON_TORCH_GIB))
+            if s.cuda_graphs and release["graphs_gib"]:
+                reserve += (Block("CUDA graphs", release["graphs_gib"]),)
+        kv = s.mem_util * total - loaded - sum(b.gib for b in reserve)
+    elif rule == "sglang":
+        total = s.torch_gib
+        context = SGLANG_CONTEXT_GIB if given is None else given
+        free = total - context
+        kv = s.mem_util * free - loaded
+        reserve = (Block("taken before SGLang measures (CUDA context)", context),
+                   Block("left outside mem_fraction_static", (1 - s.mem_util) * free))
+    elif rule == "trtllm":
+        total = s.mem_gib
+        over = 0.0 if given is None else given
+        reserve = (Block("runtime buffers (overhead_gib)", over),)
+        kv = s.mem_util * (total - loaded - over)
+        if kv > 0:
+            reserve += (Block("left outside the KV fraction", (1 - s.mem_util) * (total - loaded - over)),)
+    else:
+        total = s.mem_gib
+        over = 0.0 if given is None else given
+        reserve = (Block("reserve (overhead_gib)", over),)
+        kv = s.mem_util * total - loaded - over
+    return Memory(rule, s.engine, s.mem_util, s.mem_gib, total, loaded, reserve, kv, g)
+
+
+def max_concurrency(s: Scenario, mem: Memory | None = None) -> float:
+    """Sequences of ``ctx`` tokens the KV cache holds, unrounded, as vLLM prints it ("Maximum concurrency for N
+    tokens per request"); 0 when nothing fits."""
+    mem = memory(s) if mem is None else mem
+    return max(0.0, mem.kv_cache_bytes) / float(cache_bytes(s, s.ctx))
+
+
+def kv_tokens(s: Scenario, mem: Memory | None = None) -> float:
+    """Tokens the KV cache holds, as vLLM ("GPU KV cache size": concurrency x max_model_len) and SGLang
+    (``max_total_num_tokens``) print it."""
+    return max_concurrency(s, mem) * s.ctx
+
+
+def free_bytes(s: Scenario) -> float:
+    """Memory left for the KV cache over all cards, bytes (negative: the weights and reserve do not fit); under
+    ``engine=roofline`` ``g*(mem_util*mem - overhead)*GiB - W`` (docs/method.md section 8)."""
+    return memory(s).kv_cache_bytes
+
+
+def max_batch(s: Scenario, n: ArrayLike) -> NDArray:
+    """Sequences whose caches fit at context ``n``: ``floor(max(0, free) / C(n))`` (int64 array)."""
+    return np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, n)).astype(np.int64)
+
+
+def seqs_cap(s: Scenario, mb: int) -> int:
+    """``mb`` sequences capped at the engine's ``max_seqs`` (no cap when it has none; docs/method.md section 8)."""
+    return mb if s.max_seqs is None else min(mb, int(s.max_seqs))
+
+
+def auto_batch(s: Scenario, n: int | None = None) -> int:
+    """The largest useful batch: ``max(1, min(max_batch, floor(be + 0.5), max_seqs))``, or
+    ``max(1, min(max_batch, max_seqs))`` without a break-even (docs/method.md)."""
+    n = s.ctx if n is None else n
+    mb = seqs_cap(s, int(max_batch(s, n)))
+    be = model.break_even(s, n)
+    if be is None:
+        return max(1, mb)
+    return max(1, min(mb, int(np.floor(be + 0.5))))
+
+
+def batch_used(s: Scenario, n: int | None = None) -> int:
+    """The batch of the scenario at context ``n``: ``auto`` resolved, or the explicit integer."""
+    return auto_batch(s, n) if s.batch == "auto" else int(s.batch)
+
+
+def memory_caps_batch(s: Scenario, n: int | None = None) -> bool:
+    """True when memory limits the batch before compute does: ``max_batch < be`` (always without ``be``)."""
+    n = s.ctx if n is None else n
+    be = model.break_even(s, n)
+    return be is None or int(max_batch(s, n)) < be

@@ -1,0 +1,155 @@
+"""calc/memory.py: memory as each engine allocates it (docs/method.md section 8.2), the checkpoint's parts
+(section 2.1), linear attention (section 2.3) and the engines' tensor-parallel rule (section 5)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calc import catalogue, load, memory, model, parse, report, tables
+from calc.scenario import ScenarioError
+
+CASES = Path(__file__).parent / "fixtures" / "memory_cases.csv"
+
+
+def _cases() -> list[dict]:
+    with CASES.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c["id"])
+def test_engine_start_up_printouts(case):
+    """Each printout the engine gave at start-up, within the case's tolerance (tests/fixtures/memory_cases.csv)."""
+    r = report(case["link"])
+    got = r["kv_tokens"] / r["kv_cache_gib"] if case["metric"] == "kv_tokens_per_kv_gib" else r[case["metric"]]
+    want = float(case["expected"])
+    assert abs(got / want - 1) <= float(case["tolerance"]), (case["id"], got, want)
+
+
+def test_the_printed_figures_are_worded_as_the_engines_print_them():
+    r = report("model=qwen2.5-32b&card=l4&gpus=4&weights=bf16&engine=sglang&mem_util=0.85&ctx=8192")
+    assert r["kv_cache_gib"] == pytest.approx(4 * r["kv_cache_gib_per_card"])
+    assert r["kv_tokens"] == pytest.approx(r["max_concurrency"] * 8192)
+    assert r["max_batch"] == int(r["max_concurrency"])
+    # SGLang's cell: 2 KV heads per card x 128 x 64 layers x 2 (K and V) x 2 bytes = 64 KiB a token per card
+    assert r["kv_cache_gib_per_card"] * 2**30 / r["kv_tokens"] == pytest.approx(65536)
+
+
+def test_vllm_sums_its_own_terms():
+    """vLLM: torch's total x utilization less the weights as loaded, the activation peak of its profiling run,
+    the memory outside its allocator and the CUDA graphs; a link's overhead_gib replaces the three."""
+    s = load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm").scenario
+    mem = memory.memory(s)
+    assert s.torch_gib == pytest.approx(catalogue.cards()["h100-sxm"]["torch_gib"])
+    assert s.max_seqs == 1024 and s.max_batched_tokens == 8192  # vLLM's defaults on a card of >= 70 GiB
+    names = [b.name for b in mem.reserve]
+    assert names == ["activation peak of the profiling run", "memory outside PyTorch's allocator", "CUDA graphs"]
+    sampler = 1024 * 128256 * 14 / 2**30  # rows x vocab x bytes per element
+    assert mem.reserve[0].gib == pytest.approx(sampler)
+    want = 0.9 * s.torch_gib - model.weight_bytes(s) / 2**30 - sampler - 0.2 - 0.5
+    assert mem.kv_cache_gib == pytest.approx(want)
+    eager = memory.memory(load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm&cuda_graphs=0").scenario)
+    assert eager.kv_cache_gib == pytest.approx(want + 0.5)
+    given = memory.memory(load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm&overhead_gib=3").scenario)
+    assert given.kv_cache_gib == pytest.approx(0.9 * s.torch_gib - model.weight_bytes(s) / 2**30 - 3)
+
+
+@pytest.mark.parametrize("card, seqs, tokens", [("h100-sxm", 1024, 8192), ("h200-sxm", 1024, 8192),
+                                               ("a100-80gb", 256, 2048), ("l4", 256, 2048)])
+def test_vllm_defaults_follow_the_card(card, seqs, tokens):
+    s = load(f"card={card}&engine=vllm").scenario
+    assert (s.max_seqs, s.max_batched_tokens) == (seqs, tokens)
+    # vLLM never schedules more sequences than a step holds tokens
+    assert load(f"card={card}&engine=vllm&max_batched_tokens=128").scenario.max_seqs == 128
+
+
+def test_sglang_keeps_its_reserve_outside_its_fraction():
+    """SGLang takes mem_fraction_static of the memory free when it starts; what it leaves is outside the
+    fraction, not a reserve taken on top (the case of 4 L4s that did not fit before)."""
+    s = load("model=qwen2.5-32b&card=l4&gpus=4&weights=bf16&engine=sglang&mem_util=0.85").scenario
+    mem = memory.memory(s)
+    free = s.torch_gib - memory.SGLANG_CONTEXT_GIB
+    assert mem.kv_cache_gib == pytest.approx(0.85 * free - mem.weights_loaded_gib)
+    assert mem.reserve[1].gib == pytest.approx(0.15 * free)
+
+
+def test_roofline_is_the_contract():
+    s = load("model=llama-3.1-70b&engine=roofline&overhead_gib=4").scenario
+    want = s.mem_gib - 4 - model.weight_bytes(s) / 2**30
+    assert memory.memory(s).kv_cache_gib == pytest.approx(want)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(catalogue.models())), st.sampled_from(["bf16", "fp8", "int4-g128", "q4_k_m"]))
+def test_with_every_part_in_the_weight_format_the_bytes_are_as_before(mid, weights):
+    """docs/method.md section 2.1: the parts add up to W = (P - M)*bpw/8 + M*bpw_e/8 when they share a format."""
+    s = load(f"model={mid}&weights={weights}").scenario
+    M, _ = model.moe_split(s)
+    bits = s.weight_bits
+    assert model.weight_bytes(s) == pytest.approx((s.params_b * 1e9 - M) * bits / 8 + M * bits / 8, rel=1e-12)
+    assert sum(p.params for p in model.weight_parts(s)) == pytest.approx(s.params_b * 1e9, rel=1e-12)
+
+
+def test_a_checkpoint_keeps_parts_at_16_bits():
+    plain = load("model=llama-3.1-405b&weights=fp8&gpus=8").scenario
+    meta = load("model=llama-3.1-405b-fp8&gpus=8").scenario
+    assert (meta.weights, meta.weights_attn, meta.weights_embed, meta.layers_full) == ("fp8", "bf16", "bf16", 2)
+    extra = model.weight_bytes(meta) - model.weight_bytes(plain)
+    attn = model.attention_params(plain)
+    emb = model.embedding_params(plain)
+    rest = plain.params_b * 1e9 - attn - emb
+    assert extra == pytest.approx(attn + emb + rest * 2 / 126)  # one more byte for each 16-bit weight
+    # a decode step reads the 16-bit parts too, so it is slower
+    assert model.step_seconds(meta, 1) > model.step_seconds(plain, 1)
+
+
+def test_linear_attention_layers_hold_a_state_not_a_cache():
+    base = "model=custom&params_b=35&active_b=3&layers=40&heads=16&kv_heads=2&head_dim=256&hidden=2048" \
+           "&experts=256&experts_active=8&kv=fp8"
+    full = load(base).scenario
+    hybrid = load(base + "&linear_layers=30&state_kib=1072").scenario
+    assert model.kv_bytes_per_token(full) == 40 * 1024 and model.kv_bytes_per_token(hybrid) == 10 * 1024
+    state = 30 * 1072 * 1024
+    for n in (1, 4096, 131072):
+        assert float(model.cache_bytes(hybrid, n)) == pytest.approx(10 * 1024 * n + state)
+    assert load(base + "&linear_layers=30").scenario.state_kib == 1024  # default: hidden / 2
+    assert parse(base + "&linear_layers=30&state_kib=0").errors[0].key == "state_kib"
+    assert parse(base + "&linear_layers=41").errors[0].key == "linear_layers"
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_engines_that_split_heads_refuse_a_size_that_does_not_divide_them(engine):
+    with pytest.raises(ScenarioError) as exc:
+        report(f"model=llama-3.1-8b&gpus=3&engine={engine}")
+    err = exc.value.errors[0]
+    assert err.key == "gpus" and "32 attention heads" in err.message
+    with pytest.raises(ScenarioError) as exc:  # 8 KV heads cannot be split 16 ways... but can be copied: 16 % 8 == 0
+        report(f"model=custom&heads=48&kv_heads=6&gpus=4&engine={engine}")
+    assert "KV heads" in exc.value.errors[0].message
+    assert report(f"model=llama-3.1-8b&gpus=16&engine={engine}&card=h100-sxm")["kv_copy_factor"] == 2
+
+
+@pytest.mark.parametrize("engine", ["roofline", "llamacpp"])
+def test_engines_that_split_layers_take_any_size(engine):
+    assert report(f"model=llama-3.1-8b&gpus=3&engine={engine}")["kv_copy_factor"] == pytest.approx(9 / 8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["llama-3.1-70b", "gpt-oss-120b", "qwen3-next-80b-a3b", "gemma-3-27b"]),
+       st.sampled_from(["h100-sxm", "h200-sxm", "l40s", "b200"]),
+       st.sampled_from(["vllm", "vllm-2025", "sglang", "trtllm", "llamacpp", "roofline"]),
+       st.sampled_from([1, 2, 4, 8]))
+def test_the_fit_chart_adds_up_to_the_card(mid, card, engine, gpus):
+    """docs/method.md section 8.2: the parts of a card's memory, read by hand, add up to the card."""
+    p = parse(f"model={mid}&card={card}&engine={engine}&gpus={gpus}&weights=fp8")
+    if p.errors:
+        return
+    stack = tables.memory_stack(p.scenario)
+    kept = stack[stack["part"] != "short"]
+    assert kept["gib_per_card"].min() >= -1e-9
+    if not (stack["part"] == "short").any():
+        assert kept["gib_per_card"].sum() == pytest.approx(p.scenario.mem_gib)
