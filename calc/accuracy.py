@@ -15,7 +15,7 @@ import csv
 import functools
 from dataclasses import dataclass
 
-from .engines import CROSS_VALIDATED, DATA_DIR, MEASUREMENTS_CSV, error_band, widest_band
+from .engines import CROSS_VALIDATED, DATA_DIR, MEASUREMENTS_CSV, error_band, figures_of, widest_band
 from .scenario import CUSTOM, Scenario, load
 
 CARD_ARCH_CSV = DATA_DIR / "card_arch.csv"
@@ -29,7 +29,10 @@ def card_arch() -> dict[str, str]:
 
 
 def model_kind(s: Scenario) -> str:
-    """``"MLA"`` (a latent KV cache), ``"MoE"`` (routed experts) or ``"dense"``."""
+    """``"hybrid"`` (linear-attention layers beside attention), ``"MLA"`` (a latent KV cache), ``"MoE"`` (routed
+    experts) or ``"dense"``."""
+    if s.linear_layers:
+        return "hybrid"
     if s.kv_latent:
         return "MLA"
     return "MoE" if s.experts else "dense"
@@ -39,7 +42,7 @@ def region(s: Scenario) -> tuple[str, str, str, int]:
     """(engine, card family, model kind, cards per replica) of a scenario; a custom card's family is
     ``"unknown"``."""
     arch = "unknown" if s.card == CUSTOM else card_arch().get(s.card, "unknown")
-    return s.engine, arch, model_kind(s), int(s.gpus)
+    return figures_of(s.engine), arch, model_kind(s), int(s.gpus)
 
 
 @functools.cache

@@ -259,9 +259,26 @@ def error_band(engine: str, basis: str = CROSS_VALIDATED) -> list[dict[str, Any]
 
     The default ``basis`` is :data:`CROSS_VALIDATED`: each source's rows predicted by figures fitted without
     that source (docs/calibration.md section 5), the only figure that says how far off a new set-up may be.
-    :data:`IN_SAMPLE` is the error on the rows the figures were fitted to."""
-    bands = _bands()[engine][basis]
+    :data:`IN_SAMPLE` is the error on the rows the figures were fitted to. A family with no rows of its own that
+    shares every figure of its engine (``vllm-2025``) carries its engine's error."""
+    bands = _bands()[engine][basis] or _bands()[figures_of(engine)][basis]
     return [dict(b) for b in bands] if bands else None
+
+
+def figures_of(engine: str) -> str:
+    """The profile whose measured rows stand for ``engine``'s speeds: its base engine's when it shares every
+    fitted figure with it (``vllm-2025`` -> ``vllm``), else itself."""
+    return base(engine) if _shares_every_figure(engine) else engine
+
+
+def _shares_every_figure(engine: str) -> bool:
+    """True when every fitted figure of ``engine`` is its base engine's (a release family that differs only in
+    what no measured row sees, such as how it allocates memory)."""
+    b = base(engine)
+    if b == engine:
+        return False
+    mine, theirs = figure_rows()[engine], figure_rows()[b]
+    return all(mine[f]["value"] == theirs[f]["value"] for f in FIGURES if theirs[f]["basis"] == "fitted")
 
 
 def widest_band(basis: str = CROSS_VALIDATED) -> dict[str, Any] | None:

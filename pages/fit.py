@@ -10,7 +10,7 @@ s, r = ui.page()
 
 st.title("Does it fit?")
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Weights as loaded", f"{r['weights_loaded_gib']:,.2f} GiB per card",
+c1.metric("Weights as loaded, per card", f"{r['weights_loaded_gib']:,.2f} GiB",
           help=f"{r['weights_gib']:,.1f} GiB of checkpoint over all cards, each part in its format, plus any padding "
                "the engine's kernels add.")
 c2.metric("KV cache", f"{r['kv_cache_gib']:,.1f} GiB",
@@ -56,29 +56,36 @@ colours = {p: colour(p, i) for i, p in enumerate(stack["part"])}
 shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(len(stack)),
                      label=[f"{p}: {g:,.2f} GiB" for p, g in zip(stack["part"], stack["gib_per_card"], strict=True)])
 shown = shown[shown["gib"] > 0]
+# A waterfall: each block starts where the one before it ended, so the last ends at the card's size.
+shown = shown.assign(end=shown["gib"].cumsum())
+shown = shown.assign(start=shown["end"] - shown["gib"])
 chart = (
     alt.Chart(shown)
-    .mark_bar(size=44)
+    .mark_bar(height=18)
     .encode(
-        x=alt.X("gib:Q", stack="zero", title="GiB on one card",
-                scale=alt.Scale(domain=[0, max(s.mem_gib, float(shown["gib"].sum())) * 1.02], nice=False),
-                axis=alt.Axis(format=",.0f")),
-        color=alt.Color("label:N", sort=list(shown["label"]),
-                        scale=alt.Scale(domain=list(shown["label"]), range=[colours[p] for p in shown["part"]]),
-                        legend=alt.Legend(orient="bottom", title=None, columns=2, labelLimit=0)),
-        order=alt.Order("order:Q"),
+        x=alt.X("start:Q", title="GiB on one card", axis=alt.Axis(format=",.0f"),
+                scale=alt.Scale(domain=[0, max(s.mem_gib, float(shown["end"].max())) * 1.02], nice=False)),
+        x2="end:Q",
+        y=alt.Y("label:N", sort=list(shown["label"]), title=None, axis=alt.Axis(labelLimit=320, labelOverlap=False)),
+        color=alt.Color("part:N", scale=alt.Scale(domain=list(shown["part"]),
+                                                   range=[colours[p] for p in shown["part"]]), legend=None),
         tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
                  alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],
     )
-    .properties(height=110)
+    .properties(height=32 * len(shown))
 )
 rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib]})).mark_rule(color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
 st.altair_chart(alt.layer(chart, rule), width="stretch")
 st.caption(mem.sentence() + f" The dashed line is the card, {s.mem_gib:g} GiB as nvidia-smi reports it; the blocks add "
            "up to it.")
+short = stack.loc[stack["part"] == "short", "gib_per_card"]
 if r["kv_cache_gib"] <= 0:
     st.error(f"Short by {-mem.kv_cache_gib:,.2f} GiB per card: the weights as loaded and the engine's reserve exceed "
              f"what it takes ({mem.share_text}).")
+elif len(short):
+    st.error(f"Short by {-float(short.iloc[0]):,.2f} GiB per card: {r['batch']:,} sequences of {s.ctx:,} tokens need "
+             f"more than the {mem.kv_cache_gib:,.2f} GiB of KV cache the engine holds (the blocks pass the dashed "
+             "line).")
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")
@@ -98,7 +105,7 @@ ui.dataframe(
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
            "Each row puts every weight in its format (the scenario's own row keeps its checkpoint's parts). "
-           "Zero everywhere in a row means the weights alone do not load. The quality cost is the one published for "
+           "A negative KV cache is the shortfall: the weights alone do not load. The quality cost is the one published for "
            "the format, on the model named (a dash: nothing published); the Levers page sets every format's memory "
            "and money beside it.")
 ui.download_csv(fit, "fit-sequences")

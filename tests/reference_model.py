@@ -64,7 +64,15 @@ def error_bands() -> dict:
                                        "signed_median_pct": float(row["signed_median_pct"]),
                                        "median_pct": float(row["median_pct"]), "p90_pct": float(row["p90_pct"]),
                                        "max_pct": float(row["max_pct"]), "basis": row["basis"]})
-    return {e: sorted(b, key=lambda x: order.index(x["metric"])) or None for e, b in out.items()}
+    bands = {e: sorted(b, key=lambda x: order.index(x["metric"])) or None for e, b in out.items()}
+    # docs/calibration.md section 5: a family without rows that shares every fitted figure carries its engine's
+    prof = profiles()
+    for e in ENGINES:
+        b = ENGINE_BASE[e]
+        if bands[e] is None and b != e and all(prof[e][k] == prof[b][k] for k in ("eff_bw", "eff_kv", "eff_flops",
+                                                                                  "step_us", "tok_us", "eff_link")):
+            bands[e] = bands[b]
+    return bands
 
 GIB = 2**30  # docs/method.md intro: GiB = 2**30 bytes
 
@@ -718,8 +726,18 @@ def _card_arch() -> dict:
 def region(s) -> tuple:
     """docs/calibration.md section 6: engine x card family x model kind x cards per replica."""
     arch = "unknown" if s["card"] == "custom" else _card_arch().get(s["card"], "unknown")
-    kind = "MLA" if s.get("kv_latent") else ("MoE" if s.get("experts") else "dense")
-    return s["engine"], arch, kind, int(s["gpus"])
+    kind = "hybrid" if s.get("linear_layers") else "MLA" if s.get("kv_latent") else \
+        ("MoE" if s.get("experts") else "dense")
+    engine = s["engine"]
+    if error_bands()[engine] is not None and not _own_rows(engine):  # a family that shares its engine's figures
+        engine = ENGINE_BASE[engine]
+    return engine, arch, kind, int(s["gpus"])
+
+
+@functools.cache
+def _own_rows(engine) -> bool:
+    with open(DATA / "measurements.csv", newline="") as f:
+        return any(row["engine"] == engine for row in csv.DictReader(f))
 
 
 @functools.cache

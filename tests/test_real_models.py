@@ -138,7 +138,7 @@ def test_pages_run_clean_with_moe_mla_and_windowed_models(link, page):
 def test_fit_page_shows_memory_per_card():
     at = open_app({"gpus": "4"}, "pages/fit.py")
     assert any("One card's memory" in h.value for h in at.subheader)
-    assert any("per card" in m.value for m in at.metric)
+    assert any("per card" in m.label for m in at.metric)
 
 
 def test_config_import_in_the_app_fills_the_custom_model():
