@@ -172,15 +172,16 @@ def models_table() -> pd.DataFrame:
 
 
 def cards_table() -> pd.DataFrame:
-    """The card catalogue: dense peaks per precision, memory (as the driver reports it, with its source),
-    bandwidth, interconnect and rent."""
+    """The card catalogue: dense peaks per precision, memory (as the driver reports it, and as CUDA reports it,
+    each with its source), bandwidth, interconnect and rent."""
     from . import catalogue
 
     rows = []
     for cid, c in catalogue.cards().items():
         rows.append({
             "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "mem_mib": c["mem_mib"],
-            "mem_source": c["mem_source"], "mem_read_on": c["mem_read_on"], "bw_tbs": c["bw_tbs"],
+            "mem_source": c["mem_source"], "mem_read_on": c["mem_read_on"], "torch_gib": c["torch_gib"],
+            "torch_source": c["torch_source"], "bw_tbs": c["bw_tbs"],
             **{f"{p}_tflops": c["peaks"].get(p) for p in ("bf16", "fp8", "int8", "fp4")},
             "flop_per_byte_bf16": c["peaks"]["bf16"] / c["bw_tbs"] if c["peaks"].get("bf16") else None,
             "link_gbs": c["link_gbs"], "link_kind": c["link_kind"], "usd_hr": c["usd_hr"],

@@ -55,7 +55,9 @@ st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
 ui.dataframe(cards, column_config={
     "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
-    "mem_source": "Memory source", "mem_read_on": "Memory read on", "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
+    "mem_source": "Memory source", "mem_read_on": "Memory read on",
+    "torch_gib": NUM("Memory (GiB, CUDA)", format="%.2f"), "torch_source": "CUDA memory source",
+    "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
     "bf16_tflops": NUM("BF16 dense (TFLOP/s)", format="%.1f"), "fp8_tflops": NUM("FP8 dense (TFLOP/s)", format="%.1f"),
     "int8_tflops": NUM("INT8 dense (TOPS)", format="%.1f"), "fp4_tflops": NUM("FP4 dense (TFLOP/s)", format="%.0f"),
     "flop_per_byte_bf16": NUM("FLOP per byte (BF16)", format="%.0f"),
@@ -63,6 +65,8 @@ ui.dataframe(cards, column_config={
 })
 st.caption("Memory is the total the driver reports (nvidia-smi, ECC on for datacenter cards; rocm-smi; hl-smi), "
            "not the label in the card's name; a dash in the MiB column means no driver figure was found and the label is used. "
+           "The CUDA figure is the total torch.cuda.mem_get_info() returns, which vLLM and SGLang take their share of "
+           "(a dash: none found, and the driver figure stands in). "
            "FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
            "when attention is not counted. A dash: the card has no such units, or no public figure was found.")
 ui.download_csv(cards, "catalogue-cards")

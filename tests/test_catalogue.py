@@ -456,3 +456,15 @@ def test_rows_copy_and_serialise():
     deep = copy.deepcopy(cat.cards()["a100-80gb"])
     assert deep == cat.cards()["a100-80gb"]
     assert isinstance(cat.models()["llama-3.1-8b"], dict)
+
+
+def test_every_source_is_an_address_anyone_can_open():
+    """No catalogue row cites a search index's internal id instead of a public address."""
+    import csv
+    from pathlib import Path
+    data = Path(__file__).resolve().parent.parent / "calc" / "data"
+    for name in ("models.csv", "cards.csv", "cloud_prices.csv", "api_prices.csv", "measurements.csv"):
+        with (data / name).open(newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                for col, text in row.items():
+                    assert "index id" not in (text or "").lower(), (name, col, text[:80])
