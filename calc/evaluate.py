@@ -18,7 +18,7 @@ from typing import Any
 from . import engines, memory, model, traffic
 from .accuracy import accuracy
 from .decision import Decision, decide
-from .notes import scenario_warnings
+from .notes import scenario_warnings, what_if
 from .scenario import Parsed, Scenario, load
 from .units import MS_PER_S
 
@@ -34,6 +34,7 @@ class Memory:
     kv_gib_per_sequence: float       # one sequence over the whole replica, tensor-parallel copies counted
     kv_copy_factor: float            # replica cache over the model's own (1: no copies)
     kv_heads_per_card: int
+    ctx_used: int                    # tokens per sequence the figures use: the link's ctx, or in_tok + out_tok (auto)
     free_gib: float                  # left for the cache over all cards (negative: the weights do not fit)
     fits: bool
     max_batch: int                   # sequences that fit at ctx
@@ -65,6 +66,7 @@ class UnitCost:
     usd_per_mtok_upkeep: float
     usd_per_mtok: float | None
     monthly_usd: float | None
+    duty_used: float                 # the link's duty, or the traffic's implied duty (duty=auto, SPEC section 10)
 
 
 @dataclass(frozen=True)
@@ -194,13 +196,16 @@ def evaluate(parsed: Parsed) -> Evaluation:
     step_s = float(parts.step_s)
     tok_s = batch / step_s
     spec = model.speculative(s, batch, n)
-    rent, upkeep = model.cost_per_mtok(s, tok_s, s.duty)
     mem = memory.memory(s)
     free = mem.kv_cache_bytes
 
     cap = traffic.capacity(s)
     costs = traffic.monthly_costs(s, s.req_day, cap)
     fits_traffic = cap.max_batch > 0
+    # duty=auto: the traffic's implied duty per replica (1 where nothing fits; SPEC section 10).
+    implied = float(costs["busy_fraction"][()] / costs["replicas"][()]) if fits_traffic else 1.0
+    duty = s.duty if s.duty is not None else min(1.0, max(implied, 1e-9))
+    rent, upkeep = model.cost_per_mtok(s, tok_s, duty)
     self_host = model.none_if_nan(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
     api_month = float(costs["api_usd_month"][()])
     if not fits_traffic:
@@ -225,6 +230,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "kv_gib_per_sequence": cache_gib,
         "kv_copy_factor": model.kv_copy_factor(s),
         "kv_heads_per_card": model.kv_heads_per_card(s),
+        "ctx_used": int(n),
         "free_gib": free / model.GiB,
         "fits": bool(free > 0),
         "max_batch": mb,
@@ -242,6 +248,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "usd_per_mtok_upkeep": float(upkeep),
         "usd_per_mtok": model.none_if_nan(rent + upkeep),
         "monthly_usd": model.none_if_nan(model.monthly_usd(s)),
+        "duty_used": duty,
         "memory_caps_batch": bool(be is None or mb < be),
         "comm_ms": float(parts.comm_s) * MS_PER_S,
         "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
@@ -274,7 +281,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
         "spec_speedup": float(spec.tok_s) / tok_s,
     }
-    warnings = list(parsed.warnings) + scenario_warnings(s)
+    warnings = [*what_if(s, implied if fits_traffic else None), *parsed.warnings, *scenario_warnings(s)]
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     for k in bad:
         values[k] = None

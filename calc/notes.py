@@ -3,6 +3,8 @@ scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
+import math
+
 from . import catalogue, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
@@ -176,4 +178,26 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if s.kv_latent:
         out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
                    "an engine that expands keys and values needs the plain formula")
+    return out
+
+
+#: The start of a what-if note (a context or duty the link fixes instead of following the traffic).
+WHAT_IF = "what-if"
+
+
+def what_if(s: Scenario, implied_duty: float | None) -> list[str]:
+    """Notes for a link that fixes ``ctx`` or ``duty`` to a number instead of following the traffic (SPEC section
+    10): what the figures use, and the traffic's own figure beside it. ``implied_duty``: the traffic's implied
+    duty per replica (None where nothing fits)."""
+    out = []
+    n = max(1, s.in_tok + s.out_tok)
+    if "ctx" not in s.follows_traffic and s.ctx != n:
+        out.append(f"{WHAT_IF} context: the memory, speed and cost figures use {s.ctx:,} tokens per sequence "
+                   f"(ctx={s.ctx}); a request of the traffic holds {n:,} (prompt + output), which sizes the "
+                   "replicas and the bill; ctx=auto follows the traffic")
+    if "duty" not in s.follows_traffic and implied_duty is not None and not math.isclose(s.duty, implied_duty,
+                                                                                          rel_tol=1e-3):
+        out.append(f"{WHAT_IF} duty: the cost per million tokens is at {s.duty:.1%} busy (duty={s.duty:g}); the "
+                   f"traffic keeps each replica {implied_duty:.1%} busy, which the monthly bill uses; duty=auto "
+                   "follows the traffic")
     return out

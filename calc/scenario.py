@@ -91,6 +91,8 @@ class Key:
     #: slider. The span (lowest > 0) is the usual one, 0 is added where the key accepts it; any accepted value is
     #: still entered exactly (see slider_stops).
     slider: tuple[str, float, float] | None = None
+    #: True for a number that also accepts ``auto``: follow the traffic (SPEC section 10; ``ctx``, ``duty``).
+    follows: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -106,6 +108,8 @@ class Key:
             text = f"{what} from {_fmt(float(self.lo))} to {_fmt(float(self.hi))}{self.rule}"
             if self.kind == "batch":
                 return "'auto' or " + text
+            if self.follows:
+                return "'auto' (follow the traffic) or " + text
             return text + (", or empty for none" if self.empty == NONE_GIVEN else "")
         if self.kind in ("weights", "kv"):
             names = WEIGHT_FORMATS if self.kind == "weights" else KV_FORMATS
@@ -209,8 +213,11 @@ KEY_TABLE: tuple[Key, ...] = (
        "the last: 2); default: the preset's, else 0.", "precision", lo=0, hi=10_000, step=1,
        accepted_text="an integer from 0 to layers", slider=("pow2", 1, 256)),
     _K("kv", "kv", "KV-cache format", "Precision of cached keys and values.", "precision", default="fp16", slider=("formats", 1, 32)),
-    _K("ctx", "int", "Context (tokens per sequence)", "Tokens held in the KV cache per sequence (worst case).",
-       "precision", default=8192, lo=1, hi=100_000_000, unit="tokens", step=1024, slider=("pow2", 128, 1048576)),
+    _K("ctx", "int", "Context (tokens per sequence)",
+       "Tokens held in the KV cache per sequence; auto (the default) = a request of the traffic, prompt plus "
+       "output tokens, as the Decision page sizes it; a number is a what-if for the Fit, Speed and Cost pages.",
+       "precision", default=AUTO, lo=1, hi=100_000_000, unit="tokens", step=1024, slider=("pow2", 128, 1048576),
+       empty=AUTO, follows=True),
     _K("batch", "batch", "Batch (sequences per step)",
        "Concurrent sequences per decode step; auto = largest useful batch.", "precision",
        default=AUTO, lo=1, hi=1_000_000, unit="sequences", step=1, empty=AUTO),
@@ -224,12 +231,16 @@ KEY_TABLE: tuple[Key, ...] = (
        "advanced", lo=0, hi=1e5, unit="GiB", step=1.0, fmt="%g", empty=NONE_GIVEN),
     _K("usd_hr", "float", "Rent per card-hour (USD)", "Your hourly quote per card.", "money",
        lo=0, hi=1e4, unit="USD per card-hour", step=0.1, fmt="%.2f", empty=UNKNOWN),
-    _K("duty", "float", "Duty cycle (busy fraction)", "Fraction of the month the cards do useful work.", "money",
-       default=0.3, lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("duty", "float", "Duty cycle (busy fraction)",
+       "Fraction of the month the cards do useful work; auto (the default) = the traffic's implied duty per "
+       "replica; a number is a what-if for the cost per million tokens.", "money",
+       default=AUTO, lo=0.001, hi=1, step=0.05, fmt="%g", empty=AUTO, follows=True),
     _K("upkeep", "float", "Upkeep per month (USD)",
        "Engineering time on serving, all cards together; does not fall with volume.", "money",
        default=4000.0, lo=0, hi=1e9, unit="USD per month", step=500.0, fmt="%g"),
-    _K("hours", "float", "Hours in a month", "Hours the cards are rented per month.", "money",
+    _K("hours", "float", "Hours in a month",
+       "The month's length (720 = 30 days): it scales the rent and the traffic alike, since requests a day x "
+       "hours / 24 are the month's requests. A fleet that runs part of the day is not a shorter month.", "money",
        default=720.0, lo=1, hi=744, unit="hours", step=24.0, fmt="%g"),
     _K("attn", "flag", "Count attention in the step",
        "1 counts KV-cache reads and attention FLOPs; 0 reproduces the weights-only textbook tables.", "advanced",
@@ -415,6 +426,8 @@ def _number_type(k: Key) -> Any:
 
 def _input_type(k: Key) -> Any:
     """The type a link value of key ``k`` must have once its validator has normalised it."""
+    if k.numeric and k.follows:
+        return Literal["auto"] | _number_type(k)
     if k.numeric:
         return _number_type(k)
     if k.kind == "batch":
@@ -470,7 +483,8 @@ def _validators() -> dict[str, Any]:
         by_kind.setdefault(k.kind, []).append(k.key)
     formats = {"weights": WEIGHT_FORMATS, "kv": KV_FORMATS}
     out = {
-        "_lower": field_validator(*by_kind["id"], *by_kind["choice"], *by_kind["batch"], mode="before")(
+        "_lower": field_validator(*by_kind["id"], *by_kind["choice"], *by_kind["batch"],
+                                  *[k.key for k in KEY_TABLE if k.follows], mode="before")(
             classmethod(lambda cls, v: _lower(v))),
         "_model": field_validator("model")(classmethod(lambda cls, v: _known(catalogue.models, "model", True)(v))),
         "_card": field_validator("card")(classmethod(lambda cls, v: _known(catalogue.cards, "card", True)(v))),
@@ -500,6 +514,9 @@ class _ScenarioBase(BaseModel):
     """What every resolved scenario can say about itself (the fields come from :data:`KEY_TABLE`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+    #: Keys the link left to follow the traffic (``ctx``: prompt + output tokens; ``duty``: the implied duty,
+    #: None in the scenario until the traffic is evaluated; SPEC section 10).
+    follows_traffic: frozenset[str] = frozenset()
 
     @property
     def weight_bits(self) -> float:
@@ -517,10 +534,11 @@ class _ScenarioBase(BaseModel):
         return KV_FORMATS.get(self.kv) or float(self.kv)
 
     def to_params(self) -> dict[str, str]:
-        """Every key as link text, in link order; absent optional values are left out."""
+        """Every key as link text, in link order; absent optional values are left out; a key that follows the
+        traffic prints ``auto`` (SPEC section 10), so the printed scenario is still a complete link."""
         out = {}
         for key in KEYS:
-            value = getattr(self, key)
+            value = AUTO if key in self.follows_traffic else getattr(self, key)
             if value is not None:
                 out[key] = _fmt(value)
         return out
@@ -530,12 +548,15 @@ class _ScenarioBase(BaseModel):
         return urlencode(self.to_params(), safe="-_.")
 
     def as_dict(self) -> dict[str, Any]:
-        """Every key with its typed value (None where absent), in link order."""
-        return {key: getattr(self, key) for key in KEYS}
+        """Every key with its typed value (None where absent; ``"auto"`` where it follows the traffic), in link
+        order."""
+        return {key: AUTO if key in self.follows_traffic else getattr(self, key) for key in KEYS}
 
 
 def _scenario_type(k: Key) -> Any:
     base = {"float": float, "int": int, "flag": int, "batch": int | Literal["auto"]}.get(k.kind, str)
+    if k.key == "duty":
+        return float | None  # auto: the implied duty, known once the traffic is evaluated
     return base | None if k.empty in (NONE_GIVEN, UNKNOWN) else base
 
 
@@ -852,8 +873,15 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     # A cached prompt token: the link's price, else the row's, else the input price in use (docs/method.md
     # section 9).
     resolved["api_cached"] = v.get("api_cached", catalogue.cached_input_price({**api, "api_in": resolved["api_in"]}))
+    # ctx and duty follow the traffic unless the link gives a number (SPEC section 10).
+    follows = frozenset(k.key for k in KEY_TABLE if k.follows and v.get(k.key, k.default) == AUTO)
+    if "ctx" in follows:
+        resolved["ctx"] = max(1, v.get("in_tok", KEYS["in_tok"].default) + v.get("out_tok", KEYS["out_tok"].default))
+    if "duty" in follows:
+        resolved["duty"] = None
     # Every other key: the link's value, else the table's default.
-    return Scenario(**{k.key: resolved[k.key] if k.key in resolved else v.get(k.key, k.default) for k in KEY_TABLE})
+    return Scenario(**{k.key: resolved[k.key] if k.key in resolved else v.get(k.key, k.default) for k in KEY_TABLE},
+                    follows_traffic=follows)
 
 
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:

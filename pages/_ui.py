@@ -64,8 +64,8 @@ def _widget_value(key: str, value: Any) -> Any:
     """The widget form of a scenario value."""
     if KEYS[key].kind == "flag":
         return bool(value)
-    if key == "batch":
-        return None if value == "auto" else int(value)
+    if value == "auto":  # batch, and the keys that follow the traffic: an empty box that says auto
+        return None
     if key in RANGES and value is not None:
         return int(value) if RANGES[key][0] is int else float(value)
     return value
@@ -586,6 +586,9 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
     Decision page's figures); without ``flags`` only the rejected values and whether the weights fit; with
     ``accuracy`` how far the engine's figures were from published measurements."""
+    for w in report["warnings"]:
+        if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
+            st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
@@ -613,7 +616,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
                    + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
     for w in report["warnings"]:
-        if not w.startswith(("the weights do not fit", "the weights fit but not one")):  # already said above
+        if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF)):  # said above
             st.caption("Note: " + plain(w))
 
 

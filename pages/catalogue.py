@@ -29,11 +29,14 @@ if picked:
         "fits": st.column_config.CheckboxColumn("Weights fit"), "max_batch": NUM("Max batch", format="%d"),
         "break_even_batch": NUM("Break-even batch", format="%.0f"), "batch": NUM("Batch used", format="%d"),
         "step_ms": NUM("Step (ms)", format="%.2f"), "tok_s": NUM("tok/s", format="%.0f"),
-        "usd_per_mtok": NUM(f"USD / 1M at duty {s.duty:.0%}", format="%.3f"),
+        "usd_per_mtok": NUM("USD / 1M at the duty" if s.duty is None else f"USD / 1M at duty {s.duty:.0%}",
+                            format="%.3f"),
         "memory_caps_batch": st.column_config.CheckboxColumn("Memory caps batch"),
         "monthly_usd": NUM("Monthly (USD)", format="%.0f")})
-    st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s) "
-               "and duty cycle; each card with its own datasheet figures and reference rent (a dash: no quote).")
+    duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
+        f"duty {s.duty:.0%}"
+    st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s), "
+               f"{duty_text}; each card with its own datasheet figures and reference rent (a dash: no quote).")
     ui.download_csv(cmp, "catalogue-compare")
 
 st.subheader("Models")

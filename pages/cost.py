@@ -22,7 +22,7 @@ def per_mtok(x):
 
 
 c1.metric("USD / 1M tokens", per_mtok(r["usd_per_mtok"]),
-          help=f"Rent plus upkeep per million output tokens at batch {r['batch']:,} and duty {s.duty:.0%}.")
+          help=f"Rent plus upkeep per million output tokens at batch {r['batch']:,} and duty {r['duty_used']:.0%}.")
 c2.metric("of which rent", per_mtok(r["usd_per_mtok_rent"]),
           help="The textbook figure counts only this, at duty 100 %.")
 c3.metric("Monthly rent", words.money(None if s.usd_hr is None else float(model.monthly_rent_usd(s))),

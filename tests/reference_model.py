@@ -278,7 +278,9 @@ def resolve(params) -> dict:
         s[key], s[col] = _bits(p, key, (base[key] or s["weights"]) if ships else s["weights"], WEIGHT_BITS)
     s["layers_full"] = _integer(p, "layers_full", int(base["layers_full"]) if ships else 0, 0)
     s["kv"], s["_kvb"] = _bits(p, "kv", "fp16", KV_BITS)
-    s["ctx"] = _integer(p, "ctx", 8192, 1)
+    # SPEC section 10: ctx=auto (the default) is a request of the traffic, in_tok + out_tok (set once those are read)
+    s["_ctx_auto"] = str(p.get("ctx", "auto")).strip().lower() == "auto"
+    s["ctx"] = None if s["_ctx_auto"] else _integer(p, "ctx", None, 1)
     if str(p.get("batch", "auto")).strip() == "auto":
         s["batch"] = "auto"
     else:
@@ -308,7 +310,9 @@ def resolve(params) -> dict:
     s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
     s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
     s["eff_dequant"] = _real(p, "eff_dequant", prof["eff_dequant"], 0, lo_open=True, hi=1)
-    s["duty"] = _real(p, "duty", 0.3, 0, lo_open=True, hi=1)
+    # SPEC section 10: duty=auto (the default) is the traffic's implied duty, known once the traffic is evaluated
+    s["_duty_auto"] = str(p.get("duty", "auto")).strip().lower() == "auto"
+    s["duty"] = None if s["_duty_auto"] else _real(p, "duty", None, 0, lo_open=True, hi=1)
     s["upkeep"] = _real(p, "upkeep", 4000.0, 0)
     s["hours"] = _real(p, "hours", 720.0, 0, lo_open=True)
     s["attn"] = _integer(p, "attn", 1, 0, 1)
@@ -317,6 +321,8 @@ def resolve(params) -> dict:
     s["req_day"] = _real(p, "req_day", 10000.0, 0, lo_open=True)
     s["in_tok"] = _integer(p, "in_tok", 1000, 0)
     s["out_tok"] = _integer(p, "out_tok", 300, 1)
+    if s["_ctx_auto"]:
+        s["ctx"] = max(1, s["in_tok"] + s["out_tok"])
     s["peak"] = _real(p, "peak", 3.0, 1)
     s["tpot_ms"] = _real(p, "tpot_ms", None, 0, lo_open=True)
     s["api"] = _choice(p, "api", base["api_ref"], set(apis))
@@ -813,7 +819,12 @@ def reference_report(params) -> dict:
         memory_caps_batch=be is None or mb < be,  # docs/method.md sections 2-4
         comm_ms=t_comm(m, B) * 1e3,  # docs/method.md sections 2-5
     )
+    tr = traffic(m, s)
     g, usd, duty, hours, upkeep = s["gpus"], s["usd_hr"], s["duty"], s["hours"], s["upkeep"]
+    if duty is None:  # SPEC section 10: the implied duty per replica, 1 where nothing fits
+        duty = 1.0 if tr["duty_traffic"] is None else min(1.0, max(tr["duty_traffic"], 1e-9))
+    r["duty_used"] = duty
+    r["ctx_used"] = n
     usd = None if usd is None else rent(s)  # SPEC section 8: the discount applies to every rent figure
     if usd is not None or not NULL_EVERY_USD_FIGURE:
         r["usd_per_mtok_upkeep"] = upkeep / (tok_s * 3600 * hours * duty) * 1e6  # docs/method.md sections 2-4
@@ -821,7 +832,7 @@ def reference_report(params) -> dict:
         r["usd_per_mtok_rent"] = g * usd / (3600 * tok_s * duty) * 1e6  # docs/method.md sections 2-4
         r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # docs/method.md sections 2-4: the sum
         r["monthly_usd"] = g * usd * hours + upkeep  # docs/method.md sections 2-4
-    r.update(traffic(m, s))
+    r.update(tr)
     t_round, tau = spec_round(m, B, n)  # SPEC section 8, at the scenario's batch and context
     r["spec_tok_s"] = B * tau / t_round
     r["spec_tpot_ms"] = t_round / tau * 1e3
@@ -840,4 +851,7 @@ def reference_report(params) -> dict:
     if s["usd_hr"] is None:
         r["warnings"].append("no rent price for this card: USD figures are null")
     r["scenario"] = {k: s[k] for k in LINK_KEYS}
+    for k in ("ctx", "duty"):  # SPEC section 10: the printed scenario keeps auto
+        if s[f"_{k}_auto"]:
+            r["scenario"][k] = "auto"
     return r

@@ -34,9 +34,12 @@ def test_whole_url_with_fragment_is_the_same_as_its_query():
 def test_no_link_gives_the_defaults():
     out = run()
     assert out.returncode == 0, out.stderr
-    sc = json.loads(out.stdout)["scenario"]
+    r = json.loads(out.stdout)
+    sc = r["scenario"]
     assert sc["model"] == "llama-3.1-70b" and sc["card"] == "h100-sxm" and sc["weights"] == "int4-g128"
-    assert sc["ctx"] == 8192 and sc["batch"] == "auto" and sc["duty"] == 0.3
+    # SPEC section 10: the context and the duty follow the traffic by default, and the printed scenario says so
+    assert sc["ctx"] == "auto" and sc["batch"] == "auto" and sc["duty"] == "auto"
+    assert r["ctx_used"] == 1300 and r["duty_used"] == pytest.approx(r["duty_traffic"])
 
 
 def test_unknown_key_is_a_warning_not_an_error():

@@ -47,7 +47,7 @@ def test_each_card_holds_ceil_of_kv_heads_over_cards(kv_heads, gpus, per_card):
 
 def test_no_copies_when_the_cards_divide_the_heads():
     for gpus in (1, 2, 4, 8):
-        r = report(f"model=llama-3.1-70b&gpus={gpus}&weights=fp8")
+        r = report(f"model=llama-3.1-70b&gpus={gpus}&weights=fp8&ctx=8192")
         assert r["kv_copy_factor"] == 1 and r["kv_gib_per_sequence"] == pytest.approx(2.5)
         assert not any("copies" in w or "keeps" in w for w in r["warnings"])
 

@@ -280,7 +280,7 @@ def scenarios(draw):
     if maybe():
         p["kv"] = draw(st.sampled_from(sorted(KV_BITS)) if maybe() else BITS)
     if maybe():
-        p["ctx"] = draw(SIZES)
+        p["ctx"] = "auto" if maybe() else draw(SIZES)
     if maybe():
         p["batch"] = "auto" if maybe() else draw(st.integers(1, 1024))
     if maybe():
@@ -374,7 +374,7 @@ def _as_number(key, value):
 def _scenario_same(key, given, got, scenario) -> bool:
     if key == "window_layers" and float(scenario.get("window") or 0) == 0:
         return True  # without a window the layer count has no effect; calc may print 0 for it
-    if key == "batch" and str(given).strip() == "auto":
+    if key in ("batch", "ctx", "duty") and str(given).strip().lower() == "auto":
         return got == "auto"
     if key == "engine":
         return str(given).strip() == got
