@@ -373,7 +373,8 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("weights", weights_text(s)),
         ("kv", kv_text(s)),
         ("compute", f"{s.compute}, {s.tflops:g} TFLOP/s dense per card"),
-        ("ctx", f"{s.ctx:,} tokens (worst case; traffic uses prompt + output)"),
+        ("ctx", f"{s.ctx:,} tokens, a request of the traffic (prompt + output)" if "ctx" in s.follows_traffic
+         else f"{s.ctx:,} tokens (a what-if; the traffic's requests hold {s.in_tok + s.out_tok:,})"),
         ("batch", str(s.batch)),
         ("req_day", f"{volume_text(s.req_day)} requests a day"),
         ("in_tok", f"{s.in_tok:,} tokens"),

@@ -332,6 +332,16 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("discount", "float", "Rent discount for a commitment",
        "Discount on the hourly rent for a reservation or commitment, paid whether the traffic comes or not.",
        "levers", default=0.0, lo=0, hi=0.99, step=0.05, fmt="%g"),
+    # The quantization lab's experiment (docs/method.md section 10.4): inputs of its page, kept in the link too.
+    _K("lab_n", "choice", "Lab: matrix size (n x n)", "Size of the lab's random weight matrix; the notes use 4096.",
+       "lab", default="4096", choices=("512", "1024", "2048", "4096")),
+    _K("lab_group", "choice", "Lab: group size (weights per scale pair)", "Weights that share one scale pair.",
+       "lab", default="128", choices=("32", "64", "128", "256", "512")),
+    _K("lab_outliers", "choice", "Lab: outliers (share of weights)",
+       "Share of the matrix's weights made much louder; the notes' 4,096 of 4096 x 4096 is 0.000244140625.",
+       "lab", default="0.000244140625", choices=("0", "0.0001", "0.000244140625", "0.001", "0.005", "0.01")),
+    _K("lab_scale", "choice", "Lab: outlier scale (x a typical weight)", "How much louder an outlier is.",
+       "lab", default="20", choices=("2", "5", "10", "20", "50", "100")),
 )
 
 #: The table by key, in link order.

@@ -54,6 +54,10 @@ GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, tit
 #: Keys whose input is on a page rather than in the sidebar (the Decision page's reasons).
 PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
 OPEN_GROUPS = {"Model", "Hardware", "Precision and context", "Money"}
+#: An axis label with SI prefixes as people read money and volumes: k, M, and B for a billion (d3 writes G).
+SI_LABEL = "replace(format(datum.value, '~s'), 'G', 'B')"
+#: The same, with plain numbers below 1,000 (0.001 stays 0.001, not 1m).
+SI_LABEL_PLAIN = f"datum.value >= 1000 ? {SI_LABEL} : format(datum.value, ',~g')"
 #: Placeholder text of an input left empty, by what empty means.
 EMPTY_TEXT = {"auto": "auto", "unknown": "no price: enter one", "none": "no target"}
 
@@ -295,7 +299,7 @@ def sidebar(decision: bool = False, light: bool = False) -> None:
     """All inputs, grouped; each widget's key is its link key. On the Decision page the inputs the decision
     turns on come first and the details are folded."""
     with st.sidebar:
-        st.caption("Every input is part of the link: copy the address bar, or the box at the end of this sidebar, "
+        st.caption("Every input is part of the link: copy the address bar, or use the Copy link button at the end of this sidebar, "
                    "to share this exact scenario.")
         st.toggle("Exact entry", key="_exact", on_change=_restore,
                   help="Number boxes instead of sliders, for values between the slider's stops.")

@@ -91,10 +91,10 @@ if y_type == "log":
     curve = curve[curve["usd_month"] > 0]
 marks = chart_marks(d)
 x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests per day (log scale)",
-          axis=alt.Axis(format="~s", labelOverlap=True))
+          axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN, labelOverlap=True))
 y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",
           axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
-                        labelExpr="datum.value >= 1000 ? format(datum.value, '~s') : format(datum.value, ',~g')"))
+                        labelExpr=ui.SI_LABEL_PLAIN))
 colors = alt.Color("option:N", scale=alt.Scale(domain=["API", "Self-hosting"], range=["#f58518", "#4c78a8"]),
                    legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0))
 tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
@@ -147,11 +147,12 @@ f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.pric
 f2.metric("Volume that flips it (a day)", "—" if not d.fits or not d.priced else
           "never" if d.break_even is None else words.sig(d.break_even, 3),
           help="Requests a day at which self-hosting first costs less than the API.")
-f3.metric(f"Per 1M tokens at duty {u.duty:.1%}" if u.duty is not None else "Per 1M tokens at your duty",
-          "—" if u.rent_at_duty is None else f"{u.rent_at_duty:,.3f} USD",
-          help="Rent only, at the duty cycle this traffic implies for each replica (decode time only).")
-f4.metric("Per 1M tokens at duty 100%", "—" if u.rent_at_full is None else f"{u.rent_at_full:,.3f} USD",
-          help="The textbook figure: one replica busy all month, rent only.")
+f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is None else f"{u.self_host_all_in:,.3f} USD",
+          help="The whole monthly bill (rent of every replica, upkeep, prompt time) over the month's output tokens. "
+               + ("" if u.rent_at_duty is None else f"Rent alone, decode only, at the implied duty of {u.duty:.1%}: "
+                  f"{u.rent_at_duty:,.3f} USD (the table below)."))
+f4.metric("API per 1M output tokens", "—" if u.api_all_in is None else f"{u.api_all_in:,.3f} USD",
+          help="The API bill (prompt and output prices) over the same output tokens.")
 st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
             + (dm.volume_sentence(d) or ("The model does not fit as set up." if not d.fits
                                          else "Enter a rent to find the break-even volume.")))

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import quantlab
+from calc.scenario import KEYS
 from pages import _ui as ui
 
 ui.page()
@@ -17,19 +18,20 @@ st.caption("Per-group affine quantization, live: each group of weights keeps its
            "tables (8, 4, 3 and 2 bits; `--bits` for others).")
 
 NOTES = quantlab.NOTES
+# The four inputs are link keys (lab_n, lab_group, lab_outliers, lab_scale): the widget keys are the link keys, so
+# the address bar carries the experiment.
 c1, c2 = st.columns(2)
 with c1:
-    size = st.select_slider("Matrix size (n × n)", [512, 1024, 2048, 4096], value=NOTES["n"], key="_lab_size",
-                            help="The notes use 4096. A smaller matrix answers faster while you explore; its "
-                                 "figures differ a little from the notes' (fewer weights, other random draws).")
-    group = st.select_slider("Group size (weights per scale pair)", [32, 64, 128, 256, 512], value=NOTES["group"],
-                             key="_lab_group")
+    size = int(st.select_slider("Matrix size (n × n)", list(KEYS["lab_n"].choices), key="lab_n",
+                                help="The notes use 4096. A smaller matrix answers faster while you explore; its "
+                                     "figures differ a little from the notes' (fewer weights, other random draws)."))
+    group = int(st.select_slider("Group size (weights per scale pair)", list(KEYS["lab_group"].choices),
+                                 key="lab_group"))
 with c2:
-    share = st.select_slider("Outliers (share of weights)", [0.0, 0.0001, 0.000244140625, 0.001, 0.005, 0.01],
-                             value=NOTES["outliers"] / NOTES["n"] ** 2, key="_lab_share",
-                             format_func=lambda v: f"{v:.3%}")
-    scale = st.select_slider("Outlier scale (× a typical weight)", [2.0, 5.0, 10.0, 20.0, 50.0, 100.0],
-                             value=NOTES["outlier_scale"], key="_lab_scale", format_func=lambda v: f"{v:g}×")
+    share = float(st.select_slider("Outliers (share of weights)", list(KEYS["lab_outliers"].choices),
+                                   key="lab_outliers", format_func=lambda v: f"{float(v):.3%}"))
+    scale = float(st.select_slider("Outlier scale (× a typical weight)", list(KEYS["lab_scale"].choices),
+                                   key="lab_scale", format_func=lambda v: f"{float(v):g}×"))
 outliers = round(share * size * size)
 
 

@@ -86,8 +86,8 @@ for metric, part in shown.groupby("metric", sort=False):
         color="#888888", strokeDash=[4, 3]).encode(x=alt.X("x:Q", scale=scale), y=alt.Y("x:Q", scale=scale))
     points = alt.Chart(part).mark_point(filled=True, size=70, opacity=0.85).encode(
         x=alt.X("measured:Q", scale=scale, title=f"measured {name} ({unit}, log)",
-                axis=alt.Axis(format="~s", labelFlush=False)),
-        y=alt.Y("shown:Q", scale=scale, title=f"predicted ({unit}, log)", axis=alt.Axis(format="~s")),
+                axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN, labelFlush=False)),
+        y=alt.Y("shown:Q", scale=scale, title=f"predicted ({unit}, log)", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),
         color=alt.Color("engine:N", scale=palette, legend=alt.Legend(title="engine", orient="bottom", columns=3)),
         shape=alt.Shape("source:N", legend=None),
         tooltip=["engine", "version", alt.Tooltip("measured:Q", format=",.4g"),

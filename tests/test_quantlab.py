@@ -63,3 +63,14 @@ def test_quantized_weights_stay_in_their_group_range_on_the_grid(bits, group, se
     assert np.all(qg >= lo - 1e-5 * span) and np.all(qg <= hi + 1e-5 * span)
     # Rounding error is at most half a step (float32 rounding aside).
     assert np.all(np.abs(qg - g) <= span / (2**bits - 1) / 2 * (1 + 1e-4) + 1e-6)
+
+
+def test_the_lab_inputs_live_in_the_link():
+    """The lab's four inputs are link keys: a link opens the lab on its experiment, and moving an input
+    rewrites the address bar."""
+    from apptest import open_app
+    at = open_app({"lab_n": "512", "lab_group": "64"}, "pages/quantlab.py")
+    assert not at.exception
+    assert at.select_slider(key="lab_n").value == "512" and at.select_slider(key="lab_group").value == "64"
+    at.select_slider(key="lab_scale").set_value("50").run()
+    assert at.query_params["lab_scale"] == "50" and at.query_params["lab_n"] == "512"
