@@ -53,9 +53,12 @@ if callout is not None:  # the price list's cheapest row for the model, up front
     other = parse(with_change(s.to_params(), "api", api_id)).scenario.to_query()
     st.warning(f"{text} [Compare with that row]({ui.base_url()}/decision?{other})", icon=":material/sell:")
 
+fixed = [k for k in ("ctx", "duty") if k not in s.follows_traffic]
 st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.out_tok:,} tokens (prompt + output) in "
-           f"cache, not the {s.ctx:,}-token worst case, and the duty cycle follows from {s.req_day:,.0f} requests a day "
-           "and the peak factor. The Context and Duty inputs drive the Fit, Speed and Cost pages.")
+           f"cache and the duty cycle follows from {s.req_day:,.0f} requests a day and the peak factor. "
+           + ("The Fit, Speed and Cost pages follow the same traffic (Context and Duty on auto)." if not fixed else
+              f"The Fit, Speed and Cost pages use the link's {' and '.join(fixed)} instead, a what-if they say at "
+              "their top; clear the input (auto) to follow the traffic."))
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("API per month", words.money(d.api_usd_month),
@@ -135,7 +138,9 @@ ui.dataframe(vt,
                             "cards": st.column_config.NumberColumn("Cards", format="localized"),
                             "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format="%,.0f"),
                             "api_usd_month": st.column_config.NumberColumn("API USD/month", format="%,.0f"),
-                            "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")})
+                            "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")},
+             # the verdict next to the volume, so a phone shows both without scrolling sideways
+             column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "replicas", "cards", "current"])
 ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
 
 # ---------------------------------------------------------------- what flips it

@@ -45,9 +45,9 @@ rules = alt.Chart(pd.DataFrame(marks, columns=["what", "batch", "ypix"])).mark_r
 labels = rules.mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728").encode(text="what:N", y=alt.Y("ypix:Q", scale=None))
 
 st.subheader("Step time by batch")
-names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory-bound: weights + cache read",
-         "compute_ms": "compute-bound: arithmetic",
-         "ideal_ms": "the physical limit: every peak reached, no fixed cost"}
+names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weights + cache read",
+         "compute_ms": "compute: arithmetic",
+         "ideal_ms": "physical limit (every peak, no fixed cost)"}
 # The gap between the figures and the ideal, on the same axes: the roofline at 100 % of every peak, no step cost.
 ideal = parse({**with_change(s.to_params(), "engine", "roofline"), "eff": 1}).scenario
 sweep = sweep.assign(ideal_ms=ui.table("speed_sweep", ideal)["step_ms"].to_numpy())
