@@ -535,6 +535,12 @@ def load_cards(path) -> dict[str, dict]:
             # The total CUDA reports (torch.cuda.mem_get_info), which vLLM and SGLang take their share of.
             "torch_gib": row.positive("torch_mem_gib", optional=True),
             "torch_source": row.text("torch_mem_source", required=False),
+            # SPEC section 9: board power (datasheet) and a public purchase price, each with its source.
+            "power_w": row.positive("power_w", optional=True),
+            "power_source": row.text("power_source", required=False),
+            "card_usd": row.positive("card_usd", optional=True),
+            "card_usd_source": row.text("card_usd_source", required=False),
+            "card_usd_date": row.text("card_usd_date", required=False),
         }
         if out[key]["torch_gib"] is not None and out[key]["torch_gib"] > mem_gib:
             raise row.fail("torch_mem_gib", f"must be <= mem_gib ({mem_gib:g})")
@@ -707,3 +713,17 @@ def quality() -> Mapping[str, list[dict]]:
         rec["summary"] = f"{rec['metric']}: {rec['delta_text']} on {rec['model']}"
         out.setdefault(fmt, []).append(rec)
     return out
+
+
+@functools.cache
+def profiles() -> Mapping[str, tuple[float, ...]]:
+    """Named shapes of a day's traffic (``profiles.csv``): name -> 24 hourly weights, hour 0 first. They are
+    shapes for a link to name, not measurements (docs/method.md section 7.8)."""
+    out: dict[str, tuple[float, ...]] = {}
+    with (DATA_DIR / "profiles.csv").open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            weights = tuple(float(x) for x in row["weights"].split(","))
+            if len(weights) != 24 or min(weights) < 0 or not any(weights):
+                raise CatalogueError(f"profiles.csv: {row['name']} needs 24 weights >= 0, not all 0")
+            out[row["name"].strip()] = weights
+    return types.MappingProxyType(out)

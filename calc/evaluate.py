@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from typing import Any
 
-from . import engines, memory, model, traffic
+from . import engines, memory, model, procure, traffic
 from .accuracy import accuracy
 from .decision import Decision, decide
 from .notes import scenario_warnings, what_if
@@ -133,7 +133,26 @@ class Speculation:
 
 
 #: The report's parts in the report's key order.
-PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation)
+@dataclass(frozen=True)
+class Procurement:
+    """The four ways to serve the traffic, per month (SPEC section 9; :mod:`calc.procure`). USD."""
+
+    rent_usd_month: float | None
+    own_usd_month: float | None
+    own_capex_usd: float | None
+    own_capital_usd_month: float | None
+    own_power_usd_month: float | None
+    payback_months_rent: float | None
+    payback_months_api: float | None
+    hybrid_replicas: int | None
+    hybrid_usd_month: float | None
+    hybrid_api_share: float | None
+    hybrid_own_replicas: int | None
+    hybrid_own_usd_month: float | None
+    best: str | None
+
+
+PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation, Procurement)
 
 
 @dataclass(frozen=True)
@@ -149,6 +168,7 @@ class Evaluation:
     engine: Engine
     band: Band
     speculation: Speculation
+    procurement: Procurement
     capacity: traffic.Capacity
     warnings: tuple[str, ...]
 
@@ -160,7 +180,7 @@ class Evaluation:
     def flat(self) -> dict[str, Any]:
         """The report as a dict (see :meth:`report`), built once; do not change it."""
         out: dict[str, Any] = {}
-        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine, self.band,
+        for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine, self.band, self.procurement,
                      self.speculation):
             out.update(asdict(part))
         out["warnings"] = list(self.warnings)
@@ -281,7 +301,14 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
         "spec_speedup": float(spec.tok_s) / tok_s,
     }
+    reps = int(costs["replicas"][()]) if fits_traffic else None
+    opts = procure.options(s, cap, reps, implied if fits_traffic else None, self_host, api_month)
+    values.update({f.name: getattr(opts, f.name) for f in fields(Procurement)})
     warnings = [*what_if(s, implied if fits_traffic else None), *parsed.warnings, *scenario_warnings(s)]
+    if fits_traffic and opts.own_missing:
+        warnings.append(f"owning is not priced: the link has no {opts.own_missing} "
+                        + ("(the card preset has no public price)" if opts.own_missing == "card_usd"
+                           else "(a custom card has no datasheet power)"))
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     for k in bad:
         values[k] = None

@@ -332,6 +332,40 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("discount", "float", "Rent discount for a commitment",
        "Discount on the hourly rent for a reservation or commitment, paid whether the traffic comes or not.",
        "levers", default=0.0, lo=0, hi=0.99, step=0.05, fmt="%g"),
+    # SPEC section 9: owning the cards, the day's traffic, mixing with the API.
+    _K("card_usd", "float", "Purchase price per card (USD)",
+       "What one card costs to buy; default: the card preset's public price (sourced and dated), else none.",
+       "own", lo=1, hi=1e8, unit="USD", step=1000.0, fmt="%g", empty=UNKNOWN),
+    _K("server_frac", "float", "Server and installation per card (share of its price)",
+       "Server, network and installation per card, as a share of the card's price.", "own",
+       default=0.4, lo=0, hi=100, step=0.05, fmt="%g"),
+    _K("years", "float", "Service life (years)", "Years the purchase is spread over.", "own",
+       default=4.0, lo=0.1, hi=30, unit="years", step=0.5, fmt="%g"),
+    _K("wacc", "float", "Cost of capital (a year)", "Yearly cost of the money tied up in the cards.", "own",
+       default=0.08, lo=0, hi=0.99, step=0.01, fmt="%g"),
+    _K("residual", "float", "Resale value at the end (share of what was paid)",
+       "What the cards and servers fetch at the end of their life.", "own",
+       default=0.1, lo=0, hi=0.99, step=0.05, fmt="%g"),
+    _K("power_w", "float", "Board power per card (W)",
+       "Power one card draws under load; default: the card preset's datasheet figure.", "own",
+       lo=1, hi=1e5, unit="W", step=50.0, fmt="%g", empty=UNKNOWN),
+    _K("idle_frac", "float", "Idle power (share of board power)", "Power an idle card still draws.", "own",
+       default=0.25, lo=0, hi=1, step=0.05, fmt="%g"),
+    _K("pue", "float", "PUE (facility over IT power)", "Cooling and distribution on top of the cards' power.",
+       "own", default=1.4, lo=1, hi=5, step=0.1, fmt="%g"),
+    _K("usd_kwh", "float", "Electricity (USD per kWh)", "Price of a kilowatt-hour.", "own",
+       default=0.12, lo=0, hi=10, unit="USD per kWh", step=0.01, fmt="%g"),
+    _K("colo_usd", "float", "Rack space per card per month (USD)", "Hosting of an owned card, per month.", "own",
+       default=0.0, lo=0, hi=1e6, unit="USD per card-month", step=10.0, fmt="%g"),
+    _K("profile", "profile", "The day's traffic (24 hourly weights)",
+       "flat, office or evening (docs/method.md section 7.8), or 24 comma-separated weights >= 0, not all 0, "
+       "hour 0 first; empty = no profile (every hour like the peak factor says).", "traffic",
+       default=None, empty=NONE_GIVEN,
+       accepted_text="flat, office, evening, or 24 comma-separated numbers >= 0 (not all 0), or empty for none"),
+    _K("autoscale", "flag", "Rented replicas follow the hour",
+       "1: a rented fleet runs, each hour, the replicas that hour needs (with a profile).", "traffic", default=0),
+    _K("min_replicas", "int", "Fewest replicas when autoscaled", "Replicas an autoscaled fleet always keeps.",
+       "traffic", default=1, lo=0, hi=100_000, unit="replicas", step=1),
     # The quantization lab's experiment (docs/method.md section 10.4): inputs of its page, kept in the link too.
     _K("lab_n", "choice", "Lab: matrix size (n x n)", "Size of the lab's random weight matrix; the notes use 4096.",
        "lab", default="4096", choices=("512", "1024", "2048", "4096")),
@@ -401,7 +435,8 @@ CARD_FIGURES = ("mem_gib", "torch_gib", "bw_tbs", "tflops")
 #: Keys whose default comes from another key: changing the parent drops them (in the app).
 DEPENDENTS: dict[str, tuple[str, ...]] = {
     "model": (*MODEL_FIGURES, "api", "api_in", "api_out", "api_cached"),
-    "card": (*CARD_FIGURES, "link_gbs", "usd_hr", "max_batched_tokens", "max_seqs"),
+    "card": (*CARD_FIGURES, "link_gbs", "usd_hr", "max_batched_tokens", "max_seqs", "card_usd", "power_w"),
+    "profile": ("peak",),
     "mem_gib": ("torch_gib", "max_batched_tokens", "max_seqs"),
     "hidden": ("state_kib", "vocab"),
     "embed_b": ("vocab",),
@@ -482,6 +517,32 @@ def _reasons(v: Any) -> Any:
     return ",".join(r for r in REASON_IDS if r in ids) or None
 
 
+def _profile(v: Any) -> Any:
+    """A named day's shape (lower case) or 24 hourly weights >= 0, not all 0, as canonical text; None for none."""
+    if v is None:
+        return None
+    text = str(v).strip().lower()
+    if text in ("", "none"):
+        return None
+    if text in catalogue.profiles():
+        return text
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 24:
+        raise ValueError("needs a shape name or 24 weights")
+    weights = [float(p) for p in parts]  # ValueError: not a number
+    if not all(math.isfinite(w) and w >= 0 for w in weights) or not any(weights):
+        raise ValueError("weights must be numbers >= 0, not all 0")
+    return ",".join(_fmt(w) for w in weights)
+
+
+def day_weights(profile: str | None) -> tuple[float, ...] | None:
+    """The 24 hourly weights of a scenario's ``profile`` (a named shape's, or the link's own), None without one."""
+    if profile is None:
+        return None
+    named = catalogue.profiles().get(profile)
+    return named if named is not None else tuple(float(x) for x in profile.split(","))
+
+
 def _empty_none(v: Any) -> Any:
     return None if isinstance(v, str) and v.strip().lower() in ("", "none") else v
 
@@ -501,7 +562,9 @@ def _validators() -> dict[str, Any]:
         "_api": field_validator("api")(classmethod(lambda cls, v: _known(catalogue.apis, "api", False)(v))),
         "_flag": field_validator(*by_kind["flag"], mode="before")(classmethod(lambda cls, v: _flag(v))),
         "_reasons": field_validator(*by_kind["reasons"], mode="before")(classmethod(lambda cls, v: _reasons(v))),
-        "_empty": field_validator(*[k.key for k in KEY_TABLE if k.empty == NONE_GIVEN and k.kind != "reasons"],
+        "_profile": field_validator(*by_kind["profile"], mode="before")(classmethod(lambda cls, v: _profile(v))),
+        "_empty": field_validator(*[k.key for k in KEY_TABLE if k.empty == NONE_GIVEN
+                                    and k.kind not in ("reasons", "profile")],
                                   mode="before")(
             classmethod(lambda cls, v: _empty_none(v))),
     }
@@ -883,6 +946,13 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     # A cached prompt token: the link's price, else the row's, else the input price in use (docs/method.md
     # section 9).
     resolved["api_cached"] = v.get("api_cached", catalogue.cached_input_price({**api, "api_in": resolved["api_in"]}))
+    # SPEC section 9: the card's purchase price and board power (a custom card has neither); a profile's shape
+    # sets the peak factor.
+    resolved["card_usd"] = v.get("card_usd", card.get("card_usd") if card_id != CUSTOM else None)
+    resolved["power_w"] = v.get("power_w", card.get("power_w") if card_id != CUSTOM else None)
+    weights = day_weights(v.get("profile"))
+    if weights is not None:
+        resolved["peak"] = max(weights) / (sum(weights) / 24)
     # ctx and duty follow the traffic unless the link gives a number (SPEC section 10).
     follows = frozenset(k.key for k in KEY_TABLE if k.follows and v.get(k.key, k.default) == AUTO)
     if "ctx" in follows:

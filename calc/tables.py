@@ -301,3 +301,29 @@ def spec_curve(s: Scenario, ks: Sequence[int] = (2, 4, 8), batches: np.ndarray |
                             "speedup": model.speculative(s.model_copy(update={"spec_k": k}), batches).tok_s / plain,
                             "fits_in_memory": batches <= mb}) for k in ks]
     return pd.concat(frames, ignore_index=True)
+
+
+#: The options of SPEC section 9 for people, in the report's order.
+OPTION_NAMES = {"api": "Call the API", "rent": "Rent cards", "own": "Buy cards",
+                "hybrid": "Rented fleet + API for the overflow", "hybrid_own": "Owned fleet + API for the overflow"}
+
+
+def options_table(r: dict) -> pd.DataFrame:
+    """Every way to serve the traffic side by side (SPEC section 9), from a report: ``option``, ``usd_month``,
+    ``usd_per_mtok_out`` (the whole monthly bill over the month's output tokens), ``replicas``, ``capex_usd``,
+    ``payback_months`` (against renting; against the API for the API row's comparison), ``best``, ``allowed``
+    (False where the data may not leave: ``why=residency`` rules the API out). None where an option is not priced."""
+    out_tok = r["tokens_out_month"]
+    residency = "residency" in str(r["scenario"].get("why") or "")
+    rows = [("api", r["api_usd_month"], None, None, None),
+            ("rent", r["rent_usd_month"], r["replicas"], None, None),
+            ("own", r["own_usd_month"], r["replicas"], r["own_capex_usd"], r["payback_months_rent"]),
+            ("hybrid", r["hybrid_usd_month"], r["hybrid_replicas"], None, None),
+            ("hybrid_own", r["hybrid_own_usd_month"], r["hybrid_own_replicas"], None, None)]
+    df = pd.DataFrame([{"option": OPTION_NAMES[o], "key": o, "usd_month": v, "replicas": n, "capex_usd": c,
+                        "payback_months": p} for o, v, n, c, p in rows])
+    df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]
+    df["best"] = df["key"] == r["best"]
+    df["allowed"] = [not (residency and o in ("api", "hybrid", "hybrid_own")) for o in df["key"]]
+    return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
+               "allowed", "key"]]

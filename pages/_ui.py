@@ -49,7 +49,8 @@ from calc.scenario import (
 
 #: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
 GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "engine": "Engine", "precision": "Precision and context",
-                "money": "Money", "traffic": "Traffic and API", "levers": "Levers", "advanced": "Advanced"}
+                "money": "Money", "own": "Owning the cards", "traffic": "Traffic and API", "levers": "Levers",
+                "advanced": "Advanced"}
 GROUPS = [(title, [k.key for k in KEY_TABLE if k.group == group]) for group, title in GROUP_TITLES.items()]
 #: Keys whose input is on a page rather than in the sidebar (the Decision page's reasons).
 PAGE_KEYS = [k.key for k in KEY_TABLE if k.group not in GROUP_TITLES]
@@ -220,6 +221,9 @@ def _widget(key: str) -> None:
         st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
                      format_func=lambda v, f=formats: f"{v} ({f[v]:g} bits)" if v in f else f"{v} bits",
                      accept_new_options=True, on_change=_on_override, args=(key, None), **common)
+    elif spec.kind == "profile":
+        st.text_input(_label(key), placeholder="none: every hour as the peak factor says", on_change=_on_override,
+                      args=(key, None), **common)
     elif spec.kind == "flag":
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:

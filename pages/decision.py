@@ -143,6 +143,29 @@ ui.dataframe(vt,
              column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "replicas", "cards", "current"])
 ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
 
+# ---------------------------------------------------------------- every way to serve it (SPEC section 9)
+st.subheader("Every way to serve it: the API, renting, buying, or a fleet plus the API")
+opts = tables.options_table(r)
+ui.dataframe(opts.drop(columns=["key"]), column_config={
+    "option": "Option", "usd_month": st.column_config.NumberColumn("USD/month", format="%,.0f"),
+    "usd_per_mtok_out": st.column_config.NumberColumn("USD per 1M output tokens", format="%,.3f"),
+    "replicas": st.column_config.NumberColumn("Replicas", format="%d"),
+    "capex_usd": st.column_config.NumberColumn("Purchase (USD)", format="%,.0f"),
+    "payback_months": st.column_config.NumberColumn("Payback vs renting (months)", format="%,.1f"),
+    "best": st.column_config.CheckboxColumn("Cheapest"),
+    "allowed": st.column_config.CheckboxColumn("Allowed")},
+    column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
+                  "payback_months"])
+best = tables.OPTION_NAMES.get(r["best"] or "", "none")
+st.caption(f"Cheapest allowed option: **{best}**. Buying pays the cards and servers off over {s.years:g} years at "
+           f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
+           f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); a fleet plus the API needs the day's traffic (Traffic: profile), "
+           "hour by hour. "
+           + ("The data may not leave (why=residency): the API and the mixed options are not allowed. "
+              if not opts["allowed"].all() else "")
+           + "The verdict above is the rent-or-API answer; these totals sit beside it.")
+ui.download_csv(opts, "decision-options", "Download this table (CSV)")
+
 # ---------------------------------------------------------------- what flips it
 st.subheader("What would flip the verdict")
 u = d.units

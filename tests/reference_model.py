@@ -115,6 +115,9 @@ LINK_KEYS = (
     "engine", *PROFILE_KEYS,
     # SPEC section 8 (levers; docs/method.md section 9)
     "spec_k", "spec_alpha", "spec_c", "prefix_hit", "api_cached", "discount",
+    # SPEC section 9
+    "card_usd", "server_frac", "years", "wacc", "residual", "power_w", "idle_frac", "pue", "usd_kwh", "colo_usd",
+    "profile", "autoscale", "min_replicas",
 )
 
 
@@ -337,6 +340,32 @@ def resolve(params) -> dict:
     row_cached = apis[s["api"]].get("api_cached")
     s["api_cached"] = _real(p, "api_cached", float(row_cached) if row_cached is not None else s["api_in"], 0)
     s["discount"] = _real(p, "discount", 0.0, 0, hi=0.99)
+
+    # SPEC section 9: owning, the day's profile, autoscaling.
+    preset_card = s["card"] != "custom"
+    s["card_usd"] = _real(p, "card_usd", card.get("card_usd") if preset_card else None, 0, lo_open=True)
+    s["power_w"] = _real(p, "power_w", card.get("power_w") if preset_card else None, 0, lo_open=True)
+    s["server_frac"] = _real(p, "server_frac", 0.4, 0)
+    s["years"] = _real(p, "years", 4.0, 0, lo_open=True)
+    s["wacc"] = _real(p, "wacc", 0.08, 0, hi=0.99)
+    s["residual"] = _real(p, "residual", 0.1, 0, hi=0.99)
+    s["idle_frac"] = _real(p, "idle_frac", 0.25, 0, hi=1)
+    s["pue"] = _real(p, "pue", 1.4, 1)
+    s["usd_kwh"] = _real(p, "usd_kwh", 0.12, 0)
+    s["colo_usd"] = _real(p, "colo_usd", 0.0, 0)
+    s["autoscale"] = _integer(p, "autoscale", 0, 0, 1)
+    s["min_replicas"] = _integer(p, "min_replicas", 1, 0)
+    s["_weights"] = None
+    s["why"] = str(p.get("why", "") or "")
+    prof = str(p.get("profile", "") or "").strip().lower()
+    s["profile"] = prof if prof and prof != "none" else None
+    if prof and prof != "none":
+        named = catalogue.profiles()
+        w = list(named[prof]) if prof in named else [_float("profile", x) for x in prof.split(",")]
+        if len(w) != 24 or min(w) < 0 or not any(w):
+            _bad("profile", p["profile"], "a shape name or 24 weights >= 0, not all 0")
+        s["_weights"] = w
+        s["peak"] = max(w) / (sum(w) / 24)  # SPEC section 9: the profile's peak replaces the peak key
 
     # docs/method.md sections 2-5 consistency rules, each naming its key.
     if s["kv_heads"] > s["heads"]:
@@ -711,6 +740,8 @@ def traffic(m, s) -> dict:
         out["api_usd_month"] = R * c_api(s)  # docs/method.md section 7 (Tin*api_in + Tout*api_out)/1e6, s7 tier
     if max_batch(m, n) == 0:
         out["verdict"] = "does not fit"  # docs/method.md section 7: self-hosting figures stay null
+        out.update({k: None for k in PROCUREMENT_KEYS})  # SPEC section 9: nothing of section 9 either
+        out["best"] = None if "residency" in str(s.get("why") or "") else "api"
         return out
     replicas = max(1, math.ceil(u * s["peak"] - 1e-9))  # docs/method.md section 7
     out["replicas"] = replicas
@@ -720,7 +751,74 @@ def traffic(m, s) -> dict:
         out["verdict"] = "self-host" if out["self_host_usd_month"] < out["api_usd_month"] else "api"
         out["break_even_req_day"] = break_even_req_day(s, s_req)
     out.update(band(m, s, u, priced, out))
+    out.update(procurement(s, s_req, replicas, u / replicas, out))
     return out
+
+
+PROCUREMENT_KEYS = ("rent_usd_month", "own_usd_month", "own_capex_usd", "own_capital_usd_month", "own_power_usd_month",
+                    "payback_months_rent", "payback_months_api", "hybrid_replicas", "hybrid_usd_month",
+                    "hybrid_api_share", "hybrid_own_replicas", "hybrid_own_usd_month")
+
+
+def procurement(s, s_req, replicas, duty, out) -> dict:
+    """SPEC section 9, written from its text: rent (autoscaled with a profile), own, payback, hybrid, best."""
+    res = {k: None for k in PROCUREMENT_KEYS}
+    g, hours, upkeep = s["gpus"], s["hours"], s["upkeep"]
+    priced = s["usd_hr"] is not None
+    c = 3600 / s_req  # requests one replica serves in an hour
+    w = s["_weights"]
+    r_h = None if w is None else [s["req_day"] * x / sum(w) for x in w]
+    res["rent_usd_month"] = out["self_host_usd_month"]
+    if priced and r_h is not None and s["autoscale"]:
+        A = sum(min(replicas, max(s["min_replicas"], math.ceil(r / c - 1e-9))) for r in r_h)
+        res["rent_usd_month"] = A * (hours / 24) * g * rent(s) + upkeep
+    K = E = None
+    if s["card_usd"] is not None and s["power_w"] is not None:
+        C = s["card_usd"] * (1 + s["server_frac"])
+        S = s["residual"] * C
+        i, n = s["wacc"], s["years"]
+        crf = 1 / n if i == 0 else i * (1 + i) ** n / math.expm1(n * math.log1p(i))  # (1+i)^n - 1, tiny i too
+        K = (C - S * (1 + i) ** (-n)) * crf / 12
+        E = s["power_w"] / 1000 * (s["idle_frac"] + (1 - s["idle_frac"]) * duty) * s["pue"] * s["usd_kwh"] * hours
+        res["own_usd_month"] = replicas * g * (K + E + s["colo_usd"]) + upkeep
+        res["own_capex_usd"] = replicas * g * C
+        res["own_capital_usd_month"] = replicas * g * K
+        res["own_power_usd_month"] = replicas * g * E
+        running = replicas * g * (E + s["colo_usd"]) + upkeep
+        if res["rent_usd_month"] is not None and res["rent_usd_month"] - running > 0:
+            res["payback_months_rent"] = res["own_capex_usd"] / (res["rent_usd_month"] - running)
+        if out["api_usd_month"] - running > 0:
+            res["payback_months_api"] = res["own_capex_usd"] / (out["api_usd_month"] - running)
+    if r_h is not None:
+        per_req = c_api(s)
+
+        def fleet(N):
+            served = [min(r, N * c) for r in r_h]
+            over = sum(r_h) - sum(served)
+            return sum(served), over, (hours / 24) * over * per_req
+
+        if priced:
+            totals = [N * g * rent(s) * hours + (upkeep if N >= 1 else 0) + fleet(N)[2] for N in range(replicas + 1)]
+            best_n = totals.index(min(totals))
+            res["hybrid_replicas"], res["hybrid_usd_month"] = best_n, totals[best_n]
+            res["hybrid_api_share"] = fleet(best_n)[1] / sum(r_h)
+        if K is not None:
+            totals = []
+            for N in range(replicas + 1):
+                served, _, api_part = fleet(N)
+                d_n = served / (24 * N * c) if N else 0.0
+                E_n = s["power_w"] / 1000 * (s["idle_frac"] + (1 - s["idle_frac"]) * d_n) * s["pue"] * s["usd_kwh"] * hours
+                totals.append(N * g * (K + E_n + s["colo_usd"]) + (upkeep if N >= 1 else 0) + api_part)
+            best_n = totals.index(min(totals))
+            res["hybrid_own_replicas"], res["hybrid_own_usd_month"] = best_n, totals[best_n]
+    bills = [("api", out["api_usd_month"]), ("rent", res["rent_usd_month"]), ("own", res["own_usd_month"]),
+             ("hybrid", res["hybrid_usd_month"] if res["hybrid_replicas"] not in (None, 0, replicas) else None),
+             ("hybrid_own", res["hybrid_own_usd_month"] if res["hybrid_own_replicas"] not in (None, 0, replicas)
+              else None)]
+    residency = "residency" in str(s.get("why") or "")
+    allowed = [(v, i, o) for i, (o, v) in enumerate(bills) if v is not None and (not residency or o in ("rent", "own"))]
+    res["best"] = min(allowed)[2] if allowed else None
+    return res
 
 
 @functools.cache

@@ -329,6 +329,24 @@ def scenarios(draw):
     if maybe() and "mem_gib" in p:
         p["torch_gib"] = draw(_floats(0.5, 1)) * float(p["mem_gib"])
 
+    # --- owning, the day's profile, mixing (SPEC section 9) -------------------------------------
+    for key, strat in (
+        ("card_usd", _floats(100, 100000)), ("server_frac", _floats(0, 2)), ("years", _floats(0.5, 10)),
+        ("wacc", _floats(0, 0.3)), ("residual", _floats(0, 0.9)), ("power_w", _floats(50, 2000)),
+        ("idle_frac", _floats(0, 1)), ("pue", _floats(1, 3)), ("usd_kwh", _floats(0, 1)), ("colo_usd", _floats(0, 500)),
+    ):
+        if draw(st.integers(0, 3)) == 0:
+            p[key] = draw(strat)
+    if maybe():
+        p["profile"] = draw(st.sampled_from(["flat", "office", "evening"])) if maybe() else \
+            ",".join(repr(x) for x in draw(st.lists(_floats(0, 10), min_size=24, max_size=24).filter(any)))
+        if maybe():
+            p["autoscale"] = draw(st.sampled_from([0, 1]))
+        if maybe():
+            p["min_replicas"] = draw(st.integers(0, 5))
+    if draw(st.integers(0, 5)) == 0:
+        p["why"] = "residency"
+
     # --- levers (SPEC section 8) -----------------------------------------------------------------
     if maybe():
         p["spec_k"] = draw(st.integers(0, 16))
@@ -372,6 +390,10 @@ def _as_number(key, value):
 
 
 def _scenario_same(key, given, got, scenario) -> bool:
+    if key == "profile" and "," in str(given):  # 24 weights: the same numbers, however written
+        return [float(x) for x in str(given).split(",")] == [float(x) for x in str(got).split(",")]
+    if key == "peak" and scenario.get("profile"):
+        return True  # SPEC section 9: a profile's shape replaces the peak key
     if key == "window_layers" and float(scenario.get("window") or 0) == 0:
         return True  # without a window the layer count has no effect; calc may print 0 for it
     if key in ("batch", "ctx", "duty") and str(given).strip().lower() == "auto":

@@ -1,0 +1,137 @@
+"""Procurement (SPEC section 9): rent, buy, call the API, or run a fleet for the base load and send the overflow to
+the API, each as a monthly total, from the capacity the traffic model worked out.
+
+Units: USD, months, hours. Every figure here sits beside the rent-or-API verdict of section 6, which it does not
+change. Owning pays the cards and their servers off as an annuity over the service life (capital recovery
+factor), plus the power they draw at the replicas' duty and any rack space; mixing serves, hour by hour of the
+day's profile, what a fleet of N replicas can and sends the rest to the API, at the N with the smallest total.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import model, traffic
+from .scenario import Scenario, day_weights
+from .units import HOURS_PER_DAY, SECONDS_PER_HOUR
+
+#: The options in the order a tie is broken (SPEC section 9).
+OPTIONS = ("api", "rent", "own", "hybrid", "hybrid_own")
+
+
+@dataclass(frozen=True)
+class Options:
+    """The monthly total of each way to serve the traffic, and what the best one is (SPEC section 9). USD a month
+    unless named otherwise; None where an option cannot be priced or has nothing to do."""
+
+    rent_usd_month: float | None
+    own_usd_month: float | None
+    own_capex_usd: float | None          # cards and servers bought at the start
+    own_capital_usd_month: float | None  # replicas*g*K: the purchase as an annuity, less the resale value
+    own_power_usd_month: float | None    # replicas*g*E: power at the replicas' duty, facility overhead included
+    payback_months_rent: float | None
+    payback_months_api: float | None
+    hybrid_replicas: int | None
+    hybrid_usd_month: float | None
+    hybrid_api_share: float | None
+    hybrid_own_replicas: int | None
+    hybrid_own_usd_month: float | None
+    best: str | None
+    own_missing: str | None              # the key an owned option needs and the link lacks (card_usd, power_w)
+
+
+def capital_recovery(wacc: float, years: float) -> float:
+    """Capital recovery factor ``wacc*(1+wacc)^years / ((1+wacc)^years - 1)``, ``1/years`` at ``wacc = 0``: the
+    share of a sum paid each year to repay it with interest over ``years``."""
+    if wacc == 0:
+        return 1 / years
+    # (1+wacc)^years - 1 through expm1/log1p, exact for a tiny rate too
+    return wacc * (1 + wacc) ** years / math.expm1(years * math.log1p(wacc))
+
+
+def capital_per_card_month(s: Scenario) -> float | None:
+    """``K = (C - S*(1+wacc)^-years) * CRF / 12`` with ``C = card_usd*(1 + server_frac)`` paid per card and
+    ``S = residual*C`` recovered at the end; None without a ``card_usd``."""
+    if s.card_usd is None:
+        return None
+    paid = s.card_usd * (1 + s.server_frac)
+    back = s.residual * paid * (1 + s.wacc) ** (-s.years)
+    return (paid - back) * capital_recovery(s.wacc, s.years) / 12
+
+
+def power_per_card_month(s: Scenario, duty: float) -> float | None:
+    """``E = power_w/1000 * (idle_frac + (1 - idle_frac)*duty) * pue * usd_kwh * hours`` USD a month at the
+    replicas' ``duty``; None without a ``power_w``."""
+    if s.power_w is None:
+        return None
+    return s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty) * s.pue * s.usd_kwh * s.hours
+
+
+def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traffic: float | None,
+            self_host_usd_month: float | None, api_usd_month: float) -> Options:
+    """Every option of SPEC section 9 for the scenario, given the traffic's capacity ``cap`` (section 6), the
+    replicas for the busiest hour and their duty, and the section-6 bills (``self_host_usd_month`` None when
+    unpriced)."""
+    residency = s.why is not None and "residency" in s.why.split(",")
+    if cap.max_batch == 0 or replicas is None:
+        return Options(*([None] * 12), best=None if residency else "api",
+                       own_missing=None)
+    g, hours = s.gpus, s.hours
+    rent_hr = model.rent_usd_hr(s)
+    priced = s.usd_hr is not None
+    weights = day_weights(s.profile)
+    per_hour = SECONDS_PER_HOUR / cap.s_req  # requests one replica serves in an hour
+    r_h = None if weights is None else s.req_day * np.asarray(weights) / sum(weights)
+
+    rent = self_host_usd_month
+    if priced and r_h is not None and s.autoscale:
+        need = np.ceil(r_h / per_hour - 1e-9)
+        replica_hours = float(np.minimum(replicas, np.maximum(s.min_replicas, need)).sum())
+        rent = replica_hours * hours / HOURS_PER_DAY * g * rent_hr + s.upkeep
+
+    K = capital_per_card_month(s)
+    E = power_per_card_month(s, duty_traffic)
+    missing = "card_usd" if K is None else "power_w" if E is None else None
+    own = capex = capital = power = pay_rent = pay_api = None
+    if missing is None:
+        cards = replicas * g
+        own = cards * (K + E + s.colo_usd) + s.upkeep
+        capex = cards * s.card_usd * (1 + s.server_frac)
+        capital, power = cards * K, cards * E
+        running = cards * (E + s.colo_usd) + s.upkeep
+        if rent is not None and rent - running > 0:
+            pay_rent = capex / (rent - running)
+        if api_usd_month - running > 0:
+            pay_api = capex / (api_usd_month - running)
+
+    hyb = hyb_n = share = hyb_own = hyb_own_n = None
+    if r_h is not None:
+        N = np.arange(replicas + 1)[:, None]
+        served = np.minimum(r_h[None, :], N * per_hour)
+        overflow = (r_h[None, :] - served).sum(axis=1)
+        api_part = hours / HOURS_PER_DAY * overflow * traffic.api_usd_per_request(s)
+        fleet_on = (N[:, 0] >= 1) * s.upkeep
+        if priced:
+            total = N[:, 0] * g * rent_hr * hours + fleet_on + api_part
+            hyb_n = int(np.argmin(total))
+            hyb, share = float(total[hyb_n]), float(overflow[hyb_n] / r_h.sum())
+        if missing is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                duty_n = np.where(N[:, 0] >= 1, served.sum(axis=1) / (HOURS_PER_DAY * N[:, 0] * per_hour), 0.0)
+            E_n = s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty_n) * s.pue * s.usd_kwh * hours
+            total_own = N[:, 0] * g * (K + E_n + s.colo_usd) + fleet_on + api_part
+            hyb_own_n = int(np.argmin(total_own))
+            hyb_own = float(total_own[hyb_own_n])
+
+    bills = {"api": api_usd_month, "rent": rent, "own": own,
+             "hybrid": hyb if hyb_n not in (None, 0, replicas) else None,
+             "hybrid_own": hyb_own if hyb_own_n not in (None, 0, replicas) else None}
+    allowed = ("rent", "own") if residency else OPTIONS
+    candidates = [(bills[o], i, o) for i, o in enumerate(OPTIONS) if o in allowed and bills[o] is not None
+                  and math.isfinite(bills[o])]
+    best = min(candidates)[2] if candidates else None
+    return Options(rent, own, capex, capital, power, pay_rent, pay_api, hyb_n, hyb, share, hyb_own_n, hyb_own, best,
+                   missing)
