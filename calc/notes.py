@@ -120,6 +120,10 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does")
     if s.batch != "auto" and int(s.batch) > mb:
         out.append(f"batch {s.batch} exceeds the {mb:,} sequences memory holds at {s.ctx:,} tokens")
+    if s.batch != "auto" and s.max_seqs is not None and int(s.batch) > s.max_seqs:
+        plural = "s" if s.max_seqs != 1 else ""
+        out.append(f"batch {s.batch} exceeds the engine's cap of {s.max_seqs:,} sequence{plural} per step "
+                   "(max_seqs): the engine would not run it, so its step and its cost per million are not reachable")
     preset = catalogue.models().get(s.model)
     apis = catalogue.apis()
     if preset and s.api in apis and preset["api_ref"] in apis and \

@@ -563,6 +563,9 @@ def _validators() -> dict[str, Any]:
         "_flag": field_validator(*by_kind["flag"], mode="before")(classmethod(lambda cls, v: _flag(v))),
         "_reasons": field_validator(*by_kind["reasons"], mode="before")(classmethod(lambda cls, v: _reasons(v))),
         "_profile": field_validator(*by_kind["profile"], mode="before")(classmethod(lambda cls, v: _profile(v))),
+        # -0 is 0: a link's "-0" must never print as "-0.00 USD"
+        "_zero": field_validator(*by_kind["float"], mode="after")(
+            classmethod(lambda cls, v: v + 0.0 if isinstance(v, float) else v)),
         "_empty": field_validator(*[k.key for k in KEY_TABLE if k.empty == NONE_GIVEN
                                     and k.kind not in ("reasons", "profile")],
                                   mode="before")(

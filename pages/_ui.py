@@ -396,7 +396,8 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
 
 def base_url() -> str:
     """Where this app is served, for links people copy (the memo's): ``CALC_BASE_URL`` when set (behind a
-    proxy that rewrites the address), else the address this page was opened at, less the page's path."""
+    proxy that rewrites the address), else the scheme and host this page was opened at with the server's own
+    ``server.baseUrlPath``: never a path the user typed (an unknown page's path is not echoed into links)."""
     from calc.memo import DEFAULT_BASE_URL
 
     override = os.environ.get("CALC_BASE_URL", "").strip()
@@ -406,12 +407,8 @@ def base_url() -> str:
     parts = urlsplit(url)
     if not parts.scheme or not parts.netloc:
         return DEFAULT_BASE_URL
-    path = parts.path.rstrip("/")
-    for *_, slug in PAGES:
-        if path == f"/{slug}" or path.endswith(f"/{slug}"):
-            path = path[: -len(slug) - 1]
-            break
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    prefix = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return urlunsplit((parts.scheme, parts.netloc, f"/{prefix}" if prefix else "", "", ""))
 
 def _enter_through_app() -> None:
     """Re-enter through app.py when Streamlit ran a page file on its own.

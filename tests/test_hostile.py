@@ -218,3 +218,17 @@ def test_links_at_the_limits_are_read():
     padded = "ctx=4096&pad=" + "x" * (MAX_LINK_CHARS - len("ctx=4096&pad="))
     assert len(padded) == MAX_LINK_CHARS
     assert parse(padded).scenario.ctx == 4096 and not parse(padded).errors
+
+
+def test_a_batch_above_the_engines_cap_is_warned_about():
+    """A batch the engine would not schedule (above max_seqs) is named, as a batch above memory is."""
+    from calc import report
+    r = report("model=llama-3.1-8b&card=h200-sxm&batch=100&max_seqs=1")
+    assert any("exceeds the engine's cap of 1 sequence per step" in w for w in r["warnings"])
+
+
+def test_negative_zero_is_zero():
+    from calc import report
+    r = report("usd_hr=-0&upkeep=-0")
+    assert str(r["monthly_usd"]) == "0.0" and str(r["scenario"]["usd_hr"]) == "0.0"
+    assert "-0" not in report("usd_hr=-0&upkeep=-0&discount=-0")["scenario"].__repr__()
