@@ -42,6 +42,8 @@ class Decision:
     marginal: bool = False                 # the API bill lies inside that range
     capacity_measured: bool = True         # a published row measured this engine x card family x kind x TP
     capacity_band_pct: float | None = None  # the band, per cent (leave-one-source-out, 90th percentile)
+    api_in_price: float = 0.0              # USD per 1M prompt tokens billed (a long-prompt tier applied)
+    api_out_price: float = 0.0             # USD per 1M output tokens billed
 
     @property
     def capacity_cards(self) -> int | None:
@@ -65,4 +67,5 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         self_host_low=report["self_host_usd_month_low"], self_host_high=report["self_host_usd_month_high"],
         marginal=report["verdict_marginal"], capacity_measured=report["capacity_measured"],
         capacity_band_pct=report["capacity_band_pct"],
+        api_in_price=traffic.api_prices(s)[0], api_out_price=traffic.api_prices(s)[1],
     )

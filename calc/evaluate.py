@@ -66,6 +66,7 @@ class UnitCost:
     usd_per_mtok_upkeep: float
     usd_per_mtok: float | None
     monthly_usd: float | None
+    monthly_rent_usd: float | None   # one replica's rent for the month, busy or not
     duty_used: float                 # the link's duty, or the traffic's implied duty (duty=auto, SPEC section 10)
 
 
@@ -268,6 +269,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "usd_per_mtok_upkeep": float(upkeep),
         "usd_per_mtok": model.none_if_nan(rent + upkeep),
         "monthly_usd": model.none_if_nan(model.monthly_usd(s)),
+        "monthly_rent_usd": model.none_if_nan(model.monthly_rent_usd(s)),
         "duty_used": duty,
         "memory_caps_batch": bool(be is None or mb < be),
         "comm_ms": float(parts.comm_s) * MS_PER_S,

@@ -5,12 +5,13 @@ Column names carry their units. Nothing here rounds: the pages format for displa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from . import catalogue, memory, model, traffic
+from . import catalogue, memory, model, traffic, words
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import MS_PER_S
@@ -327,3 +328,23 @@ def options_table(r: dict) -> pd.DataFrame:
     df["allowed"] = [not (residency and o in ("api", "hybrid", "hybrid_own")) for o in df["key"]]
     return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
                "allowed", "key"]]
+
+
+def chart_marks(d: Decision) -> pd.DataFrame:
+    """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
+    vertical rule), ``label``, ``align`` (the side of the point its label sits on, so that it stays inside
+    the chart): the current volume, the break-even volume and, when the staircase makes it differ, the
+    volume above which self-hosting is cheaper at every volume."""
+    s = d.scenario
+    lo, hi = curve_range(d)
+    side = "right" if math.log(s.req_day / lo) > 0.75 * math.log(hi / lo) else "left"
+    rows = [("current", float(s.req_day), None, f"this scenario: {words.volume_text(s.req_day)} a day", side)]
+    if d.break_even:
+        be = words.sig(d.break_even, 3)
+        rows.append(("break-even", d.break_even, float(traffic.api_usd_month(s, d.break_even)),
+                     f"break-even ≈ {be} a day", "right"))
+        st_text = words.sig(d.stays_cheaper, 3)
+        if st_text != be:
+            rows.append(("always cheaper", d.stays_cheaper, float(traffic.api_usd_month(s, d.stays_cheaper)),
+                         f"always cheaper above ≈ {st_text} a day", "right"))
+    return pd.DataFrame(rows, columns=["what", "req_day", "usd_month", "label", "align"])

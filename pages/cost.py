@@ -4,7 +4,7 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
-from calc import model, words
+from calc import words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -25,7 +25,7 @@ c1.metric("USD / 1M tokens", per_mtok(r["usd_per_mtok"]),
           help=f"Rent plus upkeep per million output tokens at batch {r['batch']:,} and duty {r['duty_used']:.0%}.")
 c2.metric("of which rent", per_mtok(r["usd_per_mtok_rent"]),
           help="The textbook figure counts only this, at duty 100 %.")
-c3.metric("Monthly rent", words.money(None if s.usd_hr is None else float(model.monthly_rent_usd(s))),
+c3.metric("Monthly rent", words.money(r["monthly_rent_usd"]),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not.")
 c4.metric("Monthly upkeep", words.money(s.upkeep), help="Engineering time; does not fall with volume.")
 

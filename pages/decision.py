@@ -1,39 +1,16 @@
 """Decision: self-host or API, for the traffic in the link — the verdict, what would flip it, and the memo."""
 
-import math
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse, tables, traffic, with_change, words
-from calc.decision import Decision
+from calc import parse, tables, with_change, words
 from pages import _ui as ui
 
 s, r = ui.page()
 ev = ui.evaluation()
 d = ev.decision
-
-
-def chart_marks(d: Decision) -> pd.DataFrame:
-    """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
-    vertical rule), ``label``, ``align`` (the side of the point its label sits on, so that it stays inside
-    the chart): the current volume, the break-even volume and, when the staircase makes it differ, the
-    volume above which self-hosting is cheaper at every volume."""
-    s = d.scenario
-    lo, hi = tables.curve_range(d)
-    side = "right" if math.log(s.req_day / lo) > 0.75 * math.log(hi / lo) else "left"
-    rows = [("current", float(s.req_day), None, f"this scenario: {words.volume_text(s.req_day)} a day", side)]
-    if d.break_even:
-        be = words.sig(d.break_even, 3)
-        rows.append(("break-even", d.break_even, float(traffic.api_usd_month(s, d.break_even)),
-                     f"break-even ≈ {be} a day", "right"))
-        st_text = words.sig(d.stays_cheaper, 3)
-        if st_text != be:
-            rows.append(("always cheaper", d.stays_cheaper, float(traffic.api_usd_month(s, d.stays_cheaper)),
-                         f"always cheaper above ≈ {st_text} a day", "right"))
-    return pd.DataFrame(rows, columns=["what", "req_day", "usd_month", "label", "align"])
 
 
 st.title("Self-host or API?")
@@ -62,7 +39,7 @@ st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.o
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("API per month", words.money(d.api_usd_month),
-          help="{:g} USD per 1M prompt tokens and {:g} per 1M output tokens.".format(*traffic.api_prices(s)))
+          help=f"{d.api_in_price:g} USD per 1M prompt tokens and {d.api_out_price:g} per 1M output tokens.")
 c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
           delta=None if d.self_host_low is None else
           f"{words.money(d.self_host_low)} to {words.money(d.self_host_high)}"
@@ -92,7 +69,7 @@ y_type = st.radio("Cost axis", ["log", "linear"], horizontal=True, key="_y_scale
 curve = tables.cost_curve(d)
 if y_type == "log":
     curve = curve[curve["usd_month"] > 0]
-marks = chart_marks(d)
+marks = tables.chart_marks(d)
 x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests per day (log scale)",
           axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN, labelOverlap=True))
 y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",

@@ -48,3 +48,20 @@ def test_every_key_has_one_sidebar_input():
     assert PAGE_KEYS == ["why", "lab_n", "lab_group", "lab_outliers", "lab_scale"]
     listed = [key for _, keys in GROUPS for key in keys] + PAGE_KEYS
     assert sorted(listed) == sorted(KEYS) and len(listed) == len(set(listed))
+
+
+def test_pages_read_the_typed_chain_and_never_the_model():
+    """Pages read reports, tables and decisions; the formulas (calc.model, calc.traffic, calc.memory) stay behind
+    them, so no page can work a figure out a second way."""
+    import ast
+    from pathlib import Path
+    for path in sorted((Path(__file__).resolve().parent.parent / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "calc":
+                names = {a.name for a in node.names}
+                assert not names & {"model", "traffic", "memory"}, (path.name, names)
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert node.module not in ("calc.model", "calc.traffic", "calc.memory"), (path.name, node.module)
+            if isinstance(node, ast.Import):
+                assert not {a.name for a in node.names} & {"calc.model", "calc.traffic", "calc.memory"}, path.name
