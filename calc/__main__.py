@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     link: object = args.link
     matched = None
     if args.hf_config:
-        from .hf_config import HFConfigError, from_hf_config_json
+        from .hf_config import HFConfigError, from_hf_config_json_with_notes
         try:
             with open(args.hf_config, "rb") as fh:
                 # One byte past the limit tells an oversized file without reading all of it.
@@ -126,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"error: {args.hf_config}: larger than the {MAX_CONFIG_BYTES:,} bytes allowed for a config.json",
                       file=sys.stderr)
                 return 2
-            shape = from_hf_config_json(data, max_bytes=MAX_CONFIG_BYTES)
+            shape, read = from_hf_config_json_with_notes(data, max_bytes=MAX_CONFIG_BYTES)
+            for note in read:
+                print(f"config.json: {note}", file=sys.stderr)
         except OSError as exc:
             print(f"error: cannot read {args.hf_config}: {exc.strerror}", file=sys.stderr)
             return 1
@@ -135,8 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         # The config is the model: the link's other keys still win over its figures, but not its model id.
         matched = catalogue.match_model(shape)
-        if matched:  # the config is a catalogue model: its preset (and its API row) stand for it
-            shape = {"model": matched}
+        if matched:  # the config is a catalogue model: its preset (and its API row) stand for it, with any
+            # checkpoint format the config states and the preset does not ship
+            shape = {"model": matched, **catalogue.format_differences(shape, matched)}
         link = {**shape, **{k: v for k, v in raw.items() if k != "model"}}
     try:
         parsed = load(link)

@@ -670,16 +670,40 @@ _SHAPE = ("layers", "heads", "kv_heads", "head_dim", "hidden", "experts", "exper
           "window_layers")
 
 
+#: The checkpoint formats a preset may ship and a config.json import may read (SPEC: weights per part).
+FORMAT_KEYS = ("weights", "weights_experts", "weights_attn", "weights_embed", "layers_full")
+
+
 def match_model(shape: Mapping) -> str | None:
     """The id of the model preset with the same shape as ``shape`` (link keys, as a config.json import gives
-    them): every shape figure equal and the parameter counts within 0.1 %; None when no preset has it."""
-    for mid, m in models().items():
-        if all(shape.get(k, 0) == m[k] for k in _SHAPE) and all(
+    them): every shape figure equal and the parameter counts within 0.1 %; None when no preset has it. Of several
+    presets of one shape (Llama 3.1 405B and Meta's FP8 release of it), the one whose shipped formats are the
+    config's is chosen, else the first."""
+    same = [mid for mid, m in models().items()
+            if all(shape.get(k, 0) == m[k] for k in _SHAPE) and all(
                 math.isclose(float(shape.get(k, 0.0)), m[k], rel_tol=1e-3, abs_tol=1e-6)
-                for k in ("params_b", "active_b", "embed_b")):
+                for k in ("params_b", "active_b", "embed_b"))]
+    for mid in same:
+        if format_differences(shape, mid) == {}:
             return mid
-    return None
+    return same[0] if same else None
 
+
+def format_differences(shape: Mapping, mid: str) -> dict:
+    """The checkpoint formats ``shape`` states that preset ``mid`` does not ship (``{}``: it ships them all, or
+    the shape states none)."""
+    m = models()[mid]
+    shipped = {"weights": m["weights"], "weights_experts": m["weights_experts"], "weights_attn": m["weights_attn"],
+               "weights_embed": m["weights_embed"], "layers_full": m["layers_full"]}
+    base = shipped["weights"] or "bf16"
+    out = {}
+    for k in FORMAT_KEYS:
+        if k not in shape:
+            continue
+        have = shipped[k] if k == "layers_full" else (shipped[k] or base)
+        if str(shape[k]) != str(have):
+            out[k] = shape[k]
+    return out
 
 
 QUALITY_COLUMNS = ("format", "model", "metric", "baseline", "quantized", "delta", "unit", "source", "read_on", "note")

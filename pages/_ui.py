@@ -32,7 +32,7 @@ from calc import (
     words,
 )
 from calc.engines import ENGINE_NAMES
-from calc.hf_config import HFConfigError, from_hf_config_json
+from calc.hf_config import HFConfigError, from_hf_config_json_with_notes
 from calc.scenario import (
     CARD_FIGURES,
     COMPUTE_PRECISIONS,
@@ -248,15 +248,19 @@ def _on_import() -> None:
         st.session_state["_hf_error"] = "Upload a config.json or paste its text first."
         return
     try:
-        shape = from_hf_config_json(raw)
+        shape, read = from_hf_config_json_with_notes(raw)
     except HFConfigError as exc:
         st.session_state["_hf_error"] = f"This config.json cannot be used: {exc}"
         return
+    said = (" " + " ".join(n[0].upper() + n[1:].rstrip(".") + "." for n in read)) if read else ""
     matched = catalogue.match_model(shape)
     if matched:  # the config is a catalogue model: its preset, with its API row, stands for it
         _on_parent_value("model", matched)
+        for key, value in catalogue.format_differences(shape, matched).items():  # formats the preset lacks
+            st.session_state[key] = _widget_value(key, value)
         st.session_state["_hf_done"] = (f"This config.json has the shape of the catalogue's "
-                                        f"{catalogue.models()[matched]['name']}: its preset and its API row are used.")
+                                        f"{catalogue.models()[matched]['name']}: its preset and its API row are "
+                                        f"used.{said}")
         return
     parsed = parse({**widget_params(), **shape})
     refused = [e for e in parsed.errors if e.key in shape]
@@ -268,7 +272,7 @@ def _on_import() -> None:
     for key in shape:
         _link_errors().pop(key, None)
     st.session_state["_hf_done"] = (f"Imported: {shape['params_b']:.3f} B parameters ({shape['active_b']:.3f} B active), "
-                                    f"{shape['layers']} layers, {shape['kv_heads']} KV heads.")
+                                    f"{shape['layers']} layers, {shape['kv_heads']} KV heads.{said}")
 
 
 def _import_config() -> None:

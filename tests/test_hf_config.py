@@ -12,9 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from calc import report
+from calc import catalogue, report
 from calc.__main__ import main
-from calc.hf_config import _DEFAULTS, HFConfigError, count_parameters, from_hf_config, from_hf_config_json
+from calc.hf_config import (
+    _DEFAULTS,
+    HFConfigError,
+    count_parameters,
+    from_hf_config,
+    from_hf_config_json,
+    from_hf_config_json_with_notes,
+    from_hf_config_with_notes,
+)
+from calc.scenario import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 REFUSED = FIXTURES / "refused"  # real configs the calculator must refuse (not in ALL_FIXTURES)
@@ -22,8 +31,10 @@ REFUSED = FIXTURES / "refused"  # real configs the calculator must refuse (not i
 LINK_KEYS = {
     "model", "params_b", "active_b", "layers", "heads", "kv_heads", "head_dim", "hidden",
     "experts", "experts_active", "kv_latent", "window", "window_layers", "embed_b",
+    "vocab", "linear_layers", "state_kib",
 }
-INT_KEYS = LINK_KEYS - {"model", "params_b", "active_b", "embed_b"}
+INT_KEYS = LINK_KEYS - {"model", "params_b", "active_b", "embed_b", "state_kib"}
+FORMAT_KEYS = {"weights", "weights_experts", "weights_attn", "weights_embed", "layers_full"}
 
 
 def load(name: str, folder: Path = FIXTURES) -> dict:
@@ -214,11 +225,15 @@ def test_output_keys_types_and_spec_consistency(name):
     assert set(keys) == LINK_KEYS and keys["model"] == "custom"
     for key in INT_KEYS:
         assert type(keys[key]) is int, key
-    for key in ("params_b", "active_b", "embed_b"):
+    for key in ("params_b", "active_b", "embed_b", "state_kib"):
         assert type(keys[key]) is float, key
     # docs/method.md sections 2-5 consistency rules.
     assert 1 <= keys["kv_heads"] <= keys["heads"]
     assert 0 <= keys["window_layers"] <= keys["layers"]
+    assert keys["linear_layers"] + keys["window_layers"] <= keys["layers"]
+    assert (keys["linear_layers"] == 0) == (keys["state_kib"] == 0)
+    assert keys["vocab"] == count_parameters(load(name))["vocab"]
+    assert not parse(keys).errors  # calc takes the keys as they are
     assert (keys["window"] == 0) == (keys["window_layers"] == 0)
     assert keys["embed_b"] < keys["active_b"] <= keys["params_b"]
     if keys["experts"]:
@@ -384,8 +399,9 @@ def test_layer_types_length_must_match():
     assert info.value.field == "layer_types"
 
 
-def test_hybrid_model_type_is_refused():
-    config = dict(load("qwen3-8b"), model_type="qwen3_next")
+@pytest.mark.parametrize("kind", ["lfm2", "minimax", "zamba2", "bamba", "granitemoehybrid", "nemotron_h_puzzle"])
+def test_hybrid_model_type_is_refused(kind):
+    config = dict(load("qwen3-8b"), model_type=kind)
     with pytest.raises(HFConfigError) as info:
         from_hf_config(config)
     assert info.value.field == "model_type"
@@ -759,19 +775,19 @@ def test_a_cla_factor_with_cla_switched_off_is_not_refused():
     assert from_hf_config(dict(base, use_cla=False, cla_share_factor=2)) == from_hf_config(base)
 
 
-def test_qwen3_next_shaped_config_is_refused_naming_a_field():
-    config = dict(load("qwen3-8b"), model_type="qwen3_next", full_attention_interval=4,
-                  linear_num_value_heads=32, linear_num_key_heads=16, linear_key_head_dim=128,
-                  linear_value_head_dim=128, linear_conv_kernel_dim=4,
-                  layer_types=["linear_attention"] * 3 + ["full_attention"])
-    err = refused(config)
-    assert err.field == "full_attention_interval"
+def test_qwen3_next_layout_with_a_short_layer_types_is_refused_naming_it():
+    config = dict(load("qwen3-next-80b-a3b"), layer_types=["linear_attention"] * 3 + ["full_attention"])
+    assert refused(config).field == "layer_types"
 
 
-def test_jamba_shaped_config_is_refused_naming_a_field():
-    config = dict(load("mixtral-8x7b"), model_type="jamba", architectures=["JambaForCausalLM"],
-                  attn_layer_period=8, attn_layer_offset=4, mamba_d_state=16, mamba_expand=2)
-    assert refused(config).field == "attn_layer_period"
+def test_the_hybrid_fields_of_one_family_are_refused_in_another():
+    # Qwen3-Next's layout fields pass only for Qwen3-Next; Jamba's only for Jamba; Nemotron-H's only for it.
+    assert refused(dict(load("qwen3-next-80b-a3b"), attn_layer_period=8)).field == "attn_layer_period"
+    assert refused(dict(load("jamba-1.5-mini"), full_attention_interval=4)).field == "full_attention_interval"
+    assert refused(dict(load("jamba-1.5-mini"), linear_num_value_heads=32)).field == "linear_num_value_heads"
+    err = refused(dict(load("nemotron-h-8b-base-8k"), linear_key_head_dim=128))
+    assert err.field == "linear_key_head_dim"
+    assert refused(dict(load("qwen3-next-80b-a3b"), mamba_d_state=16)).field == "mamba_d_state"
 
 
 # ---------------------------------------------------------------- bounded messages
@@ -809,3 +825,435 @@ def test_values_are_never_echoed_at_length(field, value):
     err = refused(config)
     assert err.field == field
     assert "\x00" not in str(err) and "\u202e" not in str(err)
+
+
+# ---------------------------------------------------------------- hybrids: linear layers and their state
+
+def kib(nbytes: int) -> float:
+    return nbytes / 1024
+
+
+def test_qwen3_next_80b_a3b_layout_state_and_count():
+    keys, notes = from_hf_config_with_notes(load("qwen3-next-80b-a3b"))
+    # full_attention_interval 4: layers 3, 7, ..., 47 are gated softmax attention, the other 36 Gated DeltaNet.
+    assert (keys["layers"], keys["linear_layers"]) == (48, 36)
+    assert (keys["heads"], keys["kv_heads"], keys["head_dim"], keys["hidden"]) == (16, 2, 256, 2048)
+    # 32 value heads x 128 x 128 recurrent values + a 3-step window over 2 x 16 x 128 + 32 x 128 channels, 2 bytes each.
+    assert keys["state_kib"] == kib(32 * 128 * 128 * 2 + 3 * (2 * 16 * 128 + 32 * 128) * 2) == 1072
+    assert (keys["experts"], keys["experts_active"], keys["vocab"]) == (512, 10, 151936)
+    # By hand: a Gated DeltaNet layer 33,718,464 (in_proj_qkvz 2048 x 12288, in_proj_ba 2048 x 64, conv 8192 x 4,
+    # dt_bias + A_log 64, norm 128, out_proj 4096 x 2048); a full-attention layer 27,263,488 (q_proj 2048 x 8192
+    # with its output gate, k/v 2048 x 512, o 4096 x 2048, q/k norms 256 each); the MoE block of every layer
+    # 1,614,809,088 (router 2048 x 512, 512 experts of 3 x 2048 x 512, a 512-wide shared expert and its gate).
+    gdn, full = 33_718_464, 27_263_488
+    moe_total, moe_active = 1_614_809_088, 2048 * 512 + 3 * 2048 * 512 + 2048 + 10 * 3 * 2048 * 512
+    rest = 2 * 151936 * 2048 + 2048 + 48 * 2 * 2048  # tables, final norm, two norms a layer
+    assert round(keys["params_b"] * 1e9) == rest + 36 * gdn + 12 * full + 48 * moe_total == 79_674_391_296
+    assert round(keys["active_b"] * 1e9) == rest + 36 * gdn + 12 * full + 48 * moe_active == 3_874_929_408
+    # The catalogue's row (79.674 B / 3.875 B, 36 linear layers of 1072 KiB) has this shape: the preset stands for it.
+    assert catalogue.match_model(keys) == "qwen3-next-80b-a3b"
+    preset = catalogue.models()["qwen3-next-80b-a3b"]
+    assert (preset["linear_layers"], preset["state_kib"], preset["vocab"]) == (36, 1072, 151936)
+    assert notes and "36 of 48 layers" in notes[0] and "1072 KiB" in notes[0]
+
+
+def test_qwen3_next_kv_cache_is_on_the_full_attention_layers_only():
+    keys = from_hf_config(load("qwen3-next-80b-a3b"))
+    r = report({**keys, "ctx": 131072, "kv": "bf16"})
+    assert r["kv_bytes_per_token"] == 2 * 12 * 2 * 256 * 2 == 24_576
+
+
+def test_qwen3_5_35b_a3b_reads_layer_types_under_text_config():
+    config = load("qwen3.5-35b-a3b")
+    keys, notes = from_hf_config_with_notes(config)
+    assert (keys["layers"], keys["linear_layers"], keys["state_kib"]) == (40, 30, 1072)
+    assert (keys["experts"], keys["experts_active"], keys["vocab"]) == (256, 8, 248320)
+    assert round(keys["params_b"] * 1e9) == 34_660_610_688  # catalogue: 34.661 B
+    assert round(keys["active_b"] * 1e9) == 3_454_988_928  # catalogue: 3.455 B
+    assert catalogue.match_model(keys) == "qwen3.5-35b-a3b"
+    assert any("float32" in n for n in notes)  # mamba_ssm_dtype float32 is told, state_kib stays 16-bit
+    # Without layer_types, full_attention_interval 4 gives the same layout (Qwen3_5TextConfig.__post_init__).
+    inner = {k: v for k, v in config["text_config"].items() if k != "layer_types"}
+    assert from_hf_config(dict(config, text_config=inner)) == keys
+
+
+def test_gdn_layer_count_by_hand_on_a_small_config():
+    config = {
+        "model_type": "qwen3_next", "vocab_size": 100, "hidden_size": 16, "num_hidden_layers": 4,
+        "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 24,
+        "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 4,
+        "linear_value_head_dim": 4, "linear_conv_kernel_dim": 3, "full_attention_interval": 2,
+        "tie_word_embeddings": True,
+    }
+    c = count_parameters(config)
+    key, value = 2 * 4, 4 * 4
+    gdn = 16 * (2 * key + 2 * value) + 16 * 2 * 4 + (2 * key + value) * 3 + 2 * 4 + 4 + value * 16
+    full = 16 * 16 * 2 + 2 * 16 * 8 + 16 * 16 + 2 * 8  # gated q_proj, k/v, o, q/k norms
+    assert c["total"] == 100 * 16 + 16 + 2 * gdn + 2 * full + 4 * (2 * 16 + 3 * 16 * 24)
+    assert (c["linear_layers"], c["state_bytes"]) == (2, (4 * 4 * 4 + 2 * (2 * key + value)) * 2)
+
+
+def test_gdn_defaults_follow_transformers():
+    # Qwen3NextConfig: head_dim 256, Gated DeltaNet 16 key / 32 value heads of 128, kernel 4, every 4th layer full.
+    config = {k: v for k, v in load("qwen3-next-80b-a3b").items()
+              if not k.startswith("linear_") and k not in ("full_attention_interval", "head_dim")}
+    assert from_hf_config(config) == from_hf_config(load("qwen3-next-80b-a3b"))
+
+
+def test_gdn_value_heads_must_divide_by_key_heads():
+    assert refused(dict(load("qwen3-next-80b-a3b"), linear_num_value_heads=24,
+                        linear_num_key_heads=16)).field == "linear_num_value_heads"
+
+
+def test_nemotron_h_8b_blocks_fold_into_mamba_and_attention_layers():
+    keys, notes = from_hf_config_with_notes(load("nemotron-h-8b-base-8k"))
+    # 52 blocks: 24 Mamba2 (M), 4 attention (*), 24 MLP-only (-); the MLP blocks fold into the others.
+    assert (keys["layers"], keys["linear_layers"]) == (28, 24)
+    assert (keys["heads"], keys["kv_heads"], keys["head_dim"]) == (32, 8, 128)  # head_dim from attention_head_dim
+    # Mamba2: 128 heads x 64 x state 128 + a 3-step window over 128 x 64 + 2 x 8 x 128 channels, 2 bytes each.
+    assert keys["state_kib"] == kib(128 * 64 * 128 * 2 + 3 * (128 * 64 + 2 * 8 * 128) * 2) == 2108
+    mamba = 4096 * (8192 + 10240 + 128) + 10240 * 4 + 10240 + 3 * 128 + 8192 + 8192 * 4096
+    attn = 4096 * 4096 * 2 + 2 * 4096 * 1024
+    mlp = 2 * 4096 * 21504  # up and down (relu2, no gate)
+    total = 2 * 131072 * 4096 + 4096 + 52 * 4096 + 24 * mamba + 4 * attn + 24 * mlp
+    assert round(keys["params_b"] * 1e9) == total == 8_100_852_736
+    assert keys["active_b"] == keys["params_b"] and keys["experts"] == 0
+    assert any("52 blocks" in n and "layers = 28" in n for n in notes)
+    r = report({**keys, "ctx": 8192, "kv": "bf16"})
+    assert r["kv_bytes_per_token"] == 2 * 4 * 8 * 128 * 2  # the 4 attention blocks only
+
+
+def test_nemotron_3_nano_moe_blocks():
+    keys = from_hf_config(load("nemotron-3-nano-30b-a3b"))
+    assert (keys["layers"], keys["linear_layers"], keys["experts"], keys["experts_active"]) == (29, 23, 128, 6)
+    assert keys["state_kib"] == kib(64 * 64 * 128 * 2 + 3 * (64 * 64 + 2 * 8 * 128) * 2) == 1060
+    # Published: 31.6 B total (NVIDIA's Nemotron 3 Nano announcement), "3.5B active parameters" (the model card,
+    # both tables counted), 3.2 B active without the input table (SOURCES.md).
+    assert round(keys["params_b"] * 1e9) == 31_577_940_288
+    assert round(keys["active_b"] * 1e9) == 3_580_076_352
+    assert near(keys["params_b"], 31.6, rel=0.002)
+    assert near(keys["active_b"] - keys["embed_b"], 3.2, rel=0.02)
+    # An expert block: router 2688 x 128 + 128 correction biases, 128 experts of up/down 2688 x 1856, a shared
+    # up/down MLP 3712 wide; 6 routed experts per token.
+    expert = 2 * 2688 * 1856
+    assert round((keys["params_b"] - keys["active_b"]) * 1e9) == 23 * (128 - 6) * expert
+
+
+def test_nemotron_h_layers_block_type_equals_its_pattern():
+    config = load("nemotron-h-8b-base-8k")
+    names = {"M": "mamba", "*": "attention", "-": "mlp"}  # the legacy names transformers still reads
+    listed = {k: v for k, v in config.items() if k != "hybrid_override_pattern"}
+    listed["layers_block_type"] = [names[ch] for ch in config["hybrid_override_pattern"]]
+    assert from_hf_config(listed) == from_hf_config(config)
+
+
+@pytest.mark.parametrize("pattern,field", [("M-X*", "hybrid_override_pattern"), ("----", "hybrid_override_pattern"),
+                                           (None, "hybrid_override_pattern"), (["M"], "hybrid_override_pattern")])
+def test_nemotron_h_bad_layouts_are_named(pattern, field):
+    config = dict(load("nemotron-h-8b-base-8k"), hybrid_override_pattern=pattern)
+    assert refused(config).field == field
+
+
+def test_jamba_1_5_mini():
+    keys = from_hf_config(load("jamba-1.5-mini"))
+    # attn_layer_period 8, offset 4: layers 4, 12, 20, 28 attend; experts on the odd layers.
+    assert (keys["layers"], keys["linear_layers"]) == (32, 28)
+    assert (keys["heads"], keys["kv_heads"], keys["head_dim"], keys["experts"], keys["experts_active"]) == (
+        32, 8, 128, 16, 2)
+    # Mamba: 8192 channels (expand 2) x state 16 + a 3-step window over 8192, 2 bytes each.
+    assert keys["state_kib"] == kib(8192 * 16 * 2 + 3 * 8192 * 2) == 304
+    mamba = (4096 * 16384 + 8192 * 4096 + 8192 * 4 + 8192 + 8192 * (256 + 32) + 256 * 8192 + 8192
+             + 8192 * 16 + 8192 + 256 + 32)
+    attn = 4096 * 4096 * 2 + 2 * 4096 * 1024
+    mlp = 3 * 4096 * 14336
+    moe = 4096 * 16 + 16 * mlp
+    total = 2 * 65536 * 4096 + 4096 + 32 * 2 * 4096 + 28 * mamba + 4 * attn + 16 * mlp + 16 * moe
+    assert round(keys["params_b"] * 1e9) == total == 51_570_323_328
+    assert round(keys["active_b"] * 1e9) == total - 16 * 14 * mlp == 12_110_311_296
+    assert near(keys["params_b"], 52, rel=0.01) and near(keys["active_b"], 12, rel=0.01)  # AI21: 52 B / 12 B
+
+
+def test_jamba_without_experts_is_refused_and_one_expert_is_dense():
+    config = {k: v for k, v in load("jamba-1.5-mini").items() if k != "num_experts"}
+    assert refused(config).field == "num_experts"
+    dense = count_parameters(dict(config, num_experts=1))
+    assert dense["experts"] == 0 and dense["total"] == dense["active"]
+
+
+def test_jamba_offset_must_be_below_its_period():
+    assert refused(dict(load("jamba-1.5-mini"), attn_layer_offset=8)).field == "attn_layer_offset"
+    assert refused(dict(load("jamba-1.5-mini"), expert_layer_offset=2)).field == "expert_layer_offset"
+
+
+def test_falcon_h1_is_refused_saying_why():
+    config = {"model_type": "falcon_h1", "architectures": ["FalconH1ForCausalLM"], "hidden_size": 2048,
+              "num_hidden_layers": 24, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 65537,
+              "intermediate_size": 4608, "mamba_d_state": 256, "mamba_n_heads": 48, "mamba_d_head": 64}
+    err = refused(config)
+    assert err.field == "model_type"
+    assert "side by side" in str(err) and "linear_layers" in str(err)
+    assert refused({k: v for k, v in config.items() if k != "model_type"}).field == "model_type"  # architectures
+
+
+def test_a_hybrid_window_is_refused():
+    assert refused(dict(load("jamba-1.5-mini"), sliding_window=4096)).field == "sliding_window"
+    assert refused(dict(load("nemotron-h-8b-base-8k"), sliding_window=4096)).field == "sliding_window"
+
+
+# ---------------------------------------------------------------- weight formats: quantization_config
+
+def with_quant(name: str, quant, **extra) -> tuple[dict, list[str]]:
+    return from_hf_config_with_notes(dict(load(name), quantization_config=quant, **extra))
+
+
+def formats(keys: dict) -> tuple:
+    return tuple(keys[k] for k in ("weights", "weights_experts", "weights_attn", "weights_embed", "layers_full"))
+
+
+# Meta-Llama-3.1-405B-Instruct-FP8: fbgemm_fp8 keeping layers 0 and 125, every self_attn and lm_head in BF16, as
+# the conversion script lists them (transformers quantize_fp8_llama.py, see SOURCES.md) ...
+LLAMA_405B_FP8_SCRIPT = {
+    "activation_scale_ub": 1200.0, "quant_method": "fbgemm_fp8",
+    "modules_to_not_convert": ["model.layers.0", "model.layers.125", "lm_head"]
+    + [f"model.layers.{i}.self_attn" for i in range(1, 125)],
+}
+# ... and as the published config.json spells them, module by module.
+LLAMA_405B_FP8_MODULES = {
+    "activation_scale_ub": 1200.0, "quant_method": "fbgemm_fp8",
+    "modules_to_not_convert": [f"model.layers.{i}.mlp.{p}" for i in (0, 125) for p in ("down_proj", "gate_proj", "up_proj")]
+    + [f"model.layers.{i}.self_attn.{p}" for i in range(126) for p in ("k_proj", "o_proj", "q_proj", "v_proj")]
+    + ["lm_head"],
+}
+
+
+@pytest.mark.parametrize("quant", [LLAMA_405B_FP8_SCRIPT, LLAMA_405B_FP8_MODULES], ids=["script", "modules"])
+def test_llama_405b_fp8_keeps_attention_embeddings_and_two_blocks_in_bf16(quant):
+    keys, notes = with_quant("llama-3.1-405b", quant, torch_dtype="bfloat16")
+    assert formats(keys) == ("fp8", "fp8", "bf16", "bf16", 2)
+    preset = catalogue.models()["llama-3.1-405b-fp8"]
+    assert formats(keys) == (preset["weights"], preset["weights_experts"], preset["weights_attn"],
+                             preset["weights_embed"], preset["layers_full"])
+    assert any("fbgemm_fp8" in n and "layers_full=2" in n and "weights_attn=bf16" in n for n in notes)
+    assert not parse(keys).errors
+    # The shape still matches the catalogue's 405B rows: the formats are extra keys, not shape.
+    assert catalogue.match_model(keys) in ("llama-3.1-405b", "llama-3.1-405b-fp8")
+
+
+def test_a_layer_number_names_that_layer_only():
+    # "model.layers.1" keeps layer 1, not 10-19 or 100-125.
+    keys, _ = with_quant("llama-3.1-405b", {"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["model.layers.1"]})
+    assert keys["layers_full"] == 1 and keys["weights_attn"] == "fp8"
+
+
+def test_deepseek_v3_block_fp8():
+    # deepseek-ai/DeepSeek-V3 config.json quantization_config (removed from the maxtext copy, see SOURCES.md).
+    quant = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}
+    keys, notes = with_quant("deepseek-v3", quant)
+    assert formats(keys) == ("fp8", "fp8", "fp8", "bf16", 0)
+    preset = catalogue.models()["deepseek-v3"]
+    assert (preset["weights"], preset["weights_experts"], preset["weights_embed"]) == ("fp8", "fp8", "bf16")
+    assert any("128x128 blocks" in n for n in notes)
+
+
+def test_gpt_oss_mxfp4_experts():
+    # openai/gpt-oss-20b config.json quantization_config (removed from the maxtext copy, see SOURCES.md).
+    quant = {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                        "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"}
+    keys, notes = with_quant("gpt-oss-20b", quant)
+    assert formats(keys) == ("bf16", "mxfp4", "bf16", "bf16", 0)
+    preset = catalogue.models()["gpt-oss-20b"]
+    assert formats(keys) == (preset["weights"], preset["weights_experts"], preset["weights_attn"],
+                             preset["weights_embed"], preset["layers_full"])
+    assert any("MXFP4" in n and "weights_experts=mxfp4" in n for n in notes)
+
+
+@pytest.mark.parametrize("weights,expected", [
+    ({"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}, "fp8"),
+    ({"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True}, "int8"),
+    ({"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": True}, "4.125"),
+    ({"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": False}, "int4-g128"),
+    ({"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16}, "nvfp4"),
+    ({"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32}, "mxfp4"),
+], ids=["fp8", "int8", "w4a16-sym", "w4a16-asym", "nvfp4", "mxfp4"])
+def test_compressed_tensors_groups(weights, expected):
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["lm_head"],
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights, "input_activations": None}}}
+    keys, notes = with_quant("llama-3.1-8b", quant)
+    assert formats(keys) == (expected, expected, expected, "bf16", 0)
+    assert not parse(keys).errors
+    assert any("compressed-tensors" in n for n in notes)
+
+
+def test_compressed_tensors_ignore_patterns():
+    quant = {"quant_method": "compressed-tensors",
+             "config_groups": {"group_0": {"targets": ["Linear"],
+                                           "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+             "ignore": ["lm_head", "re:.*mlp.gate$", "re:.*self_attn.*", "re:model.layers.(0|1).*"]}
+    keys, notes = with_quant("qwen3-30b-a3b", quant)
+    assert formats(keys) == ("fp8", "fp8", "bf16", "bf16", 0)
+    # The alternation is not a pattern this module reads (it never runs a regular expression): it is told.
+    assert any("not understood" in n and "(0|1)" in n for n in notes)
+
+
+def test_compressed_tensors_kv_scheme_and_sparsity_are_told():
+    quant = {"quant_method": "compressed-tensors", "kv_cache_scheme": {"num_bits": 8, "type": "float"},
+             "sparsity_config": {"format": "sparse-24-bitmask"},
+             "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}}
+    _, notes = with_quant("llama-3.1-8b", quant)
+    assert any("kv_cache_scheme" in n for n in notes) and any("sparsity" in n for n in notes)
+
+
+@pytest.mark.parametrize("bits,group,expected", [
+    (4, 128, "int4-g128"), (4, 64, "int4-g64"), (4, 32, "5"), (3, 128, "3.25"), (8, 128, "8.25"),
+    (8, -1, "int8"), (4, -1, "int4"), (2, 64, "2.5"),
+])
+def test_gptq_and_awq_bits_and_groups(bits, group, expected):
+    # A 16-bit scale and a 16-bit zero per group: bits + 32 / group (4 bits in 128 or 64 are catalogue formats).
+    gptq = {"bits": bits, "group_size": group, "desc_act": False, "sym": True, "quant_method": "gptq"}
+    keys, _ = with_quant("qwen2.5-7b", gptq, torch_dtype="bfloat16")
+    assert formats(keys) == (expected, expected, expected, "bf16", 0)
+    awq = {"quant_method": "awq", "zero_point": True, "q_group_size": group, "w_bit": bits, "version": "GEMM"}
+    assert formats(with_quant("qwen2.5-7b", awq)[0]) == formats(keys)
+    assert not parse(keys).errors
+
+
+def test_a_float16_checkpoint_keeps_its_tables_in_fp16():
+    awq = {"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True,
+           "modules_to_not_convert": None}
+    keys, _ = with_quant("qwen2.5-7b", awq, torch_dtype="float16")
+    assert formats(keys) == ("int4-g128", "int4-g128", "int4-g128", "fp16", 0)
+
+
+def test_gptq_with_a_quantized_lm_head():
+    keys, notes = with_quant("llama-3.1-8b", {"bits": 4, "group_size": 128, "quant_method": "gptq", "lm_head": True})
+    assert keys["weights_embed"] == str((16 + 4.25) / 2) == "10.125"  # the 16-bit input table and the 4.25-bit head
+    assert any("LM head is quantized" in n for n in notes)
+
+
+@pytest.mark.parametrize("quant,expected", [
+    ({"load_in_4bit": True, "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": True}, "4.127"),
+    ({"load_in_4bit": True, "bnb_4bit_quant_type": "fp4", "bnb_4bit_use_double_quant": False}, "4.5"),
+    ({"load_in_8bit": True}, "int8"),
+], ids=["nf4-double", "fp4", "int8"])
+def test_bitsandbytes(quant, expected):
+    # 4 bits + an 8-bit absmax per 64 + an fp32 scale per 256 absmax = 4.127; without double quantization an
+    # fp32 absmax per 64 = 4.5.
+    keys, notes = with_quant("llama-3.1-8b", {"quant_method": "bitsandbytes", "llm_int8_skip_modules": None, **quant})
+    assert formats(keys) == (expected, expected, expected, "bf16", 0)
+    assert any("bitsandbytes" in n for n in notes)
+    assert not parse(keys).errors
+
+
+def test_modelopt_nvfp4_nemotron_nano_keeps_its_attention_blocks():
+    # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4's exclusions: the head, the six attention blocks' projections,
+    # the Mamba block before each and every convolution (the shape of its hf_quant_config.json, SOURCES.md).
+    attention = [5, 12, 19, 26, 33, 42]
+    exclude = ["lm_head"] + [f"backbone.layers.{i}.mixer.{p}" for i in attention for p in
+                             ("q_proj", "k_proj", "v_proj", "o_proj")]
+    exclude += [f"backbone.layers.{i - 1}.mixer.{p}" for i in attention for p in ("in_proj", "out_proj")]
+    exclude += ["backbone.layers.0.mixer.conv1d", "backbone.layers.2.mixer.conv1d"]
+    quant = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "kv_cache_quant_algo": "FP8",
+             "exclude_modules": exclude}
+    keys, notes = with_quant("nemotron-3-nano-30b-a3b", quant)
+    assert formats(keys) == ("nvfp4", "nvfp4", "bf16", "bf16", 0)
+    assert any("not modelled" in n for n in notes)  # the Mamba projections kept in 16 bits
+    assert any("KV cache" in n for n in notes)
+
+
+def test_half_of_the_attention_layers_kept_is_an_average():
+    modules = [f"model.layers.{i}.self_attn" for i in range(16)]  # 16 of Llama 3.1 8B's 32 layers
+    keys, notes = with_quant("llama-3.1-8b", {"quant_method": "fp8", "modules_to_not_convert": modules})
+    assert keys["weights_attn"] == "12"  # (16 x 16 + 16 x 8) / 32 bits
+    assert any("16 of 32 attention layers" in n for n in notes)
+
+
+def test_qwen3_next_fp8_keeps_linear_projections_at_16_bits_and_says_so():
+    modules = ["lm_head"] + [f"model.layers.{i}.mlp.gate" for i in range(48)] + [
+        f"model.layers.{i}.linear_attn.in_proj_ba" for i in range(48) if (i + 1) % 4]
+    keys, notes = with_quant("qwen3-next-80b-a3b", {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                                    "modules_to_not_convert": modules})
+    assert formats(keys) == ("fp8", "fp8", "fp8", "bf16", 0)
+    assert keys["linear_layers"] == 36
+    assert any("36 other layers" in n and "not modelled" in n for n in notes)
+
+
+def test_jamba_in_8_bits_with_its_mamba_layers_skipped_says_what_is_not_modelled():
+    # AI21's advice for Jamba: BitsAndBytesConfig(load_in_8bit=True, llm_int8_skip_modules=["mamba"]).
+    quant = {"quant_method": "bitsandbytes", "load_in_8bit": True, "llm_int8_skip_modules": ["mamba"]}
+    keys, notes = with_quant("jamba-1.5-mini", quant)
+    assert formats(keys) == ("int8", "int8", "int8", "bf16", 0)
+    assert any("28 other layers" in n and "not modelled" in n for n in notes)  # the 28 Mamba layers only
+
+
+def test_whole_nemotron_h_blocks_are_not_counted_as_whole_layers():
+    # A Nemotron-H block is one mixer: keeping an attention block whole keeps its attention, not a layer's MLP.
+    quant = {"quant_method": "fp8", "modules_to_not_convert": [f"backbone.layers.{i}" for i in (7, 18, 29, 40)]}
+    keys, _ = with_quant("nemotron-h-8b-base-8k", quant)
+    assert "".join(load("nemotron-h-8b-base-8k")["hybrid_override_pattern"][i] for i in (7, 18, 29, 40)) == "****"
+    assert formats(keys) == ("fp8", "fp8", "bf16", "bf16", 0)
+
+
+@pytest.mark.parametrize("quant", [
+    {"quant_method": "hqq", "nbits": 4}, {"quant_method": "quanto", "weights": "int8"}, {"quant_method": 7},
+    {"bits": 4}, "fp8", {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"},
+], ids=["hqq", "quanto", "number", "no-method", "not-an-object", "modelopt-mixed"])
+def test_unknown_methods_leave_the_formats_unset_and_say_so(quant):
+    keys, notes = with_quant("llama-3.1-8b", quant)
+    assert not set(keys) & FORMAT_KEYS
+    assert keys == from_hf_config(load("llama-3.1-8b"))
+    assert any("not" in n and ("read" in n or "set" in n) for n in notes)
+
+
+@pytest.mark.parametrize("quant", [
+    {"quant_method": "gptq", "bits": "four", "group_size": 128},
+    {"quant_method": "gptq", "bits": 40, "group_size": 128},
+    {"quant_method": "awq", "group_size": 128},
+    {"quant_method": "fp8", "modules_to_not_convert": "lm_head"},
+    {"quant_method": "fp8", "modules_to_not_convert": [3]},
+    {"quant_method": "bitsandbytes", "load_in_4bit": "yes"},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "int4"},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 99}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4, "type": "bf"}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": [1]}},
+])
+def test_a_known_method_with_bad_figures_is_refused(quant):
+    err = refused(dict(load("llama-3.1-8b"), quantization_config=quant))
+    assert err.field == "quantization_config"
+
+
+def test_hostile_module_lists_are_read_quickly_and_quoted_short():
+    nasty = "re:(a+)+$" + "a" * 40  # a catastrophic regular expression: it must never be run
+    modules = [nasty, "\x1b[31m" + "x" * 5000, "model.layers.99999.self_attn", "model.layers.7.whatever"] * 50
+    keys, notes = with_quant("llama-3.1-8b", {"quant_method": "fp8", "modules_to_not_convert": modules})
+    assert keys["weights"] == "fp8" and keys["layers_full"] == 0
+    text = " ".join(notes)
+    assert "\x1b" not in text and "x" * 100 not in text and len(text) < 2000
+
+
+def test_formats_come_from_the_json_entry_point_too():
+    config = dict(load("gpt-oss-20b"), quantization_config={"quant_method": "mxfp4"})
+    text = json.dumps(config)
+    keys, notes = from_hf_config_json_with_notes(text)
+    assert (keys, notes) == from_hf_config_with_notes(config)
+    assert from_hf_config_json(text.encode()) == keys == from_hf_config(config)
+
+
+def test_compression_config_is_read_like_quantization_config():
+    quant = {"quant_method": "compressed-tensors",
+             "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}}
+    a = from_hf_config(dict(load("llama-3.1-8b"), compression_config=quant))
+    assert a == from_hf_config(dict(load("llama-3.1-8b"), quantization_config=quant))
+    assert a["weights"] == "fp8"
+
+
+# ---------------------------------------------------------------- the presets still match
+
+@pytest.mark.parametrize("name,preset", [
+    ("llama-3.1-8b", "llama-3.1-8b"), ("llama-3.1-70b", "llama-3.1-70b"), ("mixtral-8x7b", "mixtral-8x7b"),
+    ("gpt-oss-20b", "gpt-oss-20b"), ("gemma-3-27b-it", "gemma-3-27b"), ("qwen3-next-80b-a3b", "qwen3-next-80b-a3b"),
+    ("qwen3.5-35b-a3b", "qwen3.5-35b-a3b"), ("llama-3.1-405b", "llama-3.1-405b"),
+])
+def test_imported_shapes_still_match_their_presets(name, preset):
+    keys = from_hf_config(load(name))
+    assert catalogue.match_model(keys) == preset
+    assert keys["vocab"] == catalogue.models()[preset]["vocab"]
