@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import catalogue, memory, model, traffic, words
+from . import catalogue, memory, model, procure, traffic, words
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import MS_PER_S
@@ -288,7 +288,16 @@ def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
     api = pd.DataFrame({"req_day": x, "option": "API", "usd_month": c["api_usd_month"], "replicas": np.nan})
     sh = pd.DataFrame({"req_day": x, "option": "Self-hosting", "usd_month": c["self_host_usd_month"],
                        "replicas": c["replicas"]})
-    return pd.concat([api, sh.dropna(subset=["usd_month"])], ignore_index=True)
+    frames = [api, sh.dropna(subset=["usd_month"])]
+    # SPEC section 9: the same replicas bought, each card's annuity plus its power at the replicas' duty.
+    K = procure.capital_per_card_month(s)
+    if K is not None and s.power_w is not None and cap.max_batch > 0:
+        duty = c["busy_fraction"] / c["replicas"]
+        E = procure.power_per_card_month(s, duty)
+        own = c["replicas"] * s.gpus * (K + E + s.colo_usd) + s.upkeep
+        frames.append(pd.DataFrame({"req_day": x, "option": "Buying the cards", "usd_month": own,
+                                    "replicas": c["replicas"]}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def spec_curve(s: Scenario, ks: Sequence[int] = (2, 4, 8), batches: np.ndarray | None = None) -> pd.DataFrame:

@@ -75,13 +75,16 @@ x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests 
 y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",
           axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
                         labelExpr=ui.SI_LABEL_PLAIN))
-colors = alt.Color("option:N", scale=alt.Scale(domain=["API", "Self-hosting"], range=["#f58518", "#4c78a8"]),
-                   legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0))
+colors = alt.Color("option:N", scale=alt.Scale(domain=["API", "Self-hosting", "Buying the cards"],
+                                               range=["#f58518", "#4c78a8", "#54a24b"]),
+                   legend=alt.Legend(title=None, orient="bottom", columns=3, labelLimit=0))
 tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
        alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month"), alt.Tooltip("replicas:Q", title="replicas")]
 base = alt.Chart(curve).encode(x=x, y=y, color=colors, tooltip=tip)
 api_line = base.transform_filter(alt.datum.option == "API").mark_line(strokeWidth=2.5)
 sh_line = base.transform_filter(alt.datum.option == "Self-hosting").mark_line(strokeWidth=2.5, interpolate="step-after")
+own_line = base.transform_filter(alt.datum.option == "Buying the cards").mark_line(strokeWidth=2, strokeDash=[6, 3],
+                                                                                  interpolate="step-after")
 now = marks[marks["what"] == "current"]
 rule = alt.Chart(now).mark_rule(color="#888888", strokeDash=[5, 3]).encode(x="req_day:Q")
 rule_label = alt.Chart(now).mark_text(align=now["align"].iloc[0], baseline="top", dx=5 if now["align"].iloc[0] == "left" else -5,
@@ -97,7 +100,7 @@ be_label = alt.Chart(pts[pts["what"] == "break-even"]).mark_text(
     align="right", dx=-8, dy=-10, color="#d62728", fontWeight="bold").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
 st_label = alt.Chart(pts[pts["what"] == "always cheaper"]).mark_text(
     align="right", dx=-8, dy=-26, color="#d62728").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
-st.altair_chart(alt.layer(api_line, sh_line, rule, rule_label, be_pts, be_label, st_label).properties(height=440),
+st.altair_chart(alt.layer(api_line, sh_line, own_line, rule, rule_label, be_pts, be_label, st_label).properties(height=440),
                 width="stretch")
 if not d.fits:
     st.caption("Only the API line is drawn: the model does not fit on the cards as set up.")
@@ -107,7 +110,8 @@ else:
     st.caption(f"Self-hosting is a staircase: each step is one more replica of {words.cards_text(s)}, rented whether busy "
                "or not, plus the flat upkeep. The API grows in proportion to the requests. Red circle: where "
                "self-hosting first gets cheaper; red diamond (when shown): above it, self-hosting stays cheaper at "
-               "every volume.")
+               "every volume. Dashed green (where the card has a public price): the same replicas bought, each card "
+               "paid off over the service life plus its power.")
 vt = tables.volume_table(d)
 ui.dataframe(vt,
              column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),

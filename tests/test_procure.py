@@ -81,3 +81,14 @@ def test_best_is_the_cheapest_option():
 def test_nothing_fits_means_the_api():
     r = report("model=llama-3.1-405b&weights=bf16&gpus=1")
     assert r["verdict"] == "does not fit" and r["best"] == "api" and r["own_usd_month"] is None
+
+
+def test_the_cost_chart_draws_buying_beside_renting():
+    from calc import evaluate, parse, tables
+    d = evaluate(parse(BASE)).decision
+    curve = tables.cost_curve(d)
+    assert set(curve["option"]) == {"API", "Self-hosting", "Buying the cards"}
+    at_volume = curve[(curve["option"] == "Buying the cards") & (curve["req_day"] == 200000)]["usd_month"].iloc[0]
+    assert at_volume == pytest.approx(report(BASE)["own_usd_month"])
+    no_price = evaluate(parse("model=llama-3.1-8b&card=h100-pcie")).decision
+    assert "Buying the cards" not in set(tables.cost_curve(no_price)["option"])
