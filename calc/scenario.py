@@ -437,6 +437,8 @@ DEPENDENTS: dict[str, tuple[str, ...]] = {
     "model": (*MODEL_FIGURES, "api", "api_in", "api_out", "api_cached"),
     "card": (*CARD_FIGURES, "link_gbs", "usd_hr", "max_batched_tokens", "max_seqs", "card_usd", "power_w"),
     "profile": ("peak",),
+    # the checkpoint's other parts follow the weight format unless given (docs/method.md section 2.1)
+    "weights": ("weights_experts", "weights_attn", "weights_embed", "layers_full"),
     "mem_gib": ("torch_gib", "max_batched_tokens", "max_seqs"),
     "hidden": ("state_kib", "vocab"),
     "embed_b": ("vocab",),

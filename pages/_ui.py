@@ -37,6 +37,7 @@ from calc.scenario import (
     CARD_FIGURES,
     COMPUTE_PRECISIONS,
     CUSTOM,
+    DEPENDENTS,
     KEY_TABLE,
     KV_FORMATS,
     LINK,
@@ -137,10 +138,14 @@ def _on_parent_value(key: str, value: Any) -> None:
 
 
 def _on_override(key: str, parent: str | None) -> None:
-    """A figure was typed over a preset's: the model or card becomes custom, so the label never lies."""
+    """A figure was typed over a preset's: the model or card becomes custom, so the label never lies. A key
+    others derive from (the weight format, which the checkpoint's other parts follow) drops them, as a preset
+    does."""
     _link_errors().pop(key, None)
     if parent and st.session_state.get(parent) != CUSTOM:
         st.session_state[parent] = CUSTOM
+    if key in DEPENDENTS and key not in ("model", "card"):
+        _on_parent_value(key, st.session_state[key])
 
 
 def _label(key: str) -> str:

@@ -265,3 +265,13 @@ def test_missing_cells_are_a_dash_and_numbers_keep_their_format(monkeypatch):
     assert df["mib"].isna().sum() == 1  # the caller's frame (and its CSV download) is untouched
     ui.dataframe(df.dropna())  # nothing missing: the frame itself
     assert shown["data"]["mib"].dtype == float
+
+
+def test_changing_the_weight_format_brings_the_checkpoints_other_parts_along():
+    """The attention projections, the embeddings and the routed experts follow the weight format unless a link
+    or a preset says otherwise: a new format in the sidebar must not leave them at the old one."""
+    at = open_app({"model": "llama-3.1-8b", "weights": "int4-g128"})
+    at.select_slider(key="weights").set_value("fp8").run()
+    assert not at.exception
+    q = at.query_params
+    assert q["weights"] == "fp8" and q["weights_attn"] == "fp8" and q["weights_embed"] == "fp8"

@@ -144,15 +144,16 @@ def slider(page, label: str):
 
 
 def set_exact(page, on: bool) -> None:
-    """Turn exact entry on or off and wait for the context input it draws (a number box or a slider): the
-    click's rerun can start after a settle() that looked at the page too early."""
+    """Turn exact entry on or off and wait for the query-heads input it draws (a number box or a slider): the
+    click's rerun can start after a settle() that looked at the page too early. (The context follows the
+    traffic by default, an empty box in either mode, so it cannot tell the modes apart.)"""
     toggle = page.get_by_role("switch", name="Exact entry")
     if toggle.is_checked() != on:
         page.get_by_text("Exact entry", exact=True).click()
     if on:
-        page.get_by_role("spinbutton", name=CTX_LABEL, exact=True).wait_for(state="visible", timeout=WAIT_MS)
+        page.get_by_role("spinbutton", name="Query heads", exact=True).wait_for(state="visible", timeout=WAIT_MS)
     else:
-        slider(page, CTX_LABEL).wait_for(state="visible", timeout=WAIT_MS)
+        slider(page, "Query heads").wait_for(state="visible", timeout=WAIT_MS)
     settle(page)
 
 
@@ -181,7 +182,7 @@ def test_every_page_opens_without_an_exception(server, new_page, name, path):
         assert urlsplit(page.url).path == "/decision", page.url  # the root forwards to the first page
     assert not exceptions(page), exceptions(page)
     q = query(page)
-    assert q.get("model") == "llama-3.1-70b" and q.get("ctx") == "8192", page.url  # the complete link
+    assert q.get("model") == "llama-3.1-70b" and q.get("ctx") == "auto", page.url  # the complete link (ctx follows the traffic)
     screenshot(page, name)
     assert not exceptions(page), exceptions(page)
     assert not page.js_errors, page.js_errors
@@ -268,12 +269,16 @@ def test_a_session_entered_at_the_root_keeps_its_scenario_through_pages_and_exac
     set_exact(page, True)
     assert query(page) == before, query(page)
     set_exact(page, False)
-    thumb = slider(page, CTX_LABEL)
+    thumb = slider(page, "Requests per day")  # the context follows the traffic (ctx=auto): no slider of its own
+    page.get_by_text("Traffic and API", exact=True).click()  # its group is folded on the Fit page
+    thumb.wait_for(state="visible", timeout=WAIT_MS)
     thumb.focus()
-    thumb.press("ArrowRight")  # 8,192 -> the next stop, 12,288
-    page.wait_for_url(re.compile(r"[?&]ctx=12288(&|#|$)"), timeout=WAIT_MS)
+    thumb.press("ArrowRight")  # 200,000 -> the next stop, 300,000
+    page.wait_for_url(re.compile(r"[?&]req_day=300000(&|#|$)"), timeout=WAIT_MS)
     settle(page)
-    assert {k: v for k, v in query(page).items() if k != "ctx"} == {k: v for k, v in before.items() if k != "ctx"}
+    after = query(page)
+    assert after["ctx"] == "auto"
+    assert {k: v for k, v in after.items() if k != "req_day"} == {k: v for k, v in before.items() if k != "req_day"}
     assert not exceptions(page)
 
 
