@@ -201,10 +201,48 @@ def verdict_sentence(d: Decision) -> str:
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
         parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
+    parts.insert(0, residency_sentence(d))
+    parts.append(options_sentence(d))
     parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
     return " ".join(p for p in parts if p)
+
+
+#: The options of SPEC section 9 in words.
+OPTION_WORDS = {"api": "calling the API", "rent": "renting the cards", "own": "buying the cards",
+                "hybrid": "a rented fleet for the base load with the API taking the overflow",
+                "hybrid_own": "an owned fleet for the base load with the API taking the overflow"}
+
+
+def residency(d: Decision) -> bool:
+    """True when the link says the data may not leave the company's own infrastructure (``why=residency``)."""
+    return d.scenario.why is not None and "residency" in d.scenario.why.split(",")
+
+
+def residency_sentence(d: Decision) -> str:
+    """Said first when the data may not leave: the API is not an option, whatever it costs."""
+    if not residency(d):
+        return ""
+    return ("The data may not leave your own infrastructure (why=residency), so the API is not an option: the "
+            "comparison with it below is for reference only.")
+
+
+def options_sentence(d: Decision) -> str:
+    """The cheapest of every way to serve the traffic (SPEC section 9), when it is neither of the two compared."""
+    r = d.report
+    best = r.get("best")
+    if best in (None, "api") or (best == "rent" and d.verdict == "self-host"):
+        return ""
+    bills = {"rent": r["rent_usd_month"], "own": r["own_usd_month"], "hybrid": r["hybrid_usd_month"],
+             "hybrid_own": r["hybrid_own_usd_month"]}
+    text = f"Of every way to serve this traffic, the cheapest {'allowed ' if residency(d) else ''}is " \
+           f"{OPTION_WORDS[best]}, at {money(bills[best])} a month"
+    if best == "own" and r["own_capex_usd"] is not None:
+        text += f" ({money(r['own_capex_usd'])} to buy"
+        text += (f", paid back against renting in {r['payback_months_rent']:,.0f} months)"
+                 if r["payback_months_rent"] is not None else ")")
+    return text + "."
 
 
 def rent_text(s: Scenario) -> str:
@@ -262,6 +300,9 @@ def headline(d: Decision) -> str:
     """A two-to-six word verdict for a heading; a margin inside the figures' accuracy is called a tie. A self-host
     or a tie at the link's API row that a cheaper row for the same model turns into the API's says so: a verdict
     must not rest on a price nobody has to pay."""
+    if residency(d) and d.verdict in ("api", "self-host"):
+        best = d.report.get("best")
+        return {"own": "Buy the cards (the data may not leave)"}.get(best, "Self-host (the data may not leave)")
     if cheaper_api_wins(d):
         return "Call the API, at the cheaper provider below"
     if d.verdict in ("api", "self-host") and is_tie(d):

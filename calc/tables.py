@@ -40,12 +40,13 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     g = s.gpus
     mem = memory.memory(s)
     pool = max(mem.kv_cache_gib, 0.0)
-    used = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / g
+    need = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / g
+    used = min(need, pool)  # the engine allocates its pool, no more: what the batch needs beyond it is short
     names = ["weights (as loaded)", *[b.name for b in mem.reserve], f"KV cache at batch {batch:,}",
              "KV cache allocated, unused", "left by the engine"]
-    per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, max(pool - used, 0.0),
+    per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, pool - used,
                 max(0.0, mem.unclaimed_gib)]
-    short = min(0.0, pool - used) + min(0.0, mem.kv_cache_gib)
+    short = (used - need) + min(0.0, mem.kv_cache_gib)
     if short < 0:
         names.append("short")
         per_card.append(short)

@@ -13,7 +13,7 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("Weights as loaded, per card", f"{r['weights_loaded_gib']:,.2f} GiB",
           help=f"{r['weights_gib']:,.1f} GiB of checkpoint over all cards, each part in its format, plus any padding "
                "the engine's kernels add.")
-c2.metric("KV cache", f"{r['kv_cache_gib']:,.1f} GiB",
+c2.metric("KV cache, all cards" if s.gpus > 1 else "KV cache", f"{r['kv_cache_gib']:,.1f} GiB",
           help=f"{r['kv_cache_gib_per_card']:,.2f} GiB per card: what the engine allocates for the cache (vLLM prints "
                "it as 'Available KV cache memory').")
 c3.metric("KV cache tokens", f"{r['kv_tokens']:,.0f}",
@@ -83,9 +83,8 @@ if r["kv_cache_gib"] <= 0:
     st.error(f"Short by {-mem.kv_cache_gib:,.2f} GiB per card: the weights as loaded and the engine's reserve exceed "
              f"what it takes ({mem.share_text}).")
 elif len(short):
-    st.error(f"Short by {-float(short.iloc[0]):,.2f} GiB per card: {r['batch']:,} sequences of {s.ctx:,} tokens need "
-             f"more than the {mem.kv_cache_gib:,.2f} GiB of KV cache the engine holds (the blocks pass the dashed "
-             "line).")
+    st.error(f"Short by {-float(short.iloc[0]):,.2f} GiB per card: {r['batch']:,} sequence{'s' if r['batch'] != 1 else ''}"
+             f" of {s.ctx:,} tokens need more than the {mem.kv_cache_gib:,.2f} GiB of KV cache the engine holds.")
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")

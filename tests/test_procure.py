@@ -92,3 +92,21 @@ def test_the_cost_chart_draws_buying_beside_renting():
     assert at_volume == pytest.approx(report(BASE)["own_usd_month"])
     no_price = evaluate(parse("model=llama-3.1-8b&card=h100-pcie")).decision
     assert "Buying the cards" not in set(tables.cost_curve(no_price)["option"])
+
+
+def test_the_headline_never_recommends_an_option_the_link_rules_out():
+    from calc import evaluate, parse
+    from calc.memo import headline, verdict_sentence
+    d = evaluate(parse("model=llama-3.1-8b&req_day=50000&profile=office&why=residency")).decision
+    assert d.verdict == "api"  # the rent-or-API comparison alone
+    assert headline(d) == "Buy the cards (the data may not leave)"
+    text = verdict_sentence(d)
+    assert text.startswith("The data may not leave") and "the cheapest allowed is buying the cards" in text
+
+
+def test_the_verdict_names_a_cheaper_way_than_the_two_it_compares():
+    from calc import evaluate, parse
+    from calc.memo import verdict_sentence
+    d = evaluate(parse("model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300")).decision
+    assert d.report["best"] == "own"
+    assert "Of every way to serve this traffic, the cheapest is buying the cards" in verdict_sentence(d)
