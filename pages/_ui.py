@@ -654,7 +654,8 @@ def _batch_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
     cap = s.max_seqs if by_engine else mb
     if be is not None and cap >= be:
         return
-    knee = (f"compute would not bind until batch {be:,.0f}" if be is not None else
+    knee = (f"compute would not bind until batch {words.sig(be, 4) if round(be) == cap else f'{be:,.0f}'}"
+            if be is not None else
             "compute never binds at this context (the cache read grows as fast as the arithmetic)")
     seqs = f"sequence{'s' if cap != 1 else ''}"
     if by_engine:
