@@ -188,7 +188,9 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("tflops", "float", "Dense peak per card (TFLOP/s)", "Dense (not 'with sparsity') peak at the compute precision.",
        "hardware", lo=0.001, hi=1e6, unit="TFLOP/s", step=10.0, fmt="%g", slider=("log", 10, 30000)),
     _K("gpus", "int", "Cards (tensor parallel)", "Cards one model replica is split over.", "hardware",
-       default=1, lo=1, hi=64, unit="cards", step=1, slider=("pow2", 1, 64)),
+       default=1, lo=1, hi=64, unit="cards", step=1, slider=("pow2", 1, 64),
+       rule=", one the engine can split the heads over (vLLM, SGLang, TensorRT-LLM: a divisor of the attention "
+            "heads)"),
     _K("compute", "choice", "Compute precision", "Precision the matrix units run at; picks the card's dense peak.",
        "hardware", default="bf16", choices=COMPUTE_PRECISIONS,
        accepted_text="one of bf16, fp16, fp8, int8, fp4, and a precision the card has"),
