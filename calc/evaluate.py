@@ -134,26 +134,7 @@ class Speculation:
 
 
 #: The report's parts in the report's key order.
-@dataclass(frozen=True)
-class Procurement:
-    """The four ways to serve the traffic, per month (SPEC section 9; :mod:`calc.procure`). USD."""
-
-    rent_usd_month: float | None
-    own_usd_month: float | None
-    own_capex_usd: float | None
-    own_capital_usd_month: float | None
-    own_power_usd_month: float | None
-    payback_months_rent: float | None
-    payback_months_api: float | None
-    hybrid_replicas: int | None
-    hybrid_usd_month: float | None
-    hybrid_api_share: float | None
-    hybrid_own_replicas: int | None
-    hybrid_own_usd_month: float | None
-    best: str | None
-
-
-PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation, Procurement)
+PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation, procure.Options)
 
 
 @dataclass(frozen=True)
@@ -169,7 +150,7 @@ class Evaluation:
     engine: Engine
     band: Band
     speculation: Speculation
-    procurement: Procurement
+    procurement: procure.Options
     capacity: traffic.Capacity
     warnings: tuple[str, ...]
 
@@ -304,12 +285,12 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "spec_speedup": float(spec.tok_s) / tok_s,
     }
     reps = int(costs["replicas"][()]) if fits_traffic else None
-    opts = procure.options(s, cap, reps, implied if fits_traffic else None, self_host, api_month)
-    values.update({f.name: getattr(opts, f.name) for f in fields(Procurement)})
+    opts, own_missing = procure.options(s, cap, reps, implied if fits_traffic else None, self_host, api_month)
+    values.update({f.name: getattr(opts, f.name) for f in fields(procure.Options)})
     warnings = [*what_if(s, implied if fits_traffic else None), *parsed.warnings, *scenario_warnings(s)]
-    if fits_traffic and opts.own_missing:
-        warnings.append(f"owning is not priced: the link has no {opts.own_missing} "
-                        + ("(the card preset has no public price)" if opts.own_missing == "card_usd"
+    if fits_traffic and own_missing:
+        warnings.append(f"owning is not priced: the link has no {own_missing} "
+                        + ("(the card preset has no public price)" if own_missing == "card_usd"
                            else "(a custom card has no datasheet power)"))
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     for k in bad:

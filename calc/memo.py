@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue, engines, memory, model, tables, traffic
+from . import catalogue, engines, memory, model, procure, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, outside_measurements, scenario_warnings
@@ -217,7 +217,7 @@ OPTION_WORDS = {"api": "calling the API", "rent": "renting the cards", "own": "b
 
 def residency(d: Decision) -> bool:
     """True when the link says the data may not leave the company's own infrastructure (``why=residency``)."""
-    return d.scenario.why is not None and "residency" in d.scenario.why.split(",")
+    return procure.data_stays(d.scenario.why)
 
 
 def residency_sentence(d: Decision) -> str:

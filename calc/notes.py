@@ -8,7 +8,7 @@ import math
 from . import catalogue, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
-from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario
+from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario, card_torch_gib
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
@@ -24,8 +24,8 @@ def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
     c = catalogue.cards().get(s.card)
     if c:
         # CUDA's total follows the memory: with the preset's memory, the preset's; with another, that memory.
-        torch = min(c["torch_gib"] or c["mem_gib"], c["mem_gib"]) if s.mem_gib == c["mem_gib"] else s.mem_gib
-        datasheet = {"mem_gib": c["mem_gib"], "torch_gib": torch, "bw_tbs": c["bw_tbs"],
+        datasheet = {"mem_gib": c["mem_gib"], "torch_gib": card_torch_gib(c, s.mem_gib, s.mem_gib == c["mem_gib"]),
+                     "bw_tbs": c["bw_tbs"],
                      "tflops": c["peaks"].get(s.compute)}
         out["card"] = [k for k in CARD_FIGURES if datasheet[k] is not None and getattr(s, k) != datasheet[k]]
     return out

@@ -40,7 +40,6 @@ class Options:
     hybrid_own_replicas: int | None
     hybrid_own_usd_month: float | None
     best: str | None
-    own_missing: str | None              # the key an owned option needs and the link lacks (card_usd, power_w)
 
 
 def capital_recovery(wacc: float, years: float) -> float:
@@ -70,15 +69,24 @@ def power_per_card_month(s: Scenario, duty: float) -> float | None:
     return s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty) * s.pue * s.usd_kwh * s.hours
 
 
+def data_stays(why: str | None) -> bool:
+    """True when the link's reasons (``why``) say the data may not leave the company (``residency``): the API
+    and the mixed options are then not allowed."""
+    return why is not None and "residency" in why.split(",")
+
+
+#: The options left when the data may not leave.
+IN_HOUSE = ("rent", "own")
+
+
 def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traffic: float | None,
-            self_host_usd_month: float | None, api_usd_month: float) -> Options:
+            self_host_usd_month: float | None, api_usd_month: float) -> tuple[Options, str | None]:
     """Every option of SPEC section 9 for the scenario, given the traffic's capacity ``cap`` (section 6), the
     replicas for the busiest hour and their duty, and the section-6 bills (``self_host_usd_month`` None when
-    unpriced)."""
-    residency = s.why is not None and "residency" in s.why.split(",")
+    unpriced); with the key an owned option needs and the link lacks (``card_usd``, ``power_w``), or None."""
+    residency = data_stays(s.why)
     if cap.max_batch == 0 or replicas is None:
-        return Options(*([None] * 12), best=None if residency else "api",
-                       own_missing=None)
+        return Options(*([None] * 12), best=None if residency else "api"), None
     g, hours = s.gpus, s.hours
     rent_hr = model.rent_usd_hr(s)
     priced = s.usd_hr is not None
@@ -129,9 +137,9 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     bills = {"api": api_usd_month, "rent": rent, "own": own,
              "hybrid": hyb if hyb_n not in (None, 0, replicas) else None,
              "hybrid_own": hyb_own if hyb_own_n not in (None, 0, replicas) else None}
-    allowed = ("rent", "own") if residency else OPTIONS
+    allowed = IN_HOUSE if residency else OPTIONS
     candidates = [(bills[o], i, o) for i, o in enumerate(OPTIONS) if o in allowed and bills[o] is not None
                   and math.isfinite(bills[o])]
     best = min(candidates)[2] if candidates else None
-    return Options(rent, own, capex, capital, power, pay_rent, pay_api, hyb_n, hyb, share, hyb_own_n, hyb_own, best,
-                   missing)
+    return Options(rent, own, capex, capital, power, pay_rent, pay_api, hyb_n, hyb, share, hyb_own_n, hyb_own,
+                   best), missing

@@ -539,6 +539,13 @@ def _profile(v: Any) -> Any:
     return ",".join(_fmt(w) for w in weights)
 
 
+def card_torch_gib(card: Mapping | None, mem_gib: float, preset_memory: bool) -> float:
+    """The total CUDA reports for a card of ``mem_gib``: the preset's figure (never above ``mem_gib``) when the
+    card is a preset and its memory is the preset's (``preset_memory``), else ``mem_gib`` itself."""
+    torch = card.get("torch_gib") if card is not None and preset_memory else None
+    return mem_gib if torch is None else min(torch, mem_gib)
+
+
 def day_weights(profile: str | None) -> tuple[float, ...] | None:
     """The 24 hourly weights of a scenario's ``profile`` (a named shape's, or the link's own), None without one."""
     if profile is None:
@@ -868,8 +875,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     # What CUDA reports: the link's, else the preset's where the link keeps the preset's memory, else mem_gib.
     torch_gib = v.get("torch_gib")
     if torch_gib is None:
-        torch_gib = card.get("torch_gib") if card_id != CUSTOM and "mem_gib" not in v else None
-        torch_gib = mem_gib if torch_gib is None else min(torch_gib, mem_gib)
+        torch_gib = card_torch_gib(card, mem_gib, card_id != CUSTOM and "mem_gib" not in v)
     if torch_gib > mem_gib:
         raise _Conflict(("torch_gib", "mem_gib"), f"torch_gib ({_fmt(torch_gib)}) must not exceed mem_gib ({_fmt(mem_gib)})")
 

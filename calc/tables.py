@@ -325,7 +325,7 @@ def options_table(r: dict) -> pd.DataFrame:
     ``payback_months`` (against renting; against the API for the API row's comparison), ``best``, ``allowed``
     (False where the data may not leave: ``why=residency`` rules the API out). None where an option is not priced."""
     out_tok = r["tokens_out_month"]
-    residency = "residency" in str(r["scenario"].get("why") or "")
+    residency = procure.data_stays(r["scenario"].get("why"))
     rows = [("api", r["api_usd_month"], None, None, None),
             ("rent", r["rent_usd_month"], r["replicas"], None, None),
             ("own", r["own_usd_month"], r["replicas"], r["own_capex_usd"], r["payback_months_rent"]),
@@ -335,7 +335,7 @@ def options_table(r: dict) -> pd.DataFrame:
                         "payback_months": p} for o, v, n, c, p in rows])
     df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]
     df["best"] = df["key"] == r["best"]
-    df["allowed"] = [not (residency and o in ("api", "hybrid", "hybrid_own")) for o in df["key"]]
+    df["allowed"] = [not residency or o in procure.IN_HOUSE for o in df["key"]]
     return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
                "allowed", "key"]]
 
