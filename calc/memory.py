@@ -22,6 +22,7 @@ A link's ``overhead_gib`` replaces the reserve an engine's rule works out (vLLM'
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -171,8 +172,11 @@ def vllm_activation_bytes(s: Scenario) -> float:
     return max(forward, sampler)
 
 
+@functools.lru_cache(maxsize=256)
 def memory(s: Scenario) -> Memory:
-    """The scenario's card memory as its engine allocates it (see the module docstring for each rule)."""
+    """The scenario's card memory as its engine allocates it (see the module docstring for each rule). One
+    evaluation asks for it many times (every max_batch does), so it is kept per scenario (frozen, hashable; the
+    result is frozen too)."""
     g = s.gpus
     loaded = loaded_weight_bytes(s) / GiB / g
     rule = engines.base(s.engine)
