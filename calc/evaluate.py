@@ -255,7 +255,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "memory_caps_batch": bool(be is None or mb < be),
         "comm_ms": float(parts.comm_s) * MS_PER_S,
         "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
-        "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes(s, n)) / model.GiB,
+        "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes_read(s, n)) / model.GiB,
         "serving_batch": cap.serving_batch,
         "meets_tpot": cap.meets_tpot,
         "ttft_ms": cap.ttft_ms,

@@ -448,9 +448,11 @@ def assumptions(s: Scenario) -> list[str]:
          f"{s.step_us:,.0f} µs fixed per step"
          + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
          + (f", weights below 8 bits read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
+         + (f", the KV cache read {model.kv_read_factor(s):g} times a step (one read per query head)"
+            if model.kv_read_factor(s) > 1 else "")
          + f", {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
-         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eff_dequant, mem_util, max_seqs); "
+         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eff_dequant, kv_reread, mem_util, max_seqs); "
          + accuracy_text(s.engine, engines.error_band(s.engine))
          + (f"; {outside}" if outside else "") + "."),
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None

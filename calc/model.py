@@ -153,6 +153,26 @@ def cache_bytes(s: Scenario, n: ArrayLike) -> NDArray:
     return (cache_bytes_model(s, n) - state_bytes(s)) * kv_copy_factor(s) + state_bytes(s)
 
 
+def kv_read_factor(s: Scenario) -> float:
+    """How many times a decode step reads each cached KV head: ``1 + kv_reread*(Hq/Hc - 1)`` with ``Hq = H/g`` query
+    heads and ``Hc = ceil(Hkv/g)`` KV heads per card (docs/method.md section 8). A kernel that runs one thread
+    block per query head (TensorRT-LLM's masked multi-head attention before v0.7: ``grid(num_heads, batch)``)
+    reads a KV head once for each query head it serves; GQA then saves memory but no bandwidth. 1 under MLA
+    (the latent is shared by every head by construction) and for a model without GQA."""
+    if s.kv_latent or not s.kv_reread:
+        return 1.0
+    q_per_kv = (s.heads / s.gpus) / kv_heads_per_card(s)
+    return 1.0 + s.kv_reread * max(0.0, q_per_kv - 1.0)
+
+
+def cache_bytes_read(s: Scenario, n: ArrayLike) -> NDArray:
+    """Cache bytes one decode step reads for one sequence at context ``n``: the KV part of :func:`cache_bytes`
+    times :func:`kv_read_factor`, plus the linear-attention state once; equal to :func:`cache_bytes` when
+    ``kv_reread`` is 0."""
+    state = state_bytes(s)
+    return (cache_bytes(s, n) - state) * kv_read_factor(s) + state
+
+
 def attention_flops(s: Scenario, n: ArrayLike) -> NDArray:
     """Attention FLOPs per generated token over the cache: ``4*H*d*Ltok(n)``; MLA uses kv_latent for d."""
     width = s.kv_latent if s.kv_latent else s.head_dim
@@ -279,7 +299,8 @@ class StepParts:
 def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepParts:
     """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), docs/method.md.
 
-    ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv)``, ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
+    ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cr(n)/(g*bw*eff_kv)`` (``Cr`` = :func:`cache_bytes_read`, ``Cg`` unless the
+    engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
     ``step = max(t_mem, t_cmp) + t_comm(B) + (step_us + L*layer_us)*1e-6``; weights below 8 bits are read at
     ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """
@@ -287,7 +308,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     n = s.ctx if n is None else n
     pk = peaks(s)
     weights_s = weight_read_seconds(s, B)
-    cache_s = s.attn * B * cache_bytes(s, n) / pk.kv
+    cache_s = s.attn * B * cache_bytes_read(s, n) / pk.kv
     memory_s = weights_s + cache_s
     compute_s = B * _flops_per_token(s, n) / pk.flops
     comm_s = comm_seconds(s, B)
@@ -351,7 +372,7 @@ def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
     n = np.asarray(s.ctx if n is None else n, dtype=float)
     pk = peaks(s)
     F, BWkv = pk.flops, pk.kv
-    slope = _flops_per_token(s, n) / F - s.attn * cache_bytes(s, n) / BWkv  # d(t_cmp - t_mem)/dB at B -> inf
+    slope = _flops_per_token(s, n) / F - s.attn * cache_bytes_read(s, n) / BWkv  # d(t_cmp - t_mem)/dB at B -> inf
     positive = slope > 0
     safe_slope = np.where(positive, slope, 1.0)
     if not s.experts:
@@ -359,7 +380,7 @@ def break_even_batch(s: Scenario, n: ArrayLike | None = None) -> NDArray:
         return np.where(positive, be, np.nan)
 
     def gap(B: NDArray) -> NDArray:
-        return B * _flops_per_token(s, n) / F - weight_read_seconds(s, B) - s.attn * B * cache_bytes(s, n) / BWkv
+        return B * _flops_per_token(s, n) / F - weight_read_seconds(s, B) - s.attn * B * cache_bytes_read(s, n) / BWkv
 
     lo = np.zeros_like(n)
     # gap(B) >= B*slope - (every resident weight read once) > 0 here, so the root lies below.

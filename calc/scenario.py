@@ -306,6 +306,11 @@ KEY_TABLE: tuple[Key, ...] = (
        "Share of eff_bw the kernels keep when the weights are stored in fewer than 8 bits and unpacked on the fly "
        "(4-bit and GGUF block formats); 1 = no loss; default: the profile's.", "engine",
        lo=0.001, hi=1, step=0.05, fmt="%g"),
+    _K("kv_reread", "float", "GQA re-reads of the KV cache (share)",
+       "0 when the decode attention kernel reads each KV head once for all the query heads it serves (every engine "
+       "of 2024 on); 1 when it reads it once per query head, as TensorRT-LLM's masked-attention kernel of v0.5 "
+       "and v0.6 did (one thread block per query head), so a GQA model reads H/Hkv times the cache it holds; "
+       "default: the profile's.", "engine", lo=0, hi=1, step=0.25, fmt="%g"),
     _K("max_batched_tokens", "int", "Most tokens per engine step",
        "vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, TensorRT-LLM's max_num_tokens: the "
        "tokens one step may hold; sizes the activations the engine reserves memory for; default: the engine's "

@@ -63,10 +63,10 @@ DATA = "calc/data/measurements.csv"
 #: call for; a larger one would make batch-1 decoding of small models slower than any row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
-          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0)}
+          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
-         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0}
+         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0}
 PRIOR_WEIGHT = 1e-3
@@ -82,6 +82,7 @@ FITTED = {
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
+    "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant"),
     "llamacpp-vulkan": ("eff_bw", "layer_us", "eff_dequant"),
@@ -96,6 +97,10 @@ SHARED = {
     ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
     ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_link"): "trtllm",
     ("trtllm-2023", "overhead_gib"): "trtllm",
+    # TensorRT-LLM v0.5 and v0.6 ran the same static-batch runtime as v0.7 with the older decode attention kernel
+    # (kv_reread, fixed below): every fitted figure is one with trtllm-2023's (the host times) or trtllm's.
+    **{("trtllm-v05", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_link", "overhead_gib")},
+    ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
     ("llamacpp-2024", "eff_bw"): "llamacpp", ("llamacpp-2024", "eff_dequant"): "llamacpp",
     ("llamacpp-vulkan", "eff_dequant"): "llamacpp",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
@@ -105,8 +110,8 @@ SHARED = {
     **{("vllm-2025", k): "vllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
-SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-2023",
-           "trtllm-2023": "trtllm", "sglang": "vllm", "vllm": "sglang",
+SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-v05",
+           "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
            "vllm-2025": "vllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
@@ -163,11 +168,35 @@ FIXED = {
     "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
+FIXED["trtllm-v05"] = {
+    **FIXED["trtllm-2023"],
+    "eff_dequant": (1.0, "no trtllm-v05 row stores its weights below 8 bits: no loss"),
+    "kv_reread": (1.0, "v0.5 and v0.6 decode through the masked multi-head attention kernel, one thread block "
+                       "per query head and sequence (decoderMaskedMultiheadAttentionLaunch.h: grid(num_heads, "
+                       "batch_size)), so each KV head is read once per query head it serves; v0.7 added the XQA "
+                       "kernels for GQA (xqa_kernel cubins first in @3c44cb97; Falcon180B-H200.md: 'improved "
+                       "its GQA kernels in the generation phase, up to 2.4x over v0.5')"),
+}
+_ONE_READ = {
+    "vllm": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query heads",
+    "vllm-2025": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query "
+                 "heads",
+    "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
+    "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
+    "trtllm-2023": "v0.7 decodes GQA models through the XQA kernels, which load each KV head once for its group of "
+                   "query heads (Falcon180B-H200.md @3c44cb97)",
+    "llamacpp": "llama.cpp's attention kernels load each KV head once for its group of query heads",
+    "llamacpp-2024": "llama.cpp's batch-1 rows read too little cache for it to matter: none assumed",
+    "llamacpp-vulkan": "llama.cpp's attention kernels load each KV head once for its group of query heads",
+}
+for _e, _why in _ONE_READ.items():
+    FIXED[_e]["kv_reread"] = (0.0, _why)
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2023", "llamacpp", "llamacpp-vulkan", "llamacpp-2024")
+FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
+                "llamacpp-2024")
 
 
 class FastRows:
@@ -177,7 +206,7 @@ class FastRows:
     ``calc.report``. A figure the row's own link sets (``max_seqs=8``) overrides the profile's, as in the report."""
 
     COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m")
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m", "X_ctx", "X_load")
 
     def __init__(self, rows: list[Measurement]):
         self.rows = list(rows)
@@ -194,6 +223,11 @@ class FastRows:
                 self.link_figures[k].append(float(raw[k]) if k in raw else np.nan)
             g = s.gpus
             M, D = model.moe_split(s)
+            # The KV bytes a kernel that reads each KV head once per query head adds, per unit of kv_reread.
+            q_extra = 0.0 if s.kv_latent else max(0.0, (s.heads / g) / model.kv_heads_per_card(s) - 1.0)
+
+            def reread(n: float, s=s, q_extra=q_extra) -> float:
+                return s.attn * q_extra * float(model.cache_bytes(s, n) - model.state_bytes(s))
             cols["gbw"].append(g * s.bw_tbs * 1e12)
             cols["gT"].append(g * s.tflops * 1e12)
             cols["mem"].append(s.mem_gib)
@@ -215,13 +249,16 @@ class FastRows:
                 cols["C_ctx"].append(s.attn * B * float(model.cache_bytes(s, s.ctx)))
                 cols["fl"].append(B * float(model._flops_per_token(s, s.ctx)))
                 cols["comm_step"].append(float(model.comm_seconds(s, B)))
+                cols["X_ctx"].append(B * reread(s.ctx))
             else:
+                cols["X_ctx"].append(0.0)
                 cols["B_step"].append(0)
                 cols["C_ctx"].append(0.0)
                 cols["fl"].append(0.0)
                 cols["comm_step"].append(0.0)
             n_load = traffic.load_context(s)
             cols["C_load"].append(s.attn * float(model.cache_bytes(s, n_load)))
+            cols["X_load"].append(reread(n_load))
             cols["fl_load"].append(float(model._flops_per_token(s, n_load)))
             cols["cb"].append(2 * s.layers * 2 * (g - 1) / g * s.hidden * 2 / (s.link_gbs * 1e9) if g > 1 else 0.0)
             cols["cl"].append(2 * s.layers * s.link_us * 1e-6 if g > 1 else 0.0)
@@ -254,7 +291,7 @@ class FastRows:
         fixed = (f["step_us"] + self.L * f["layer_us"]) * 1e-6
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** self.B_step) / bw_m
-                           + self.C_ctx / (self.gbw * f["eff_kv"]),
+                           + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (self.gbw * f["eff_kv"]),
                            self.fl / (self.gT * f["eff_flops"]))
                 + self.comm_step + fixed) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
@@ -267,7 +304,7 @@ class FastRows:
         B = np.floor(np.maximum(0.0, free) / self.C_end)
         B = np.where(np.isnan(f["max_seqs"]), B, np.minimum(B, np.nan_to_num(f["max_seqs"], nan=0.0)))
         tau = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** B) / bw_m
-                          + B * self.C_load / (self.gbw * f["eff_kv"]),
+                          + B * (self.C_load + f["kv_reread"] * self.X_load) / (self.gbw * f["eff_kv"]),
                           B * self.fl_load / (self.gT * f["eff_flops"]))
                + B * self.cb / f["eff_link"] + self.cl + fixed + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -285,7 +322,7 @@ class Plan:
 
     ``present`` is the set of profiles that have rows; a profile without rows takes its sibling's slots."""
 
-    def __init__(self, present: set[str], fixed: dict[str, dict[str, float | None]]):
+    def __init__(self, present: set[str], fixed: dict[str, dict[str, float | None]], multi: set[str] | None = None):
         self.fixed = fixed
         owner: dict[tuple[str, str], str] = {}
         for e in FAMILY_ORDER:
@@ -297,6 +334,13 @@ class Plan:
             if home not in present:
                 sib = SIBLING[home]
                 owner[(e, k)] = SHARED.get((sib, k), sib) if k in FITTED[sib] else sib
+        # An all-reduce share no row on several cards pins down is the donor's (LINK_DONOR), as for the profiles
+        # that fit none: left to its prior it would be a guess (``multi``: the profiles with such rows).
+        if multi is not None:
+            donor = SHARED.get((LINK_DONOR, "eff_link"), LINK_DONOR)
+            for (e, k), home in list(owner.items()):
+                if k == "eff_link" and home not in multi and donor in multi:
+                    owner[(e, k)] = donor
         self.owner = owner
         self.slots = sorted({f"{home}.{k}" for (e, k), home in owner.items()})
 
@@ -337,7 +381,8 @@ def log_errors(fast: FastRows, pred: np.ndarray) -> np.ndarray:
 
 def fit(fast: FastRows, fixed: dict[str, dict[str, float | None]]) -> tuple[Plan, dict[str, float]]:
     """The joint fit on ``fast``'s rows: returns the plan and the fitted value of each slot."""
-    plan = Plan(set(fast.engine.tolist()), fixed)
+    multi = {SHARED.get((e, "eff_link"), e) for e in fast.engine[fast.g > 1].tolist()}
+    plan = Plan(set(fast.engine.tolist()), fixed, multi)
     lo, hi = plan.bounds()
     names = [s.split(".")[-1] for s in plan.slots]
     slower = np.where(fast.is_step, 1.0, -1.0)  # sign of a log error that means "predicted slower"

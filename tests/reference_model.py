@@ -31,9 +31,10 @@ SGLANG_CONTEXT_GIB = 0.3
 SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
-# layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits).
+# layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
+# kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
-                "eff_link", "layer_us", "eff_dequant")
+                "eff_link", "layer_us", "eff_dequant", "kv_reread")
 
 
 @functools.cache
@@ -313,6 +314,7 @@ def resolve(params) -> dict:
     s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
     s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
     s["eff_dequant"] = _real(p, "eff_dequant", prof["eff_dequant"], 0, lo_open=True, hi=1)
+    s["kv_reread"] = _real(p, "kv_reread", prof["kv_reread"], 0, hi=1)
     # SPEC section 10: duty=auto (the default) is the traffic's implied duty, known once the traffic is evaluated
     s["_duty_auto"] = str(p.get("duty", "auto")).strip().lower() == "auto"
     s["duty"] = None if s["_duty_auto"] else _real(p, "duty", None, 0, lo_open=True, hi=1)
@@ -422,6 +424,7 @@ def _si(s) -> dict:
         V=s["vocab"], Llin=s["linear_layers"], state=s["linear_layers"] * s["state_kib"] * 1024,
         bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
         graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
+        reread=s["kv_reread"],
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
         mxfp4=s["weights_experts"] == "mxfp4",
         step_s=(s["step_us"] + s["layers"] * s["layer_us"]) * 1e-6,  # docs/method.md s8: per step and per layer
@@ -493,6 +496,18 @@ def cache_bytes(m, n):
     return 2 * g * per_card * m["d"] * m["kvb"] / 8 * ltok(m, n) + m["state"]  # docs/method.md sections 2-5: Cg(n)
 
 
+def cache_read_bytes(m, n):
+    """docs/method.md section 8: the cache bytes a decode step reads per sequence. A kernel with one thread block per
+    query head reads each KV head once per query head on its card: (H/g)/ceil(Hkv/g) times, at kv_reread of the
+    extra; never under MLA; the linear-attention state once."""
+    if m["lat"] or not m["reread"]:
+        return cache_bytes(m, n)
+    g = m["g"]
+    per_card = max(1, math.ceil(m["Hkv"] / g))
+    times = 1 + m["reread"] * max(0.0, m["H"] / g / per_card - 1)
+    return (cache_bytes(m, n) - m["state"]) * times + m["state"]
+
+
 def vllm_activation(m):
     """docs/method.md section 8.2: the larger of the dummy forward pass and the dummy sampler run, bytes per card."""
     if m["E"]:
@@ -556,7 +571,7 @@ def resident_seconds(m):
 
 
 def t_mem(m, B, n):
-    return read_seconds(m, B) + m["a"] * B * cache_bytes(m, n) / m["BWkv"]  # docs/method.md section 8
+    return read_seconds(m, B) + m["a"] * B * cache_read_bytes(m, n) / m["BWkv"]  # docs/method.md section 8
 
 
 def t_cmp(m, B, n):
@@ -579,7 +594,7 @@ def step(m, B, n):
 def break_even(m, n):
     """docs/method.md sections 2-4 closed form (dense, W read as Wr) or the s5 MoE root; None when there is none."""
     slope = (2 * (m["Pa"] - m["Pe"]) + m["a"] * attn_flops(m, n)) / m["F"] \
-        - m["a"] * cache_bytes(m, n) / m["BWkv"]
+        - m["a"] * cache_read_bytes(m, n) / m["BWkv"]
     if slope <= 0:
         return None  # docs/method.md sections 2-4: denominator not positive -> null
     if not m["E"]:
@@ -696,7 +711,7 @@ def rent(s):
 def spec_round(m, B, n):
     """SPEC section 8: one round of speculative decoding at batch B, context n: (t_v + t_d, tau)."""
     k = m["spec_k"]
-    t_v = max(read_seconds(m, (k + 1) * B) + m["a"] * B * cache_bytes(m, n) / m["BWkv"],
+    t_v = max(read_seconds(m, (k + 1) * B) + m["a"] * B * cache_read_bytes(m, n) / m["BWkv"],
               (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + m["step_s"]
     t_d = k * m["spec_c"] * step(m, B, n)
     tau = (1 - m["alpha"] ** (k + 1)) / (1 - m["alpha"])

@@ -91,7 +91,7 @@ def test_page_where_self_hosting_wins():
     assert verdict.startswith("**Self-host.**") and "19 L40S 48 GB cards" in verdict
     # API: 3e6 requests x 30 days x (1000 + 300 tokens) x 0.2 USD per 1M = 23,400 USD.
     assert "11,807 USD a month" in verdict and "23,400 USD a month" in verdict
-    assert "self-hosting costs 9,532 USD to 14,651 USD a month. The verdict holds across that range." in verdict
+    assert "self-hosting costs 10,101 USD to 14,082 USD a month. The verdict holds across that range." in verdict
     assert "A cheaper API" not in texts(at.warning)
     assert at.query_params["req_day"] == "3000000"
 
@@ -180,7 +180,7 @@ def sentence(link=""):
 def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
-        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±26 %, "
+        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±20 %, "
         "each source predicted by a fit without it), self-hosting costs 5,800 USD a month at either end (the same "
         "replicas). The verdict holds across that range. Self-hosting first breaks even "
         "at about 484,000 requests a day and is cheaper at every volume above about 693,000. The catalogue's cheapest "
