@@ -563,7 +563,10 @@ def _attention(f: _Fields, kind: str, hidden: int, heads: int, kv_heads: int, he
 def _mla(f: _Fields, hidden: int, heads: int) -> tuple[int, int, int]:
     """Multi-head latent attention (DeepSeek-V2/V3).
 
-    Returns (parameters per layer, cached latent width, query/key head dim).
+    Returns (parameters per layer, cached latent width, head dim). The head dim is ``v_head_dim``, the width of
+    each head's output and of ``o_proj`` (128 for DeepSeek-V3, as its preset says): under MLA the cache and the
+    attention arithmetic use the latent width, and ``head_dim`` enters only the size of the attention projections
+    (calc/model.py ``attention_params``), which the value width sizes more closely than ``qk_nope + qk_rope``.
     """
     kv_rank = f.integer("kv_lora_rank")
     rope = f.integer("qk_rope_head_dim")
@@ -585,7 +588,7 @@ def _mla(f: _Fields, hidden: int, heads: int) -> tuple[int, int, int]:
     params += heads * v_dim * hidden  # o_proj
     if bias:
         params += (kv_rank + rope) + hidden
-    return params, kv_rank + rope, qk_dim
+    return params, kv_rank + rope, v_dim
 
 
 def _moe_layers(f: _Fields, layers: int, kind: str = "") -> set[int]:

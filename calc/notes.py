@@ -8,7 +8,7 @@ import math
 from . import catalogue, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
-from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, Scenario, card_torch_gib
+from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, WEIGHT_FORMATS, Scenario, card_torch_gib
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
@@ -175,14 +175,33 @@ def scenario_warnings(s: Scenario) -> list[str]:
                 "never split)")
         out.append(f"tensor parallel over {s.gpus} cards keeps {copies:g}x the KV cache: {held}, so memory and "
                    "each step's cache read count the copies")
-    if s.experts and s.weights_experts != s.weights:
-        out.append(f"weights per part: routed experts in {s.weights_experts}, the rest in {s.weights}")
+    parts = checkpoint_parts(s)
+    if parts:
+        out.append(f"weights per part: {parts}")
     if not s.experts and s.weights_experts != s.weights:
         out.append("weights_experts has no effect: the model is dense (experts = 0)")
     if s.kv_latent:
         out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
                    "an engine that expands keys and values needs the plain formula")
     return out
+
+
+def checkpoint_parts(s: Scenario) -> str | None:
+    """The parts of the scenario's checkpoint stored in another format than ``weights``, in words ("routed experts
+    in mxfp4, the rest in bf16"); None when every part is in ``weights`` (a dense model's expert format does not
+    count)."""
+    other = [(name, fmt) for name, fmt, used in (
+        ("routed experts", s.weights_experts, bool(s.experts)), ("attention projections", s.weights_attn, True),
+        ("embeddings and LM head", s.weights_embed, True)) if used and fmt != s.weights]
+    if not other and not s.layers_full:
+        return None
+    def fmt_name(fmt: str) -> str:
+        return fmt if fmt in WEIGHT_FORMATS else f"{fmt}-bit"
+
+    words = [f"{name} in {fmt_name(fmt)}" for name, fmt in other]
+    if s.layers_full:
+        words.append(f"{s.layers_full} block{'s' if s.layers_full != 1 else ''} whole at 16 bits")
+    return ", ".join(words) + f", the rest in {fmt_name(s.weights)}"
 
 
 #: The start of a what-if note (a context or duty the link fixes instead of following the traffic).

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import catalogue, memory, model, procure, traffic, words
+from . import catalogue, memory, model, notes, procure, traffic, words
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
-from .units import MS_PER_S
+from .units import BILLION, MS_PER_S
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
 BATCHES = np.arange(1, 1025)
@@ -66,21 +66,28 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     if formats is None:
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
     formats = list(dict.fromkeys(formats))
-    bits = np.array([WEIGHT_FORMATS.get(f) or float(f) for f in formats])
-    # Each row puts every weight in its format; the scenario's own row keeps its checkpoint's parts.
-    variants = [s if f == s.weights else s.model_copy(update={
+    bits = [WEIGHT_FORMATS.get(f) or float(f) for f in formats]
+    # Each row puts every weight in its format; a checkpoint whose parts differ gets a row of its own, first.
+    variants = [s.model_copy(update={
         "weights": f, "weights_experts": f, "weights_attn": f, "weights_embed": f, "layers_full": 0})
         for f in formats]
+    label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
+    mixed = notes.checkpoint_parts(s)
+    if mixed:
+        variants.insert(0, s)
+        formats.insert(0, None)
+        bits.insert(0, model.weight_bytes(s) * 8 / (s.params_b * BILLION))
+        label.insert(0, f"checkpoint: {mixed}")
     weights_b = np.array([memory.loaded_weight_bytes(v) for v in variants])
     free_b = np.array([memory.free_bytes(v) for v in variants])
     per_seq = model.cache_bytes(s, np.asarray(contexts))
     seqs = np.floor(np.maximum(free_b, 0)[:, None] / per_seq[None, :]).astype(np.int64)
-    label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
-    df = pd.DataFrame({"weights": label, "bits_per_weight": bits, "weights_gib": weights_b / model.GiB,
+    df = pd.DataFrame({"weights": label, "bits_per_weight": np.array(bits), "weights_gib": weights_b / model.GiB,
                        "free_gib": free_b / model.GiB})
     for j, n in enumerate(contexts):
         df[f"seqs_at_{n}"] = seqs[:, j]
-    published = [(catalogue.quality().get(f) or [None])[0] for f in formats]
+    # Quality is published per format, not for a checkpoint's mix of them.
+    published = [None if f is None else (catalogue.quality().get(f) or [None])[0] for f in formats]
     df["quality"] = [None if q is None else q["summary"] for q in published]
     df["quality_source"] = [None if q is None else q["source"] for q in published]
     return df

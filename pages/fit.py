@@ -103,8 +103,10 @@ ui.dataframe(
     },
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
-           "Each row puts every weight in its format (the scenario's own row keeps its checkpoint's parts). "
+           "Each row puts every weight in its format; a checkpoint that stores parts in other formats has a row of "
+           "its own, first, at its average bits per weight. "
            "A negative KV cache is the shortfall: the weights alone do not load. The quality cost is the one published for "
-           "the format, on the model named (a dash: nothing published); the Levers page sets every format's memory "
+           "the format, on the model named (a dash: nothing published, or a checkpoint's mix); the Levers page sets every "
+           "format's memory "
            "and money beside it.")
 ui.download_csv(fit, "fit-sequences")

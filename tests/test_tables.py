@@ -198,19 +198,30 @@ def test_fit_table_adds_the_scenario_named_format_and_takes_contexts_and_formats
     assert list(df["seqs_at_8192"]) == [4, 10]
 
 
-def test_fit_table_keeps_the_routed_expert_format_on_the_scenario_row_only():
+def test_fit_table_gives_a_mixed_checkpoint_a_row_of_its_own():
     # MoE: P = 100B, Pa = 40B, 4 experts with 1 active: routed M = (100 - 40) / (1 - 1/4) = 80B,
     # the rest D = 20B. Weights in 8 bits, routed experts in 4 bits:
-    #   scenario row "8": 20e9 * 8/8 + 80e9 * 4/8 = 20e9 + 40e9 = 60e9 bytes;
-    #   row "16": every weight in 16 bits = 200e9 bytes; row "4": every weight in 4 bits = 50e9 bytes.
+    #   checkpoint row: 20e9 * 8/8 + 80e9 * 4/8 = 20e9 + 40e9 = 60e9 bytes, 60e9 * 8 / 100e9 = 4.8 bits a weight;
+    #   row "16": every weight in 16 bits = 200e9 bytes; "8": 100e9; "4": 50e9.
     s = sc(params_b=100, active_b=40, experts=4, experts_active=1, weights=8, weights_experts=4, gpus=4)
     df = tables.fit_table(s, contexts=(8192,))
-    assert list(df["weights"]) == ["16-bit", "8-bit", "4-bit"]
-    assert list(df["weights_gib"]) == [approx(200e9 / GiB), approx(60e9 / GiB), approx(50e9 / GiB)]
-    # g = 4: copy factor 4 * ceil(8/4) / 8 = 1; free 4 * 76 - W = 304 - 55.879 = 248.121 GiB for the 8-bit
-    # row -> 248.121 / 2.5 = 99.25 -> 99 sequences; 16-bit: 304 - 186.265 = 117.735 -> 47.09 -> 47.
-    assert list(df["free_gib"]) == [approx(304 - 200e9 / GiB), approx(304 - 60e9 / GiB), approx(304 - 50e9 / GiB)]
-    assert list(df["seqs_at_8192"]) == [47, 99, 102]  # 4-bit: (304 - 46.566) / 2.5 = 102.97 -> 102
+    assert list(df["weights"]) == ["checkpoint: routed experts in 4-bit, the rest in 8-bit", "16-bit", "8-bit",
+                                   "4-bit"]
+    assert list(df["bits_per_weight"]) == [approx(4.8), 16, 8, 4]
+    assert list(df["weights_gib"]) == [approx(60e9 / GiB), approx(200e9 / GiB), approx(100e9 / GiB),
+                                       approx(50e9 / GiB)]
+    # g = 4: copy factor 4 * ceil(8/4) / 8 = 1; free 4 * 76 - W = 304 - 55.879 = 248.121 GiB for the checkpoint
+    # -> 248.121 / 2.5 = 99.25 -> 99 sequences; 16-bit: 304 - 186.265 = 117.735 -> 47.09 -> 47;
+    # 8-bit: 304 - 93.132 = 210.868 -> 84.35 -> 84.
+    assert list(df["free_gib"]) == [approx(304 - 60e9 / GiB), approx(304 - 200e9 / GiB), approx(304 - 100e9 / GiB),
+                                    approx(304 - 50e9 / GiB)]
+    assert list(df["seqs_at_8192"]) == [99, 47, 84, 102]  # 4-bit: (304 - 46.566) / 2.5 = 102.97 -> 102
+    assert df["quality"].iloc[0] is None  # quality is published per format, not for a mix
+
+
+def test_fit_table_has_no_checkpoint_row_when_every_part_is_in_the_weights_format():
+    s = sc(params_b=100, active_b=40, experts=4, experts_active=1, weights=8, gpus=4)
+    assert list(tables.fit_table(s, contexts=(8192,))["weights"]) == ["16-bit", "8-bit", "4-bit"]
 
 
 # ------------------------------------------------------------------------------------------- speed_sweep
