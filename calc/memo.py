@@ -245,6 +245,53 @@ def options_sentence(d: Decision) -> str:
     return text + "."
 
 
+def procurement_section(d: Decision) -> list[str]:
+    """The memo's section for a procurement thread (SPEC section 9): every way to serve the traffic side by side,
+    the cheapest allowed, what buying costs up front and to run, its payback, and the figures owning rests on."""
+    r, s = d.report, d.scenario
+    if not d.fits:
+        return []
+    opts = tables.options_table(r)
+    rows = [(o.option + ("" if o.allowed else " (not allowed: the data may not leave)"),
+             None if o.usd_month is None else usd(o.usd_month, 0),
+             None if o.usd_per_mtok_out is None else usd(o.usd_per_mtok_out, 3),
+             None if o.replicas is None or o.replicas != o.replicas else f"{int(o.replicas):,}",
+             None if o.capex_usd is None or o.capex_usd != o.capex_usd else usd(o.capex_usd, 0))
+            for o in opts.itertuples()]
+    out = ["## Every way to serve it: the API, renting, buying, or a fleet plus the API", "",
+           md_table(["Option", "USD per month", "USD per 1M output tokens", "Replicas", "Purchase (USD)"], rows,
+                    [False, True, True, True, True]), ""]
+    best = r["best"]
+    lines = []
+    if best is not None:
+        lines.append(f"**Cheapest{' allowed' if residency(d) else ''}:** {OPTION_WORDS[best]}, "
+                     f"{money(opts.set_index('key').loc[best, 'usd_month'])} a month.")
+    if r["own_usd_month"] is not None:
+        running = r["own_usd_month"] - r["own_capital_usd_month"]
+        life = s.years * 12
+        pay = [f"against {what} in {m:,.1f} months" + (f" (beyond the {life:g}-month service life)" if m > life else "")
+               for what, m in (("renting", r["payback_months_rent"]), ("the API", r["payback_months_api"]))
+               if m is not None]
+        lines.append(f"**Buying:** {money(r['own_capex_usd'])} up front for {r['replicas'] * s.gpus:,} cards and "
+                     f"their servers, then {money(running)} a month to run (power {money(r['own_power_usd_month'])}, "
+                     f"rack space, upkeep); paid back {' and '.join(pay) if pay else 'against neither renting nor the API'}.")
+        card = catalogue.cards().get(s.card)
+        source = ("typed in the link" if card is None or card.get("card_usd") != s.card_usd else
+                  f"{card['card_usd_source']} (read {card['card_usd_date']})")
+        lines.append(f"**Owning rests on:** {money(s.card_usd)} a card ({source}), servers at {s.server_frac:.0%} of "
+                     f"the cards, {s.years:g} years of service at {s.wacc:.0%} a year cost of capital, "
+                     f"{s.residual:.0%} resale value, {s.power_w:g} W a card idling at {s.idle_frac:.0%}, PUE "
+                     f"{s.pue:g}, {s.usd_kwh:g} USD per kWh, "
+                     + (f"{money(s.colo_usd)} a card-month of rack space." if s.colo_usd else "no rack-space charge."))
+    elif r["replicas"]:
+        lines.append("**Buying** is not priced: the card has no public purchase price or board power (Owning the "
+                     "cards: card_usd, power_w).")
+    if r["hybrid_usd_month"] is None and r["hybrid_own_usd_month"] is None:
+        lines.append("A fleet plus the API needs the day's traffic, hour by hour (profile), and a fleet smaller "
+                     "than the busiest hour's.")
+    return out + [f"- {x}" for x in lines] + [""]
+
+
 def rent_text(s: Scenario) -> str:
     """The rent priced and how it compares with the catalogue's on-demand quotes for the card:
     "2.50 USD per card-hour, below every on-demand quote in the catalogue (2.69 to 12.29 USD, 8 quotes)"."""
@@ -564,6 +611,7 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
                      [(r.option, usd(r.usd_month, 0) if r.usd_month is not None else None, r.how)
                       for r in monthly_table(d).itertuples()], [False, True, False]), ""]
 
+    out += procurement_section(d)
     out += ["## Capacity for the busiest hour", ""]
     if not d.fits:
         out += [_does_not_fit(d), ""]

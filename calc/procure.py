@@ -79,6 +79,52 @@ def data_stays(why: str | None) -> bool:
 IN_HOUSE = ("rent", "own")
 
 
+def hour_demand(s: Scenario, cap: traffic.Capacity) -> tuple[float, np.ndarray | None]:
+    """(requests one replica serves in an hour, ``3600 / s_req``; the requests of each hour of the day, shape (24,),
+    ``req_day * w_h / sum(w)`` from the day's ``profile``, or None without one)."""
+    weights = day_weights(s.profile)
+    per_hour = SECONDS_PER_HOUR / cap.s_req
+    return per_hour, None if weights is None else s.req_day * np.asarray(weights, dtype=float) / sum(weights)
+
+
+def replicas_on(s: Scenario, r_h: np.ndarray, per_hour: float, replicas: int) -> np.ndarray:
+    """Replicas running in each hour: all of them, or under ``autoscale`` the fewest that serve the hour,
+    ``min(replicas, max(min_replicas, ceil(r_h / per_hour)))`` (SPEC section 9)."""
+    if not s.autoscale:
+        return np.full(len(r_h), float(replicas))
+    need = np.ceil(r_h / per_hour - 1e-9)
+    return np.minimum(replicas, np.maximum(s.min_replicas, need))
+
+
+@dataclass(frozen=True)
+class Hours:
+    """The day hour by hour (SPEC section 9), arrays of shape (24,): requests an hour, what the fleet sized for the
+    busiest hour serves (its replicas on, times what one serves), and what the cheapest mixed fleet serves and sends
+    to the API."""
+
+    requests: np.ndarray
+    replicas_on: np.ndarray
+    fleet_capacity: np.ndarray
+    hybrid_capacity: np.ndarray | None   # None: no mixed option (it would be all API or the whole fleet)
+    api_overflow: np.ndarray | None
+
+
+def hours(s: Scenario, cap: traffic.Capacity, replicas: int | None, hybrid_replicas: int | None) -> Hours | None:
+    """The day hour by hour for a link with a ``profile`` (None without one, or when nothing fits)."""
+    if replicas is None or cap.max_batch == 0:
+        return None
+    per_hour, r_h = hour_demand(s, cap)
+    if r_h is None:
+        return None
+    on = replicas_on(s, r_h, per_hour, replicas)
+    if hybrid_replicas in (None, 0, replicas):
+        hyb = overflow = None
+    else:
+        hyb = np.full(len(r_h), hybrid_replicas * per_hour)
+        overflow = np.maximum(0.0, r_h - hyb)
+    return Hours(r_h, on, on * per_hour, hyb, overflow)
+
+
 def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traffic: float | None,
             self_host_usd_month: float | None, api_usd_month: float) -> tuple[Options, str | None]:
     """Every option of SPEC section 9 for the scenario, given the traffic's capacity ``cap`` (section 6), the
@@ -90,14 +136,11 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     g, hours = s.gpus, s.hours
     rent_hr = model.rent_usd_hr(s)
     priced = s.usd_hr is not None
-    weights = day_weights(s.profile)
-    per_hour = SECONDS_PER_HOUR / cap.s_req  # requests one replica serves in an hour
-    r_h = None if weights is None else s.req_day * np.asarray(weights) / sum(weights)
+    per_hour, r_h = hour_demand(s, cap)
 
     rent = self_host_usd_month
     if priced and r_h is not None and s.autoscale:
-        need = np.ceil(r_h / per_hour - 1e-9)
-        replica_hours = float(np.minimum(replicas, np.maximum(s.min_replicas, need)).sum())
+        replica_hours = float(replicas_on(s, r_h, per_hour, replicas).sum())
         rent = replica_hours * hours / HOURS_PER_DAY * g * rent_hr + s.upkeep
 
     K = capital_per_card_month(s)

@@ -347,6 +347,54 @@ def options_table(r: dict) -> pd.DataFrame:
                "allowed", "key"]]
 
 
+def day_table(d: Decision) -> pd.DataFrame | None:
+    """The day's traffic hour by hour (SPEC section 9; None without a ``profile`` or when nothing fits): ``hour``
+    (0-23), ``requests`` an hour, ``fleet_capacity`` (requests an hour the replicas running then serve; the fleet
+    is sized for the busiest hour, and under ``autoscale`` only the replicas the hour needs run), ``replicas_on``,
+    ``mixed_capacity`` (what the cheapest mixed fleet serves) and ``to_api`` (what it sends to the API), both None
+    where no mixed option exists, and ``served`` (the requests the cards serve: all but ``to_api``)."""
+    r = d.report
+    mixed = r["hybrid_own_replicas"] if r["best"] == "hybrid_own" else r["hybrid_replicas"]
+    h = procure.hours(d.scenario, d.cap, d.replicas, mixed)
+    if h is None:
+        return None
+    none = [None] * len(h.requests)
+    to_api = np.zeros(len(h.requests)) if h.api_overflow is None else h.api_overflow
+    return pd.DataFrame({"hour": np.arange(len(h.requests)), "requests": h.requests, "fleet_capacity": h.fleet_capacity,
+                         "replicas_on": h.replicas_on,
+                         "mixed_capacity": none if h.hybrid_capacity is None else h.hybrid_capacity,
+                         "to_api": none if h.api_overflow is None else h.api_overflow,
+                         "served": h.requests - to_api})
+
+
+def lifetime_table(r: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Cumulative cash over the service life (SPEC section 9), month by month from 0 to ``years*12``: owning pays
+    the purchase at month 0, then its running cost (power, rack space, upkeep: the own bill less the purchase's
+    annuity) each month, and gets the resale value back at the end; renting and the API pay their monthly bills.
+    Undiscounted, as the payback months are. Returns (``month``, ``option``, ``usd``) for the options that are
+    priced, and the payback marks (``option`` crossed, ``month``, ``usd``, ``label``)."""
+    s = r["scenario"]
+    months = np.arange(0, round(s["years"] * 12) + 1, dtype=float)
+    rows = {OPTION_NAMES["api"]: r["api_usd_month"] * months}
+    if r["rent_usd_month"] is not None:
+        rows[OPTION_NAMES["rent"]] = r["rent_usd_month"] * months
+    marks = []
+    if r["own_usd_month"] is not None:
+        capex = r["own_capex_usd"]
+        running = r["own_usd_month"] - r["own_capital_usd_month"]
+        own = capex + running * months
+        own[-1] -= s["residual"] * capex
+        rows[OPTION_NAMES["own"]] = own
+        for key, pay in (("rent", r["payback_months_rent"]), ("api", r["payback_months_api"])):
+            if pay is not None and pay <= months[-1] and OPTION_NAMES[key] in rows:
+                marks.append({"option": OPTION_NAMES[key], "month": pay, "usd": capex + running * pay,
+                              "label": f"paid back against {'renting' if key == 'rent' else 'the API'} in "
+                                       f"{words.sig(pay, 2)} months"})
+    frame = pd.DataFrame([{"month": m, "option": o, "usd": float(v)} for o, vs in rows.items()
+                          for m, v in zip(months, vs, strict=True)])
+    return frame, pd.DataFrame(marks, columns=["option", "month", "usd", "label"])
+
+
 def chart_marks(d: Decision) -> pd.DataFrame:
     """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
     vertical rule), ``label``, ``align`` (the side of the point its label sits on, so that it stays inside

@@ -147,6 +147,58 @@ st.caption(f"Cheapest allowed option: **{best}**. Buying pays the cards and serv
            + "The verdict above is the rent-or-API answer; these totals sit beside it.")
 ui.download_csv(opts, "decision-options", "Download this table (CSV)")
 
+life, paid = tables.lifetime_table(r)
+st.markdown(f"**Cash paid over the {s.years:g}-year service life**, USD (undiscounted)")
+option_colors = alt.Scale(domain=[tables.OPTION_NAMES[k] for k in ("api", "rent", "own")],
+                          range=["#f58518", "#4c78a8", "#54a24b"])
+lines = alt.Chart(life).mark_line(strokeWidth=2.5).encode(
+    x=alt.X("month:Q", title="months from the purchase", scale=alt.Scale(nice=False)),
+    y=alt.Y("usd:Q", title="USD paid so far", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),
+    color=alt.Color("option:N", scale=option_colors, legend=alt.Legend(title=None, orient="bottom", labelLimit=0)),
+    tooltip=["option:N", alt.Tooltip("month:Q", format=",.0f"), alt.Tooltip("usd:Q", format=",.0f", title="USD")])
+layers = [lines]
+if len(paid):
+    layers.append(alt.Chart(paid).mark_point(filled=True, size=90, color="#d62728").encode(
+        x="month:Q", y="usd:Q", tooltip=["label:N"]))
+    # Against renting below-right of its point, against the API above-left, so two close paybacks stay legible.
+    for name, align, dx, dy in ((tables.OPTION_NAMES["rent"], "left", 8, 14), (tables.OPTION_NAMES["api"], "right", -8, -12)):
+        layers.append(alt.Chart(paid[paid["option"] == name]).mark_text(
+            align=align, dx=dx, dy=dy, color="#d62728").encode(x="month:Q", y="usd:Q", text="label:N"))
+st.altair_chart(alt.layer(*layers).properties(height=320), width="stretch")
+st.caption("Buying pays the cards and servers at month 0, then power, rack space and upkeep each month, and sells "
+           f"the cards for {s.residual:.0%} of their price at the end; renting and the API pay their monthly bills. "
+           "Red: the month the purchase is paid back against renting or the API, where it is within the service "
+           "life." if r["own_usd_month"] is not None else
+           "Only renting and the API are drawn: buying needs the card's purchase price and power (Owning the cards: "
+           "card_usd, power_w).")
+
+day = tables.day_table(d)
+if day is not None:
+    st.markdown("**The day hour by hour**: requests an hour, served by the cards or sent to the API")
+    mixed = bool(day["mixed_capacity"].notna().any())
+    parts = ["served", "to_api"] if mixed else ["served"]
+    bars = alt.Chart(day).transform_fold(parts, as_=["part", "req"]).transform_calculate(
+        below="datum.part == 'served' ? 0 : 1").mark_bar().encode(
+        order=alt.Order("below:Q", sort="ascending"),  # the cards' share at the bottom, the API's overflow on top
+        x=alt.X("hour:O", title="hour of the day", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("req:Q", stack=True, title="requests an hour", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),
+        color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=["#4c78a8", "#f58518"][:len(parts)]),
+                        legend=alt.Legend(title=None, orient="bottom", labelLimit=0, labelExpr=(
+                            "datum.label == 'served' ? 'served by the cards' : 'sent to the API (mixed option)'"))),
+        tooltip=["hour:O", alt.Tooltip("requests:Q", format=",.0f"), alt.Tooltip("to_api:Q", format=",.0f"),
+                 alt.Tooltip("replicas_on:Q", title="replicas running")])
+    fleet = alt.Chart(day).mark_line(interpolate="step", color="#333333", strokeDash=[6, 3]).encode(
+        x="hour:O", y="fleet_capacity:Q")
+    layers = [bars, fleet]
+    if mixed:
+        layers.append(alt.Chart(day).mark_line(interpolate="step", color="#54a24b").encode(
+            x="hour:O", y="mixed_capacity:Q"))
+    st.altair_chart(alt.layer(*layers).properties(height=300), width="stretch")
+    st.caption("Dashed: what the fleet sized for the busiest hour serves"
+               + (" (under autoscaling, only the replicas each hour needs run)" if s.autoscale else "")
+               + "; green, where a mixed option exists: what its smaller fleet serves, the rest (orange) going to "
+               "the API. The shape is the link's profile (Traffic: profile).")
+
 # ---------------------------------------------------------------- what flips it
 st.subheader("What would flip the verdict")
 u = d.units

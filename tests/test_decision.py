@@ -307,3 +307,16 @@ def test_the_cheapest_api_row_for_the_model_is_shown_up_front_with_a_link_that_c
     other = report(urlsplit(link).query)
     assert other["scenario"]["api"] == "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"
     assert other["api_usd_month"] == pytest.approx(1404) and other["verdict"] == "api"
+
+
+def test_the_page_draws_the_service_life_and_the_day():
+    at, _ = open_decision({"model": "llama-3.1-70b", "gpus": "8", "weights": "fp8", "req_day": "1000000",
+                               "profile": "evening", "api_in": "1.2", "api_out": "1.2"})
+    assert not at.exception
+    md = texts(at.markdown)
+    assert "Cash paid over the 4-year service life" in md and "The day hour by hour" in md
+    assert len(at.get("vega_lite_chart")) >= 3  # cost by volume, cash over the life, the day
+    assert "the rest (orange) going to the API" in texts(at.caption)
+    # Without a profile there are no hours to draw.
+    at, _ = open_decision({})
+    assert "The day hour by hour" not in texts(at.markdown)

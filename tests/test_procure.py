@@ -110,3 +110,81 @@ def test_the_verdict_names_a_cheaper_way_than_the_two_it_compares():
     d = evaluate(parse("model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300")).decision
     assert d.report["best"] == "own"
     assert "Of every way to serve this traffic, the cheapest is buying the cards" in verdict_sentence(d)
+
+
+# ---------------------------------------------------------------- the charts' tables (SPEC section 9)
+
+EIGHT_H100 = "model=llama-3.1-70b&card=h100-sxm&gpus=8&weights=fp8&api_in=1.2&api_out=1.2"
+
+
+def test_the_day_hour_by_hour():
+    from calc import evaluate, parse, tables
+    d = evaluate(parse(EIGHT_H100 + "&req_day=1000000&profile=evening&autoscale=1&min_replicas=1")).decision
+    day = tables.day_table(d)
+    per_hour = 3600 / d.cap.s_req  # requests one replica serves in an hour
+    assert list(day["hour"]) == list(range(24))
+    assert day["requests"].sum() == pytest.approx(1_000_000)
+    # The fleet is sized for the busiest hour; autoscaled, each hour runs the fewest replicas that serve it.
+    assert day["replicas_on"].max() == d.replicas and day["replicas_on"].min() >= 1
+    assert (day["fleet_capacity"] >= day["requests"] - 1e-6).all()
+    assert day["fleet_capacity"].tolist() == pytest.approx((day["replicas_on"] * per_hour).tolist())
+    # The cheapest mixed fleet (2 of the 3 replicas here) serves up to its capacity; the API takes the rest.
+    r = d.report
+    assert r["best"] == "hybrid_own" and r["hybrid_own_replicas"] == 2
+    assert day["mixed_capacity"].tolist() == pytest.approx([2 * per_hour] * 24)
+    assert (day["served"] + day["to_api"]).tolist() == pytest.approx(day["requests"].tolist())
+    assert day["to_api"].sum() / day["requests"].sum() == pytest.approx(
+        (day["requests"] - day["mixed_capacity"]).clip(lower=0).sum() / 1_000_000)
+    assert tables.day_table(evaluate(parse(EIGHT_H100)).decision) is None  # no profile, no hours
+
+
+def test_cash_over_the_service_life_and_its_paybacks():
+    from calc import evaluate, parse, tables
+    d = evaluate(parse(EIGHT_H100 + "&req_day=200000&profile=office&api_in=3&api_out=3")).decision
+    r = d.report
+    life, paid = tables.lifetime_table(r)
+    own = life[life["option"] == "Buy cards"].set_index("month")["usd"]
+    rent = life[life["option"] == "Rent cards"].set_index("month")["usd"]
+    api = life[life["option"] == "Call the API"].set_index("month")["usd"]
+    running = r["own_usd_month"] - r["own_capital_usd_month"]  # power, rack space, upkeep
+    assert list(own.index) == list(range(49))  # 4 years, month 0 to 48
+    assert own[0] == pytest.approx(r["own_capex_usd"]) and rent[0] == api[0] == 0
+    assert own[12] == pytest.approx(r["own_capex_usd"] + 12 * running)
+    assert own[48] == pytest.approx(0.9 * r["own_capex_usd"] + 48 * running)  # the cards resold for 10 %
+    assert rent[48] == pytest.approx(48 * r["rent_usd_month"]) and api[48] == pytest.approx(48 * r["api_usd_month"])
+    # Each payback mark is where owning crosses the other line: 22 months against renting, 16 against the API.
+    marks = paid.set_index("option")
+    assert marks.loc["Rent cards", "month"] == pytest.approx(r["payback_months_rent"])
+    assert marks.loc["Rent cards", "usd"] == pytest.approx(r["payback_months_rent"] * r["rent_usd_month"])
+    assert marks.loc["Call the API", "usd"] == pytest.approx(r["payback_months_api"] * r["api_usd_month"])
+    assert round(r["payback_months_rent"]) == 22 and round(r["payback_months_api"]) == 16
+    # Without a purchase price only renting and the API are drawn.
+    life, paid = tables.lifetime_table(report(EIGHT_H100.replace("card=h100-sxm", "card=custom")))
+    assert set(life["option"]) <= {"Call the API", "Rent cards"} and paid.empty
+
+
+def test_the_worked_example_of_eight_h100s_over_an_office_day():
+    """docs/worked-examples.md section 9.6, figure by figure; the page and the memo read the same report."""
+    from calc import evaluate, parse
+    from calc.memo import memo
+    link = "model=llama-3.1-70b&card=h100-sxm&gpus=8&weights=fp8&req_day=200000&profile=office"
+    ev = evaluate(parse(link))
+    r = ev.report()
+    assert ev.capacity.s_req == pytest.approx(0.11885, rel=1e-4)
+    assert r["scenario"]["peak"] == pytest.approx(24 / 11.4)
+    assert r["replicas"] == 1 and r["duty_traffic"] == pytest.approx(0.2751, abs=1e-4)
+    assert r["api_usd_month"] == pytest.approx(6864) and r["rent_usd_month"] == pytest.approx(18400)
+    K = (27839 * 1.4 - 0.1 * 27839 * 1.4 * 1.08 ** -4) * 0.08 * 1.08 ** 4 / (1.08 ** 4 - 1) / 12
+    assert pytest.approx(908.53, abs=0.01) == K
+    E = 0.7 * (0.25 + 0.75 * r["duty_traffic"]) * 1.4 * 0.12 * 720
+    assert pytest.approx(38.64, abs=0.01) == E
+    assert r["own_usd_month"] == pytest.approx(8 * (K + E) + 4000) and round(r["own_usd_month"]) == 11577
+    assert r["own_capex_usd"] == pytest.approx(311796.8)
+    assert r["payback_months_rent"] == pytest.approx(311796.8 / (18400 - 8 * E - 4000))
+    assert round(r["payback_months_rent"], 1) == 22.1 and round(r["payback_months_api"]) == 122
+    assert r["hybrid_replicas"] == 0 and r["best"] == "api"
+    text = memo(parse(link))
+    assert "11,577" in text and "311,797" in text
+    dearer = report(link + "&api_in=3&api_out=3")
+    assert dearer["api_usd_month"] == pytest.approx(23400) and dearer["best"] == "own"
+    assert round(dearer["payback_months_api"]) == 16
