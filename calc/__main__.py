@@ -1,4 +1,5 @@
 """Command line: ``python -m calc "<link or URL>"`` prints the report as JSON (docs/method.md section 1);
+``python -m calc --plan "<link>" [--weights fp8,int4-g128] [--json]`` prints the fleet planner;
 ``python -m calc --validate [CSV]`` checks the engine profiles against published measurements (docs/method.md section 8);
 ``python -m calc --quant-lab [--bits 8,4,3,2] [--group 128] [--outliers 4096] [--outlier-scale 20] [--size 4096]``
 prints the quantization lab's tables (docs/method.md section 10.4).
@@ -52,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="check the engine profiles against published measurements (default: the package's "
                         "calc/data/measurements.csv): each row's link, measured and predicted figure and error, then "
                         "the median and 90th-percentile absolute error per engine and metric")
+    p.add_argument("--plan", action="store_true",
+                   help="print the fleet planner for the link's model and traffic: every card preset x 1, 2, 4, 8 "
+                        "cards per replica x each weight format of --weights, ranked by the cheaper of renting and "
+                        "buying (CSV, or JSON with --json)")
+    p.add_argument("--weights", metavar="FORMATS",
+                   help="with --plan: the weight formats allowed, comma-separated (default: the link's)")
+    p.add_argument("--json", action="store_true", help="with --plan: print JSON instead of CSV")
     lab = p.add_argument_group("quantization lab (--quant-lab; defaults: the notes' settings)")
     lab.add_argument("--quant-lab", action="store_true",
                      help="print the quantization lab: error of x @ W by bits with and without outliers, where the "
@@ -145,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parsed = load(link)
     except ScenarioError as exc:
         return _refuse(exc)
+    if args.plan:
+        return _plan(parsed, args)
     ev = evaluate(parsed)
     if args.memo:
         from .memo import memo
@@ -155,6 +165,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         out["warnings"].insert(0, f"the config.json has the shape of the catalogue's {catalogue.models()[matched]['name']}: "
                                   f"its preset ({matched}) and its API row are used")
     print(json.dumps(out, indent=2, allow_nan=False))
+    return 0
+
+
+def _plan(parsed, args: argparse.Namespace) -> int:
+    """``--plan``: the planner's rows as CSV (or JSON), best first; exit 2 when a format is not accepted."""
+    import csv
+    from dataclasses import asdict, fields
+
+    from .planner import PlanRow, plan
+    from .scenario import KEYS
+    formats = None
+    if args.weights:
+        formats = [f.strip() for f in args.weights.split(",") if f.strip()]
+        for f in formats:
+            try:
+                load({"weights": f})
+            except ScenarioError:
+                print(f"error: weights={f!r} is not accepted: weights takes {KEYS['weights'].accepted}",
+                      file=sys.stderr)
+                return 2
+    rows = [asdict(r) for r in plan(parsed.scenario, formats)]
+    if args.json:
+        print(json.dumps(rows, indent=2, allow_nan=False))
+        return 0
+    out = csv.DictWriter(sys.stdout, fieldnames=[f.name for f in fields(PlanRow)], lineterminator="\n")
+    out.writeheader()
+    out.writerows(rows)
     return 0
 
 

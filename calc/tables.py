@@ -395,6 +395,22 @@ def lifetime_table(r: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame, pd.DataFrame(marks, columns=["option", "month", "usd", "label"])
 
 
+def plan_table(s: Scenario, formats: Sequence[str] | None = None) -> pd.DataFrame:
+    """The fleet planner (:func:`calc.planner.plan`) as a table, best first: ``card_name``, ``gpus``, ``weights``,
+    ``replicas``, ``cards``, ``rent_usd_month``, ``own_usd_month``, ``own_capex_usd``, ``best_usd_month``, ``best``
+    ("rent" or "buy"), ``meets_tpot``, ``memory_caps_batch``, ``max_batch``, ``capacity_measured``, ``card`` and
+    ``query`` (the set-up's own link)."""
+    from dataclasses import asdict
+
+    from .planner import PlanRow, plan
+    rows = [asdict(r) for r in plan(s, formats)]
+    cols = [f for f in PlanRow.__dataclass_fields__ if f != "link"] + ["query"]
+    df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "link"}, "query": r["link"]} for r in rows],
+                      columns=cols)
+    df["best"] = df["best"].map({"rent": "rent", "own": "buy"})
+    return df
+
+
 def chart_marks(d: Decision) -> pd.DataFrame:
     """Points to mark on the cost-against-volume chart: ``what``, ``req_day``, ``usd_month`` (None for a
     vertical rule), ``label``, ``align`` (the side of the point its label sits on, so that it stays inside

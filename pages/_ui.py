@@ -44,6 +44,7 @@ from calc.scenario import (
     MODEL_FIGURES,
     RANGES,
     WEIGHT_FORMATS,
+    day_weights,
     link_too_long,
     slider_stops,
 )
@@ -135,6 +136,8 @@ def _on_parent_value(key: str, value: Any) -> None:
     parsed = parse(with_change(widget_params(), key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
+    if any(e.key == key for e in parsed.errors):
+        st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
 
 
 def _on_override(key: str, parent: str | None) -> None:
@@ -229,6 +232,7 @@ def _widget(key: str) -> None:
     elif spec.kind == "profile":
         st.text_input(_label(key), placeholder="none: every hour as the peak factor says", on_change=_on_override,
                       args=(key, None), **common)
+        _profile_editor()
     elif spec.kind == "flag":
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:
@@ -241,6 +245,43 @@ def _widget(key: str) -> None:
     err = _errors().get(key)
     if err is not None:
         st.error(plain(err.message), icon=":material/error:")
+
+
+HOURS = range(24)
+
+
+def _hour_weights() -> tuple[float, ...]:
+    """The 24 weights the profile box holds now: a named shape's, the typed ones, or 1 every hour (no profile, or
+    one the parser will refuse and name)."""
+    text = (st.session_state.get("profile") or "").strip()
+    try:
+        weights = day_weights(text) if text else None
+    except ValueError:
+        weights = None
+    return tuple(weights) if weights is not None and len(weights) == 24 else (1.0,) * 24
+
+
+def _on_hour() -> None:
+    """An hour was edited: the profile key takes the 24 numbers (so the link holds them), as if typed."""
+    st.session_state["profile"] = ",".join(f"{float(st.session_state[f'_hour_{h}'] or 0):g}" for h in HOURS)
+    st.session_state["_hours_of"] = st.session_state["profile"]
+    _on_override("profile", None)
+
+
+def _profile_editor() -> None:
+    """The 24-hour editor beside the profile box: one number an hour, filled from the profile in use."""
+    current = st.session_state.get("profile")
+    if "_hours_of" not in st.session_state or st.session_state["_hours_of"] != current:
+        for h, w in zip(HOURS, _hour_weights(), strict=True):
+            st.session_state[f"_hour_{h}"] = float(w)
+        st.session_state["_hours_of"] = current
+    with st.popover("Edit the 24 hours", icon=":material/schedule:", width="stretch"):
+        st.caption("Each hour's share of the day's requests, as relative weights (hour 0 first). Editing one "
+                   "writes all 24 into the profile key, and so into the link.")
+        cols = st.columns(4)
+        for h in HOURS:
+            cols[h // 6].number_input(f"{h:02d}:00", min_value=0.0, max_value=1000.0, step=0.1, format="%g",
+                                      key=f"_hour_{h}", on_change=_on_hour)
 
 
 def _on_import() -> None:

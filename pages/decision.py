@@ -199,6 +199,36 @@ if day is not None:
                + "; green, where a mixed option exists: what its smaller fleet serves, the rest (orange) going to "
                "the API. The shape is the link's profile (Traffic: profile).")
 
+# ---------------------------------------------------------------- which cards to get
+st.subheader("Which cards to get")
+plan = ui.table("plan_table", s)
+base = ui.base_url()
+ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
+             column_config={
+    "card_name": "Card", "gpus": st.column_config.NumberColumn("Cards per replica", format="%d"),
+    "weights": "Weights", "replicas": st.column_config.NumberColumn("Replicas", format="%d"),
+    "cards": st.column_config.NumberColumn("Cards", format="%d"),
+    "best_usd_month": st.column_config.NumberColumn("Cheaper of the two, USD/month", format="%,.0f"),
+    "best": "Rent or buy",
+    "rent_usd_month": st.column_config.NumberColumn("Rented, USD/month", format="%,.0f"),
+    "own_usd_month": st.column_config.NumberColumn("Bought, USD/month", format="%,.0f"),
+    "own_capex_usd": st.column_config.NumberColumn("Purchase (USD)", format="%,.0f"),
+    "meets_tpot": st.column_config.CheckboxColumn("Latency target met"),
+    "memory_caps_batch": st.column_config.CheckboxColumn("Memory caps the batch"),
+    "max_batch": st.column_config.NumberColumn("Requests in memory, per replica", format="%,d"),
+    "capacity_measured": st.column_config.CheckboxColumn("Engine measured on such a set-up"),
+    "link": st.column_config.LinkColumn("Scenario", display_text="open"),
+}, column_order=["card_name", "gpus", "best_usd_month", "best", "replicas", "cards", "rent_usd_month",
+                 "own_usd_month", "own_capex_usd", "meets_tpot", "memory_caps_batch", "max_batch",
+                 "capacity_measured", "weights", "link"])
+st.caption(f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {s.weights} weights (change the "
+           "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
+           "buying; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
+           "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
+           "the engine's widest. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
+           "table for several formats.")
+ui.download_csv(plan, "decision-plan", "Download this table (CSV)")
+
 # ---------------------------------------------------------------- what flips it
 st.subheader("What would flip the verdict")
 u = d.units

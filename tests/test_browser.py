@@ -426,3 +426,38 @@ def test_the_memo_links_to_where_the_app_is_served_and_pages_have_their_own_titl
     expect(memo).to_contain_text(f"{server}/decision?", timeout=WAIT_MS)
     icon = page.locator("link[rel*=icon]").first.get_attribute("href", timeout=WAIT_MS)
     assert urlsplit(icon).netloc in ("", urlsplit(server).netloc), icon  # served by the app, not fetched elsewhere
+
+
+def test_the_24_hour_editor_puts_the_day_in_the_link_and_the_link_shows_the_same_options(server, new_page):
+    from playwright.sync_api import expect
+    link = ("model=llama-3.1-70b&card=h100-sxm&gpus=8&weights=fp8&req_day=1000000&profile=evening"
+            "&api_in=1.2&api_out=1.2")
+    page = new_page()
+    page.goto(f"{server}/decision?{link}")
+    settle(page)
+    page.get_by_text("Traffic and API", exact=True).click()
+    page.get_by_role("button", name="Edit the 24 hours").click()
+    box = page.get_by_role("spinbutton", name="03:00", exact=True)
+    expect(box).to_have_value("0.15")  # the evening shape, hour 3
+    box.fill("0.9")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"[?&]profile=0\.5%2C0\.3%2C0\.15%2C0\.9%2C"), timeout=WAIT_MS)
+    settle(page)
+    assert not exceptions(page)
+    profile = query(page)["profile"]
+    assert profile.split(",")[:5] == ["0.5", "0.3", "0.15", "0.9", "0.15"] and len(profile.split(",")) == 24
+    expected = report({**query(page)})
+    cheapest = page.locator("[data-testid=stCaptionContainer]", has_text="Cheapest allowed option")
+    verdict = page.locator("[data-testid=stAlertContentInfo]").first
+    texts_here = (cheapest.inner_text(), verdict.inner_text())
+    screenshot(page, "decision-24-hours")
+
+    other = new_page()  # a fresh browser: nothing shared but the link
+    other.goto(page.url)
+    settle(other)
+    expect(other.locator("[data-testid=stCaptionContainer]", has_text="Cheapest allowed option")).to_have_text(
+        texts_here[0], timeout=WAIT_MS)
+    assert other.locator("[data-testid=stAlertContentInfo]").first.inner_text() == texts_here[1]
+    assert query(other)["profile"] == profile and not exceptions(other)
+    from calc.tables import OPTION_NAMES
+    assert OPTION_NAMES[expected["best"]] in texts_here[0]

@@ -320,3 +320,24 @@ def test_the_page_draws_the_service_life_and_the_day():
     # Without a profile there are no hours to draw.
     at, _ = open_decision({})
     assert "The day hour by hour" not in texts(at.markdown)
+
+
+def test_the_24_hour_editor_writes_the_profile_into_the_link():
+    at, _ = open_decision({"model": "llama-3.1-70b", "gpus": "8", "weights": "fp8", "req_day": "1000000",
+                           "profile": "office", "api_in": "1.2", "api_out": "1.2"})
+    hours = [at.number_input(key=f"_hour_{h}") for h in range(24)]
+    assert [h.value for h in hours[:10]] == [0.1] * 7 + [0.3, 0.8, 1.0]  # the office shape, hour 0 first
+    hours[20].set_value(1.0).run()
+    assert not at.exception
+    office = [0.1] * 7 + [0.3, 0.8, 1, 1, 1, 0.8, 1, 1, 1, 1, 0.7, 0.4, 0.2, 1, 0.1, 0.1, 0.1]
+    assert at.query_params["profile"] == ",".join(f"{w:g}" for w in office)
+    assert at.text_input(key="profile").value == at.query_params["profile"]
+    # The same link, opened afresh, holds the same hours and prices the same options.
+    again = open_app(dict(at.query_params), "pages/decision.py")
+    assert [again.number_input(key=f"_hour_{h}").value for h in range(24)] == pytest.approx(office)
+    assert texts(again.info) == texts(at.info)
+    # Every hour at 0 is refused by name, and the page keeps working.
+    for h in range(24):
+        at.number_input(key=f"_hour_{h}").set_value(0.0)
+    at.run()
+    assert not at.exception and "profile" in texts(at.error)

@@ -1,0 +1,77 @@
+"""Which cards to get: the fleet planner (SPEC section 9's options over the catalogue).
+
+For the link's model and traffic, every card preset x cards per replica (1, 2, 4, 8) x each weight format the
+user allows is evaluated as its own link (the link with ``card``, ``gpus`` and ``weights`` changed, so every
+figure a card brings, its memory, peaks, rent, price and power, comes in as the parser resolves it), and the
+set-ups where the model fits and the engine accepts the split are ranked by the cheaper of renting and buying
+for the busiest hour. Units: USD a month, USD, cards.
+
+Each set-up is one evaluation of the whole chain (memory, decode, capacity, bill, options); a plan of the
+default link is about 80 of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import catalogue
+from .evaluate import evaluate
+from .scenario import Scenario, parse, with_change
+
+#: Cards per replica the planner tries (tensor parallel within one server).
+TP_SIZES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One set-up of the plan: a card preset, cards per replica and a weight format, for the link's traffic."""
+
+    card: str
+    card_name: str
+    gpus: int
+    weights: str
+    replicas: int
+    cards: int
+    rent_usd_month: float | None     # the fleet for the busiest hour, rented (None: the card has no rent)
+    own_usd_month: float | None      # ... bought (None: no public purchase price or board power)
+    own_capex_usd: float | None
+    best_usd_month: float            # the cheaper of the two
+    best: str                        # "rent" or "own"
+    meets_tpot: bool                 # the latency target is met (always, without one)
+    memory_caps_batch: bool          # memory holds fewer requests than compute could batch
+    max_batch: int                   # requests that fit in memory at once, per replica
+    capacity_measured: bool          # a published row measured this engine on this card family, kind and size
+    link: str                        # the set-up's own link (query string)
+
+
+def plan(s: Scenario, formats: Sequence[str] | None = None,
+         sizes: Sequence[int] = TP_SIZES) -> list[PlanRow]:
+    """Every card preset x ``sizes`` cards per replica x ``formats`` (default: the scenario's own weight format)
+    for the scenario's model and traffic, ranked by ``best_usd_month`` (then fewer cards). Set-ups that do not
+    fit, that the engine refuses (a tensor-parallel size that does not divide the heads) or that neither rent
+    nor purchase price can be priced are left out."""
+    base = s.to_params()
+    rows = []
+    for fmt in dict.fromkeys(formats or [s.weights]):
+        with_fmt = base if fmt == s.weights else with_change(base, "weights", fmt)
+        for card_id, card in catalogue.cards().items():
+            with_card = with_change(with_fmt, "card", card_id)
+            for g in sizes:
+                parsed = parse(with_change(with_card, "gpus", g))
+                if parsed.errors:
+                    continue
+                ev = evaluate(parsed)
+                r = ev.flat
+                if not r["fits"] or r["replicas"] is None:
+                    continue
+                bills = {k: v for k, v in (("rent", r["rent_usd_month"]), ("own", r["own_usd_month"]))
+                         if v is not None}
+                if not bills:
+                    continue
+                best = min(bills, key=lambda k: (bills[k], k != "rent"))
+                rows.append(PlanRow(card_id, card["name"], g, parsed.scenario.weights, r["replicas"],
+                                    r["replicas"] * g, r["rent_usd_month"], r["own_usd_month"], r["own_capex_usd"],
+                                    bills[best], best, r["meets_tpot"], r["memory_caps_batch"], r["max_batch"],
+                                    r["capacity_measured"], parsed.scenario.to_query()))
+    return sorted(rows, key=lambda row: (row.best_usd_month, row.cards, row.card, row.gpus))

@@ -1,0 +1,60 @@
+"""calc/planner.py: the fleet planner, against the single-link report of each set-up it lists."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+
+import pytest
+
+from calc import catalogue, parse, report
+from calc.__main__ import main
+from calc.planner import plan
+
+LINK = "model=llama-3.1-70b&req_day=200000"
+
+
+def test_each_row_is_its_own_links_report_and_the_rows_are_ranked():
+    rows = plan(parse(LINK).scenario)
+    assert rows and all(a.best_usd_month <= b.best_usd_month for a, b in itertools.pairwise(rows))
+    for row in rows[:5] + rows[-3:]:
+        r = report(row.link)
+        assert (r["scenario"]["card"], r["scenario"]["gpus"], r["scenario"]["weights"]) == (row.card, row.gpus,
+                                                                                         row.weights)
+        assert (r["replicas"], r["rent_usd_month"], r["own_usd_month"]) == (row.replicas, row.rent_usd_month,
+                                                                            row.own_usd_month)
+        assert row.best_usd_month == min(v for v in (r["rent_usd_month"], r["own_usd_month"]) if v is not None)
+        assert row.cards == row.replicas * row.gpus and r["fits"]
+        assert r["scenario"]["req_day"] == 200000 and r["scenario"]["model"] == "llama-3.1-70b"
+
+
+def test_left_out_set_ups_do_not_fit_or_are_refused():
+    rows = plan(parse(LINK).scenario)
+    listed = {(r.card, r.gpus) for r in rows}
+    # 70B at 4.25 bits does not fit one 24 GB card; vLLM refuses 3 cards (sizes are 1, 2, 4, 8 anyway).
+    assert ("rtx-4090", 1) not in listed and not report(f"{LINK}&card=rtx-4090&gpus=1")["fits"]
+    assert ("h100-sxm", 1) in listed and ("h100-sxm", 8) in listed
+    assert {r.card for r in rows} <= set(catalogue.cards())
+
+
+def test_the_command_line_prints_the_same_plan(capsys):
+    assert main(["--plan", LINK, "--weights", "int4-g128,fp8"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    both = plan(parse(LINK).scenario, ["int4-g128", "fp8"])
+    assert [(r["card"], int(r["gpus"]), r["weights"]) for r in rows] == [(r.card, r.gpus, r.weights) for r in both]
+    assert {r["weights"] for r in rows} == {"int4-g128", "fp8"}
+    assert main(["--plan", LINK, "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)[0]
+    assert first["best_usd_month"] == pytest.approx(plan(parse(LINK).scenario)[0].best_usd_month)
+    assert main(["--plan", LINK, "--weights", "fp9"]) == 2
+    assert "weights='fp9' is not accepted" in capsys.readouterr().err
+
+
+def test_the_decision_page_lists_the_plan():
+    from apptest import open_app, texts
+    at = open_app({"model": "llama-3.1-70b", "req_day": "200000"}, "pages/decision.py")
+    assert not at.exception
+    assert "Which cards to get" in texts(at.subheader)
+    assert "python -m calc --plan" in texts(at.caption)
