@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -121,6 +121,8 @@ class Band:
     self_host_usd_month_low: float | None   # at capacity x (1 + b)
     self_host_usd_month_high: float | None  # at capacity / (1 + b)
     verdict_marginal: bool                  # the API bill lies inside that range
+    best_at_band_ends: list | None          # the best option (SPEC section 9) at capacity x (1 + b) and / (1 + b)
+    best_marginal: bool                     # it differs from the best at the model's capacity
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,21 @@ def evaluate(parsed: Parsed) -> Evaluation:
     reps = int(costs["replicas"][()]) if fits_traffic else None
     opts, own_missing = procure.options(s, cap, reps, implied if fits_traffic else None, self_host, api_month)
     values.update({f.name: getattr(opts, f.name) for f in fields(procure.Options)})
+    # The best option at either end of the capacity band (docs/calibration.md section 6): marginal when it differs.
+    values["best_at_band_ends"] = None
+    if fits_traffic and acc.band_pct is not None and opts.best is not None:
+        widen = 1 + acc.band_pct / 100
+        ends = []
+        for f in (1 / widen, widen):
+            cap_f = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
+            c = traffic.monthly_costs(s, s.req_day, cap_f)
+            reps_f = int(c["replicas"][()])
+            sh = model.none_if_nan(c["self_host_usd_month"][()]) if s.usd_hr is not None else None
+            ends.append(procure.options(s, cap_f, reps_f, float(c["busy_fraction"][()]) / reps_f, sh,
+                                        api_month)[0].best)
+        values["best_at_band_ends"] = ends
+    values["best_marginal"] = bool(values["best_at_band_ends"] and any(b != opts.best
+                                                                       for b in values["best_at_band_ends"]))
     warnings = [*what_if(s, implied if fits_traffic else None), *parsed.warnings, *scenario_warnings(s)]
     if fits_traffic and own_missing:
         warnings.append(f"owning is not priced: the link has no {own_missing} "

@@ -228,12 +228,25 @@ def residency_sentence(d: Decision) -> str:
             "comparison with it below is for reference only.")
 
 
+def marginal_best_text(r: dict) -> str:
+    """" (marginal: ... )" when the cheapest option differs at an end of the capacity band, else ""."""
+    if not r.get("best_marginal"):
+        return ""
+    others = sorted({b for b in r["best_at_band_ends"] if b != r["best"]}, key=procure.OPTIONS.index)
+    return (f" (marginal: within the engine's capacity error, {' or '.join(OPTION_WORDS[o] for o in others)} "
+            "would be cheaper)")
+
+
 def options_sentence(d: Decision) -> str:
-    """The cheapest of every way to serve the traffic (SPEC section 9), when it is neither of the two compared."""
+    """The cheapest of every way to serve the traffic (SPEC section 9), when it is neither of the two compared, or
+    when another option would be cheapest within the capacity band."""
     r = d.report
     best = r.get("best")
-    if best in (None, "api") or (best == "rent" and d.verdict == "self-host"):
+    if best is None or ((best == "api" or (best == "rent" and d.verdict == "self-host"))
+                        and not r.get("best_marginal")):
         return ""
+    if best == "api" or (best == "rent" and d.verdict == "self-host"):
+        return f"Of every way to serve this traffic, {OPTION_WORDS[best]} is the cheapest{marginal_best_text(r)}."
     bills = {"rent": r["rent_usd_month"], "own": r["own_usd_month"], "hybrid": r["hybrid_usd_month"],
              "hybrid_own": r["hybrid_own_usd_month"]}
     text = f"Of every way to serve this traffic, the cheapest {'allowed ' if residency(d) else ''}is " \
@@ -242,7 +255,7 @@ def options_sentence(d: Decision) -> str:
         text += f" ({money(r['own_capex_usd'])} to buy"
         text += (f", paid back against renting in {r['payback_months_rent']:,.0f} months)"
                  if r["payback_months_rent"] is not None else ")")
-    return text + "."
+    return text + marginal_best_text(r) + "."
 
 
 def procurement_section(d: Decision) -> list[str]:
@@ -265,7 +278,7 @@ def procurement_section(d: Decision) -> list[str]:
     lines = []
     if best is not None:
         lines.append(f"**Cheapest{' allowed' if residency(d) else ''}:** {OPTION_WORDS[best]}, "
-                     f"{money(opts.set_index('key').loc[best, 'usd_month'])} a month.")
+                     f"{money(opts.set_index('key').loc[best, 'usd_month'])} a month{marginal_best_text(r)}.")
     if r["own_usd_month"] is not None:
         running = r["own_usd_month"] - r["own_capital_usd_month"]
         life = s.years * 12

@@ -757,6 +757,7 @@ def traffic(m, s) -> dict:
         out["verdict"] = "does not fit"  # docs/method.md section 7: self-hosting figures stay null
         out.update({k: None for k in PROCUREMENT_KEYS})  # SPEC section 9: nothing of section 9 either
         out["best"] = None if "residency" in str(s.get("why") or "") else "api"
+        out["best_at_band_ends"], out["best_marginal"] = None, False
         return out
     replicas = max(1, math.ceil(u * s["peak"] - 1e-9))  # docs/method.md section 7
     out["replicas"] = replicas
@@ -767,6 +768,18 @@ def traffic(m, s) -> dict:
         out["break_even_req_day"] = break_even_req_day(s, s_req)
     out.update(band(m, s, u, priced, out))
     out.update(procurement(s, s_req, replicas, u / replicas, out))
+    # docs/calibration.md section 6 and SPEC section 9: the best option with the capacity at either end of the band.
+    out["best_at_band_ends"], out["best_marginal"] = None, False
+    if out["capacity_band_pct"] is not None and out["best"] is not None:
+        w = 1 + out["capacity_band_pct"] / 100
+        ends = []
+        for f in (1 / w, w):
+            u_f = R * s_req * f / (hours * 3600)
+            reps_f = max(1, math.ceil(u_f * s["peak"] - 1e-9))
+            out_f = dict(out, self_host_usd_month=reps_f * s["gpus"] * rent(s) * hours + s["upkeep"] if priced else None)
+            ends.append(procurement(s, s_req * f, reps_f, u_f / reps_f, out_f)["best"])
+        out["best_at_band_ends"] = ends
+        out["best_marginal"] = any(b != out["best"] for b in ends)
     return out
 
 

@@ -188,3 +188,21 @@ def test_the_worked_example_of_eight_h100s_over_an_office_day():
     dearer = report(link + "&api_in=3&api_out=3")
     assert dearer["api_usd_month"] == pytest.approx(23400) and dearer["best"] == "own"
     assert round(dearer["payback_months_api"]) == 16
+
+
+@pytest.mark.parametrize("req_day, best, ends", [
+    (400_000, "hybrid_own", ["own", "hybrid_own"]),    # 2 replicas; at the fast end one replica and the API win
+    (500_000, "hybrid_own", ["hybrid_own", "hybrid_own"]),
+    (600_000, "own", ["hybrid_own", "hybrid_own"]),
+])
+def test_the_best_option_is_marginal_when_the_capacity_band_changes_it(req_day, best, ends):
+    """docs/calibration.md section 6: the options priced again with the capacity at 1 + b and 1 / (1 + b) times
+    the model's; the verdict says "marginal" when the cheapest differs at either end."""
+    from calc.memo import marginal_best_text
+    link = f"{EIGHT_H100}&req_day={req_day}&profile=office"
+    r = report(link)
+    assert (r["best"], r["best_at_band_ends"]) == (best, ends)
+    assert r["best_marginal"] == (ends != [best, best])
+    assert ("marginal: within the engine's capacity error" in marginal_best_text(r)) == r["best_marginal"]
+    from test_reference_agreement import assert_agrees
+    assert_agrees(dict(p.split("=") for p in link.split("&")))
