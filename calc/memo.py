@@ -269,11 +269,12 @@ def procurement_section(d: Decision) -> list[str]:
              None if o.usd_month is None else usd(o.usd_month, 0),
              None if o.usd_per_mtok_out is None else usd(o.usd_per_mtok_out, 3),
              None if o.replicas is None or o.replicas != o.replicas else f"{int(o.replicas):,}",
-             None if o.capex_usd is None or o.capex_usd != o.capex_usd else usd(o.capex_usd, 0))
+             None if o.capex_usd is None or o.capex_usd != o.capex_usd else usd(o.capex_usd, 0),
+             o.sensitive_to if isinstance(o.sensitive_to, str) else None)
             for o in opts.itertuples()]
     out = ["## Every way to serve it: the API, renting, buying, or a fleet plus the API", "",
-           md_table(["Option", "USD per month", "USD per 1M output tokens", "Replicas", "Purchase (USD)"], rows,
-                    [False, True, True, True, True]), ""]
+           md_table(["Option", "USD per month", "USD per 1M output tokens", "Replicas", "Purchase (USD)",
+                     "Moves most with (each input 10 % higher)"], rows, [False, True, True, True, True, False]), ""]
     best = r["best"]
     lines = []
     if best is not None:

@@ -5,6 +5,7 @@ Column names carry their units. Nothing here rounds: the pages format for displa
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 
@@ -343,8 +344,63 @@ def options_table(r: dict) -> pd.DataFrame:
     df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]
     df["best"] = df["key"] == r["best"]
     df["allowed"] = [not residency or o in procure.IN_HOUSE for o in df["key"]]
+    df["sensitive_to"] = [sensitive_to(r, o) for o in df["key"]]
     return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
-               "allowed", "key"]]
+               "allowed", "sensitive_to", "key"]]
+
+
+#: The inputs an option's bill may turn on (SPEC section 9), each a change of link keys by the same factor, and its
+#: name for people: the traffic, the API's prices, the rent, the card's price, the money and the power.
+SENSITIVITY_INPUTS = (
+    (("req_day",), "requests a day"), (("out_tok",), "output tokens a request"),
+    (("in_tok",), "prompt tokens a request"), (("api_in", "api_out"), "the API's prices"),
+    (("usd_hr",), "rent per card-hour"), (("upkeep",), "upkeep"), (("card_usd",), "the card's price"),
+    (("years",), "service life"), (("wacc",), "cost of capital"), (("usd_kwh",), "power price"),
+)
+#: The report key of each option's monthly bill.
+OPTION_BILLS = {"api": "api_usd_month", "rent": "rent_usd_month", "own": "own_usd_month",
+                "hybrid": "hybrid_usd_month", "hybrid_own": "hybrid_own_usd_month"}
+
+
+@functools.lru_cache(maxsize=32)
+def _nudged(scenario: tuple) -> tuple[tuple[str, dict], ...]:
+    """The report again with each input of :data:`SENSITIVITY_INPUTS` 10 % higher (those the link has), for the
+    scenario given as sorted ``(key, value)`` pairs (cached: the options table asks once per option)."""
+    from .evaluate import evaluate
+    from .scenario import parse, with_change
+    base = dict(scenario)
+    out = []
+    for keys, name in SENSITIVITY_INPUTS:
+        if any(base.get(k) in (None, 0) for k in keys):
+            continue
+        params = base
+        for k in keys:
+            value = base[k] * 1.1
+            params = with_change(params, k, round(value) if isinstance(base[k], int) else value)
+        parsed = parse(params)
+        if not parsed.errors:
+            out.append((name, evaluate(parsed).flat))
+    return tuple(out)
+
+
+def sensitive_to(r: dict, option: str) -> str | None:
+    """What the option's monthly bill moves most with: the input of :data:`SENSITIVITY_INPUTS` whose 10 % rise
+    changes it most, with the change ("rent per card-hour: +10 % → +7.8 %"); None where the option is not priced
+    or nothing moves it. Each input is the whole link evaluated again (replicas and duty included)."""
+    bill = r.get(OPTION_BILLS[option])
+    if bill is None or not bill:
+        return None
+    moves = [(abs(n[OPTION_BILLS[option]] / bill - 1), n[OPTION_BILLS[option]] / bill - 1, name)
+             for name, n in _nudged(tuple(sorted(r["scenario"].items())))
+             if n.get(OPTION_BILLS[option]) is not None]
+    moves = [m for m in moves if m[0] > 1e-9]
+    if not moves:
+        return None
+    _, change, name = max(moves)
+    return f"{name}: +10 % → {change:+.1%}".replace("%", " %").replace("  %", " %")
+
+
+
 
 
 def day_table(d: Decision) -> pd.DataFrame | None:

@@ -134,9 +134,10 @@ ui.dataframe(opts.drop(columns=["key"]), column_config={
     "capex_usd": st.column_config.NumberColumn("Purchase (USD)", format="%,.0f"),
     "payback_months": st.column_config.NumberColumn("Payback vs renting (months)", format="%,.1f"),
     "best": st.column_config.CheckboxColumn("Cheapest"),
-    "allowed": st.column_config.CheckboxColumn("Allowed")},
+    "allowed": st.column_config.CheckboxColumn("Allowed"),
+    "sensitive_to": "Moves most with (each input 10 % higher)"},
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
-                  "payback_months"])
+                  "payback_months", "sensitive_to"])
 best = tables.OPTION_NAMES.get(r["best"] or "", "none")
 st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}. Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "

@@ -206,3 +206,18 @@ def test_the_best_option_is_marginal_when_the_capacity_band_changes_it(req_day, 
     assert ("marginal: within the engine's capacity error" in marginal_best_text(r)) == r["best_marginal"]
     from test_reference_agreement import assert_agrees
     assert_agrees(dict(p.split("=") for p in link.split("&")))
+
+
+def test_each_option_says_what_its_bill_moves_most_with():
+    from calc import tables
+    r = report(f"{EIGHT_H100}&req_day=400000&profile=office")
+    moves = dict(zip(tables.options_table(r)["key"], tables.options_table(r)["sensitive_to"], strict=True))
+    # The API bill is proportional to its prices (and to the traffic): +10 %.
+    assert moves["api"].endswith("+10 % → +10.0 %")
+    # Renting: 2 replicas x 8 cards x 2.50 x 720 = 28,800 of 32,800 USD is rent: +10 % of it is +8.8 %.
+    assert moves["rent"] == "rent per card-hour: +10 % → +8.8 %"
+    assert 2 * 8 * 2.5 * 720 * 0.1 / r["rent_usd_month"] == pytest.approx(0.0878, abs=1e-4)
+    # Buying: the purchase's annuity is most of the bill, so the card's price leads.
+    own = report(f"{EIGHT_H100}&req_day=400000&profile=office&card_usd={27839 * 1.1}")
+    change = f"{own['own_usd_month'] / r['own_usd_month'] - 1:+.1%}".replace("%", " %")
+    assert moves["own"] == f"the card's price: +10 % → {change}"
