@@ -19,7 +19,7 @@ LOCK_ARGS ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv install install-dev run test test-fast lint lint-pending lock docker-check bench clean distclean
+.PHONY: help venv install install-dev run test test-fast lint lint-pending lock docker-check deploy-check bench clean distclean
 
 help:
 	@echo "make run           start the app on http://localhost:$(PORT) (PORT=... to change)"
@@ -28,6 +28,7 @@ help:
 	@echo "make lint          ruff check . (lint-pending: the findings waived until a refactor lands)"
 	@echo "make lock          regenerate requirements.lock (pins and hashes) from requirements.txt"
 	@echo "make docker-check  lint the Dockerfile and start its command from a read-only copy"
+	@echo "make deploy-check  two replicas behind Debian's nginx, driven through the proxy in Chromium (about a minute)"
 	@echo "make bench         run bench/run_all.py"
 	@echo "make clean         remove caches and test artifacts (distclean also removes $(VENV))"
 
@@ -82,6 +83,13 @@ lock: $(VENV)/.dev-stamp
 
 docker-check: $(VENV)/.dev-stamp
 	bash scripts/docker_check.sh
+
+# Not part of `make test`: it starts two replicas, nginx and a browser (about a minute; nginx is installed when
+# missing). CALC_DEPLOY_CHECK=1 lets tests/test_deploy.py run.
+deploy-check: $(VENV)/.dev-stamp
+	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_nginx.sh
+	CALC_DEPLOY_CHECK=1 $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) -m deploy -p no:cacheprovider tests/test_deploy.py
 
 bench: $(VENV)/.dev-stamp
 	$(PY) bench/run_all.py
