@@ -16,6 +16,7 @@ Every function is pure numpy; arrays are float32 as in the notes, so the figures
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -123,6 +124,42 @@ def bytes_table(weights: int = 512 * 512, formats: tuple[tuple[int, int], ...] =
         total = weights * bits / 8 + scales * 2
         rows.append({"bits": bits, "scales": scales, "bytes": int(total), "vs_16bit": weights * 2 / total})
     return pd.DataFrame(rows)
+
+
+#: The bit widths the app's lab compares, and the width whose damage it shows by group.
+LAB_BITS = (8, 6, 5, 4, 3, 2)
+LAB_DAMAGE_BITS = 4
+_LAB_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=32)
+def _lab_tables(n: int, group: int, outliers: int, outlier_scale: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    setup = {"n": n, "outliers": outliers, "outlier_scale": outlier_scale}
+    return error_table(LAB_BITS, group, **setup), group_damage(LAB_DAMAGE_BITS, group, **setup)
+
+
+@dataclass(frozen=True)
+class LabRun:
+    """One run of the app's lab: the outliers and weights it drew, and its two tables (shared: do not change)."""
+
+    outliers: int
+    weights: int
+    notes_settings: bool      # the notes' own settings (4096 x 4096, group 128, 4,096 outliers at 20x)
+    errors: pd.DataFrame      # error_table over LAB_BITS
+    damage: pd.DataFrame      # group_damage at LAB_DAMAGE_BITS bits
+
+
+def lab_tables(n: int = NOTES["n"], group: int = NOTES["group"], outlier_share: float | None = None,
+               outlier_scale: float = NOTES["outlier_scale"]) -> LabRun:
+    """The app's lab for its four inputs, with ``outliers = round(outlier_share * n * n)`` (the notes' 4,096 of
+    4096² when None). Cached per inputs, one computation at a time: the server warms the notes' settings at start,
+    and a visitor asking for them meanwhile waits for that run rather than start another."""
+    outliers = NOTES["outliers"] if outlier_share is None else round(outlier_share * n * n)
+    with _LAB_LOCK:
+        errors, damage = _lab_tables(n, group, outliers, float(outlier_scale))
+    notes = (n, group, outliers, float(outlier_scale)) == (NOTES["n"], NOTES["group"], NOTES["outliers"],
+                                                            NOTES["outlier_scale"])
+    return LabRun(outliers, n * n, notes, errors, damage)
 
 
 def text(bits: tuple[int, ...] = NOTES_BITS, group: int = NOTES["group"], **setup) -> str:

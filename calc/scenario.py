@@ -701,10 +701,12 @@ class Parsed:
     given: frozenset[str] = field(default_factory=frozenset)
 
 
-#: The most a link may hold: the app's server (Streamlit) ignores a whole query string with more fields or
-#: characters than these, so the command line refuses the same links rather than read what the app cannot.
+#: The most a link may hold, one limit for the app and the command line. Streamlit's server ignores a query
+#: string of more than 1,000 fields, and its HTTP server refuses a request whose request line and headers pass
+#: about 128 KB (HTTP 400, before the app runs); 100,000 characters leaves room for a browser's headers, so every
+#: link longer than this that reaches the app is refused by name, as the command line refuses it.
 MAX_LINK_FIELDS = 1000
-MAX_LINK_CHARS = 512 * 1024
+MAX_LINK_CHARS = 100_000
 #: The pseudo-key of an error about the link as a whole.
 LINK = "link"
 LINK_ACCEPTED = f"at most {MAX_LINK_FIELDS:,} fields and {MAX_LINK_CHARS:,} characters"

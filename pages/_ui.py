@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import pandas as pd
 import streamlit as st
@@ -48,6 +49,16 @@ from calc.scenario import (
     link_too_long,
     slider_stops,
 )
+
+
+def _warm_quant_lab() -> None:
+    """The quantization lab's tables at the notes' settings, once per server process and off any request: a first
+    visit to the lab then draws them from the cache (calc.quantlab.lab_tables waits for this run if it is on)."""
+    from calc import quantlab
+    quantlab.lab_tables()
+
+
+threading.Thread(target=_warm_quant_lab, name="calc-warm-quant-lab", daemon=True).start()
 
 #: Sidebar groups in order, each with its title; the keys of a group and their order come from calc's key table.
 GROUP_TITLES = {"model": "Model", "hardware": "Hardware", "engine": "Engine", "precision": "Precision and context",
@@ -412,7 +423,8 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     their inputs and the defaults are used. Returns the scenario the pages must use.
     """
     if "_loaded" not in st.session_state:
-        first = parse({k: st.query_params.get_all(k) for k in st.query_params})
+        # The query string again as text, so that its length meets the same limit as the command line's.
+        first = parse(urlencode([(k, v) for k in st.query_params for v in st.query_params.get_all(k)]))
         st.session_state["_errors"] = {e.key: e for e in first.errors}
         # What the link said for each rejected key, kept in the address bar until that input is changed, so
         # the link still shows what was asked for rather than a silent default.

@@ -1,7 +1,6 @@
 """Quantization lab: what rounding weights to fewer bits does, and where the damage lands (calc.quantlab)."""
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
 from calc import quantlab
@@ -17,7 +16,6 @@ st.caption("Per-group affine quantization, live: each group of weights keeps its
            "outliers at 20×, seed 0) the figures are the notes' own; `python -m calc --quant-lab` prints the notes' "
            "tables (8, 4, 3 and 2 bits; `--bits` for others).")
 
-NOTES = quantlab.NOTES
 # The four inputs are link keys (lab_n, lab_group, lab_outliers, lab_scale): the widget keys are the link keys, so
 # the address bar carries the experiment.
 c1, c2 = st.columns(2)
@@ -32,24 +30,14 @@ with c2:
                                    key="lab_outliers", format_func=lambda v: f"{float(v):.3%}"))
     scale = float(st.select_slider("Outlier scale (× a typical weight)", list(KEYS["lab_scale"].choices),
                                    key="lab_scale", format_func=lambda v: f"{float(v):g}×"))
-outliers = round(share * size * size)
 
+ui.details()  # the first draw of a session ends here: the lab's arithmetic comes with the details
 
-@st.cache_data(max_entries=32, show_spinner="Quantizing…")
-def _tables(size: int, group: int, outliers: int, scale: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    setup = {"n": size, "outliers": outliers, "outlier_scale": scale}
-    return (quantlab.error_table((8, 6, 5, 4, 3, 2), group, **setup),
-            quantlab.group_damage(4, group, **setup))
-
-
-errors, damage = _tables(size, group, outliers, scale)
-st.caption(f"{outliers:,} outliers in {size * size:,} weights. "
-           + ("These are the notes' settings." if (size, group, outliers, scale) ==
-              (NOTES["n"], NOTES["group"], NOTES["outliers"], NOTES["outlier_scale"]) else
+run = quantlab.lab_tables(size, group, share, scale)
+errors, damage = run.errors, run.damage
+st.caption(f"{run.outliers:,} outliers in {run.weights:,} weights. "
+           + ("These are the notes' settings." if run.notes_settings else
               "Settings differ from the notes': the figures are this experiment's, not the notes'."))
-
-ui.details()  # the first draw of a session ends here
-
 st.subheader("Error of x @ W by bits")
 long = errors.melt(["bits", "bits_per_weight"], ["well_behaved", "with_outliers"], var_name="matrix",
                    value_name="relative_error").replace({"matrix": {"well_behaved": "well-behaved",

@@ -388,6 +388,21 @@ def test_a_link_the_server_drops_is_named_on_the_page(server, new_page):
     assert not exceptions(page)
 
 
+def test_one_link_limit_for_the_app_and_the_command_line(server, new_page):
+    """A link of 110,000 characters: under the HTTP server's limit (about 128 KB), over the app's 100,000, so the
+    page names it, as the command line does (tests/test_hostile.py)."""
+    from calc.scenario import MAX_LINK_CHARS
+    page = new_page()
+    link = "model=llama-3.1-8b&pad=" + "x" * (110_000 - len("model=llama-3.1-8b&pad="))
+    assert MAX_LINK_CHARS < len(link) < 128_000
+    page.goto(f"{server}/fit?{link}")
+    settle(page)
+    from playwright.sync_api import expect
+    expect(page.locator("[data-testid=stAlertContentError]", has_text="link=")).to_contain_text(
+        f"{MAX_LINK_CHARS:,} characters", timeout=WAIT_MS)
+    assert not exceptions(page)
+
+
 def test_a_huge_config_json_gives_a_short_error(server, new_page, tmp_path):
     import json
     config = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,

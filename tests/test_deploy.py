@@ -62,6 +62,7 @@ http {{
     }}
     server {{
         listen 127.0.0.1:{port};
+        large_client_header_buffers 4 128k;  # links up to the app's limit (100,000 characters) reach it
         add_header Set-Cookie "calc_route=$calc_route; Path=/; HttpOnly; SameSite=Lax" always;
         add_header Content-Security-Policy "{csp}" always;
         add_header X-Frame-Options "DENY" always;

@@ -74,3 +74,13 @@ def test_the_lab_inputs_live_in_the_link():
     assert at.select_slider(key="lab_n").value == "512" and at.select_slider(key="lab_group").value == "64"
     at.select_slider(key="lab_scale").set_value("50").run()
     assert at.query_params["lab_scale"] == "50" and at.query_params["lab_n"] == "512"
+
+
+def test_the_apps_lab_is_computed_once_per_setting_and_says_when_it_is_the_notes():
+    run = quantlab.lab_tables()
+    assert (run.outliers, run.weights, run.notes_settings) == (4096, 4096 * 4096, True)
+    assert quantlab.lab_tables(4096, 128, 4096 / 4096 ** 2, 20) is not run  # a new run object...
+    assert quantlab.lab_tables(4096, 128, 4096 / 4096 ** 2, 20).errors is run.errors  # ...over the cached tables
+    assert list(run.errors["bits"]) == list(quantlab.LAB_BITS)
+    small = quantlab.lab_tables(512, 64, 0.001, 10)
+    assert (small.outliers, small.notes_settings) == (round(0.001 * 512 * 512), False)
