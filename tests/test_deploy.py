@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -69,6 +70,8 @@ http {{
         add_header X-Content-Type-Options "nosniff" always;
         add_header Referrer-Policy "same-origin" always;
         add_header X-Calc-Upstream $upstream_addr always;
+        # Streamlit's cache metrics stay inside: scrape a replica's own port if you want them.
+        location = /_stcore/metrics {{ return 404; }}
         location / {{
             proxy_pass http://calc;
             proxy_http_version 1.1;
@@ -205,6 +208,9 @@ def test_two_sessions_through_the_proxy_each_on_its_own_replica(proxy, browser):
     first_ctx, first, served, headers = _session(browser, base, link)
     assert served in replicas
     assert headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in headers["content-security-policy"]
+    with pytest.raises(urllib.error.HTTPError) as closed:
+        urllib.request.urlopen(f"{base}/_stcore/metrics", timeout=10)
+    assert closed.value.code == 404
     _walk(first, base)
     assert not first.csp_errors, first.csp_errors
     # A second session: new browsers until the proxy's random route lands on the other replica.
