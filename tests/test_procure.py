@@ -221,3 +221,38 @@ def test_each_option_says_what_its_bill_moves_most_with():
     own = report(f"{EIGHT_H100}&req_day=400000&profile=office&card_usd={27839 * 1.1}")
     change = f"{own['own_usd_month'] / r['own_usd_month'] - 1:+.1%}".replace("%", " %")
     assert moves["own"] == f"the card's price: +10 % → {change}"
+
+
+def _widget(at, key):
+    """The widget keyed by a link key, whatever its kind (number box, slider, checkbox or text box)."""
+    for kind in ("number_input", "select_slider", "checkbox", "text_input"):
+        try:
+            return getattr(at, kind)(key=key)
+        except KeyError:
+            continue
+    raise KeyError(key)
+
+
+def test_the_owning_and_traffic_inputs_are_widgets_the_link_restores_and_moves():
+    """SPEC section 9's inputs in the app (AppTest): a link sets each widget; changing one rewrites the link and
+    the options priced from it."""
+    from apptest import open_app
+    link = {"model": "llama-3.1-70b", "gpus": "8", "weights": "fp8", "req_day": "200000", "card_usd": "30000",
+            "server_frac": "0.5", "years": "5", "wacc": "0.1", "residual": "0.2", "power_w": "650",
+            "idle_frac": "0.3", "pue": "1.3", "usd_kwh": "0.1", "colo_usd": "50", "profile": "office",
+            "autoscale": "1", "min_replicas": "1"}
+    at = open_app(link, "pages/decision.py")
+    assert not at.exception
+    for key, value in link.items():
+        if key in ("model", "gpus", "weights", "req_day"):
+            continue
+        got = _widget(at, key).value
+        assert (got is True if value == "1" and key == "autoscale" else str(got) == value or float(got) == float(value)), \
+            (key, got, value)
+    before = report("&".join(f"{k}={v}" for k, v in link.items()))
+    _widget(at, "card_usd").set_value(33000.0).run()
+    assert not at.exception and at.query_params["card_usd"] == "33000"
+    after = report(dict(at.query_params))
+    assert after["own_capex_usd"] == pytest.approx(before["own_capex_usd"] * 1.1)
+    _widget(at, "autoscale").uncheck().run()
+    assert at.query_params["autoscale"] == "0"
