@@ -253,6 +253,8 @@ def _widget(key: str) -> None:
         st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(spec.step),
                         format=spec.fmt, placeholder=placeholder, on_change=_on_override, args=(key, parent),
                         **nullable, **common)
+    if key == "peak" and st.session_state.get("profile"):
+        st.caption("Set by the day's profile (Traffic: profile): its busiest hour over its mean.")
     err = _errors().get(key)
     if err is not None:
         st.error(plain(err.message), icon=":material/error:")
@@ -282,7 +284,10 @@ def _on_hour() -> None:
 def _profile_editor() -> None:
     """The 24-hour editor beside the profile box: one number an hour, filled from the profile in use."""
     current = st.session_state.get("profile")
-    if "_hours_of" not in st.session_state or st.session_state["_hours_of"] != current:
+    # Streamlit drops a widget's state in a run that does not draw it (a folded group on a first draw, another
+    # page): then, or when the profile changed elsewhere, the boxes take the profile in use again.
+    missing = any(f"_hour_{h}" not in st.session_state for h in HOURS)
+    if missing or st.session_state.get("_hours_of", object()) != current:
         for h, w in zip(HOURS, _hour_weights(), strict=True):
             st.session_state[f"_hour_{h}"] = float(w)
         st.session_state["_hours_of"] = current

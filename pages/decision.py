@@ -42,7 +42,8 @@ c1.metric("API per month", words.money(d.api_usd_month),
           help=f"{d.api_in_price:g} USD per 1M prompt tokens and {d.api_out_price:g} per 1M output tokens.")
 c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
           delta=None if d.self_host_low is None else
-          f"{words.money(d.self_host_low)} to {words.money(d.self_host_high)}"
+          (f"{words.money(d.self_host_low)} at either end of the capacity error" if d.self_host_low == d.self_host_high
+           else f"{words.money(d.self_host_low)} to {words.money(d.self_host_high)}")
           + (": marginal" if d.marginal else ""),
           delta_color="off", delta_arrow="off",
           help="Rent of every replica, busy or not, plus upkeep. The range is the bill at the engine's capacity "
@@ -222,13 +223,15 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
 }, column_order=["card_name", "gpus", "best_usd_month", "best", "replicas", "cards", "rent_usd_month",
                  "own_usd_month", "own_capex_usd", "meets_tpot", "memory_caps_batch", "max_batch",
                  "capacity_measured", "weights", "link"])
-st.caption(f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {s.weights} weights (change the "
+st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
+           f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {s.weights} weights (change the "
            "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
            "buying; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
            "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
            "the engine's widest. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats.")
-ui.download_csv(plan, "decision-plan", "Download this table (CSV)")
+ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query"]),
+                "decision-plan", "Download this table (CSV)")
 
 # ---------------------------------------------------------------- what flips it
 st.subheader("What would flip the verdict")

@@ -341,3 +341,18 @@ def test_the_24_hour_editor_writes_the_profile_into_the_link():
         at.number_input(key=f"_hour_{h}").set_value(0.0)
     at.run()
     assert not at.exception and "profile" in texts(at.error)
+
+
+def test_the_24_hours_survive_other_changes_and_runs_that_do_not_draw_them():
+    """A change elsewhere (here the volume, then the model) keeps the day's weights in the editor; editing one hour
+    then changes that hour only."""
+    at, _ = open_decision({"profile": "office"})
+    at.select_slider(key="req_day").set_value(100000).run()
+    at.selectbox(key="model").set_value("llama-3.1-8b").run()
+    assert not at.exception
+    office = [0.1] * 7 + [0.3, 0.8, 1, 1, 1, 0.8, 1, 1, 1, 1, 0.7, 0.4, 0.2, 0.2, 0.1, 0.1, 0.1]
+    assert [at.number_input(key=f"_hour_{h}").value for h in range(24)] == pytest.approx(office)
+    at.number_input(key="_hour_14").set_value(5.0).run()
+    office[14] = 5
+    assert at.query_params["profile"] == ",".join(f"{w:g}" for w in office)
+    assert "Set by the day's profile" in texts(at.caption)
