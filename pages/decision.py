@@ -162,15 +162,12 @@ layers = [lines]
 if len(paid):
     layers.append(alt.Chart(paid).mark_point(filled=True, size=90, color="#d62728").encode(
         x="month:Q", y="usd:Q", tooltip=["label:N"]))
-    # Against renting below-right of its point, against the API above-left, so two close paybacks stay legible.
-    for name, align, dx, dy in ((tables.OPTION_NAMES["rent"], "left", 8, 14), (tables.OPTION_NAMES["api"], "right", -8, -12)):
-        layers.append(alt.Chart(paid[paid["option"] == name]).mark_text(
-            align=align, dx=dx, dy=dy, color="#d62728").encode(x="month:Q", y="usd:Q", text="label:N"))
 st.altair_chart(alt.layer(*layers).properties(height=320), width="stretch")
 st.caption("Buying pays the cards and servers at month 0, then power, rack space and upkeep each month, and sells "
            f"the cards for {s.residual:.0%} of their price at the end; renting and the API pay their monthly bills. "
-           "Red: the month the purchase is paid back against renting or the API, where it is within the service "
-           "life." if r["own_usd_month"] is not None else
+           "Red points: the month the purchase is paid back, where it is within the service life"
+           + (": " + "; ".join(paid["label"]) + "." if len(paid) else " (not here).")
+           if r["own_usd_month"] is not None else
            "Only renting and the API are drawn: buying needs the card's purchase price and power (Owning the cards: "
            "card_usd, power_w).")
 
@@ -185,7 +182,7 @@ if day is not None:
         x=alt.X("hour:O", title="hour of the day", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("req:Q", stack=True, title="requests an hour", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),
         color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=["#4c78a8", "#f58518"][:len(parts)]),
-                        legend=alt.Legend(title=None, orient="bottom", labelLimit=0, labelExpr=(
+                        legend=alt.Legend(title=None, orient="bottom", columns=1, labelLimit=0, labelExpr=(
                             "datum.label == 'served' ? 'served by the cards' : 'sent to the API (mixed option)'"))),
         tooltip=["hour:O", alt.Tooltip("requests:Q", format=",.0f"), alt.Tooltip("to_api:Q", format=",.0f"),
                  alt.Tooltip("replicas_on:Q", title="replicas running")])
@@ -210,7 +207,7 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
     "card_name": "Card", "gpus": st.column_config.NumberColumn("Cards per replica", format="%d"),
     "weights": "Weights", "replicas": st.column_config.NumberColumn("Replicas", format="%d"),
     "cards": st.column_config.NumberColumn("Cards", format="%d"),
-    "best_usd_month": st.column_config.NumberColumn("Cheaper of the two, USD/month", format="%,.0f"),
+    "best_usd_month": st.column_config.NumberColumn("USD/month (rent or buy)", format="%,.0f"),
     "best": "Rent or buy",
     "rent_usd_month": st.column_config.NumberColumn("Rented, USD/month", format="%,.0f"),
     "own_usd_month": st.column_config.NumberColumn("Bought, USD/month", format="%,.0f"),
@@ -220,7 +217,7 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
     "max_batch": st.column_config.NumberColumn("Requests in memory, per replica", format="%,d"),
     "capacity_measured": st.column_config.CheckboxColumn("Engine measured on such a set-up"),
     "link": st.column_config.LinkColumn("Scenario", display_text="open"),
-}, column_order=["card_name", "gpus", "best_usd_month", "best", "replicas", "cards", "rent_usd_month",
+}, column_order=["card_name", "best_usd_month", "gpus", "best", "replicas", "cards", "rent_usd_month",
                  "own_usd_month", "own_capex_usd", "meets_tpot", "memory_caps_batch", "max_batch",
                  "capacity_measured", "weights", "link"])
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
