@@ -476,3 +476,28 @@ def test_the_24_hour_editor_puts_the_day_in_the_link_and_the_link_shows_the_same
     assert query(other)["profile"] == profile and not exceptions(other)
     from calc.tables import OPTION_NAMES
     assert OPTION_NAMES[expected["best"]] in texts_here[0]
+
+
+def test_a_typed_unknown_path_never_reaches_the_links(server, new_page):
+    """Issue case: /nonexistent?... shows "Page not found" and forwards to the Decision page; the memo's links,
+    the compare link and the base-URL caption are built from the server's own base path, not the typed one."""
+    page = new_page()
+    page.goto(f"{server}/nonexistent?model=llama-3.1-8b&card=l40s")
+    page.wait_for_url(re.compile(r"/decision\?"), timeout=WAIT_MS)
+    settle(page)
+    assert "nonexistent" not in page.url
+    from playwright.sync_api import expect
+    notice = page.get_by_role("dialog")
+    expect(notice).to_contain_text("Page not found")  # Streamlit's own notice, over the page
+    page.keyboard.press("Escape")
+    expect(notice).to_have_count(0)
+    with page.expect_download(timeout=WAIT_MS) as dl:
+        page.get_by_role("button", name="Download the memo (Markdown)").click()
+    memo = Path(dl.value.path()).read_text()
+    links = re.findall(r"\((http[^)\s]+)\)|<(http[^>]+)>", memo)
+    flat = [a or b for a, b in links]
+    assert flat and all(u.startswith(f"{server}/decision?") for u in flat), flat
+    assert "nonexistent" not in memo
+    caption = page.locator("[data-testid=stCaptionContainer]", has_text="CALC_BASE_URL").inner_text()
+    assert "nonexistent" not in caption and server in caption
+    assert not exceptions(page)
