@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from calc.scenario import LINK_ACCEPTED
+
 ROOT = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CHROMIUM = "/usr/bin/chromium"
@@ -44,6 +46,8 @@ REPLICA_ENV = {"STREAMLIT_SERVER_HEADLESS": "true", "STREAMLIT_SERVER_RUN_ON_SAV
 CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; "
        "base-uri 'self'; form-action 'self'")
+#: What the proxy says for a link too long to pass (the app's own words for the same limit: calc.scenario).
+TOO_LONG = f"link is not accepted: the calculator reads links of {LINK_ACCEPTED}; open the calculator and set the inputs there"
 NGINX_CONF = """
 {user}worker_processes 1;
 pid {tmp}/nginx.pid;
@@ -64,6 +68,9 @@ http {{
     server {{
         listen 127.0.0.1:{port};
         large_client_header_buffers 4 128k;  # links up to the app's limit (100,000 characters) reach it
+        # A longer one is refused here, in words (the app names those between 100,000 and the buffer).
+        error_page 414 /link-too-long.txt;
+        location = /link-too-long.txt {{ internal; default_type text/plain; return 200 "{too_long}\n"; }}
         add_header Set-Cookie "calc_route=$calc_route; Path=/; HttpOnly; SameSite=Lax" always;
         add_header Content-Security-Policy "{csp}" always;
         add_header X-Frame-Options "DENY" always;
@@ -137,7 +144,8 @@ def proxy(tmp_path_factory):
         port = _free_port()
         conf = tmp / "nginx.conf"
         conf.write_text(NGINX_CONF.format(user="user root;\n" if os.geteuid() == 0 else "", tmp=tmp, port=port,
-                                          port_a=ports[0], port_b=ports[1], csp=CSP))
+                                          port_a=ports[0], port_b=ports[1], csp=CSP,
+                                          too_long=TOO_LONG))
         nginx = subprocess.Popen([NGINX, "-e", str(tmp / "error.log"), "-p", str(tmp), "-c", str(conf),
                                   "-g", "daemon off;"], start_new_session=True)
         procs.append(nginx)
@@ -211,6 +219,9 @@ def test_two_sessions_through_the_proxy_each_on_its_own_replica(proxy, browser):
     with pytest.raises(urllib.error.HTTPError) as closed:
         urllib.request.urlopen(f"{base}/_stcore/metrics", timeout=10)
     assert closed.value.code == 404
+    with pytest.raises(urllib.error.HTTPError) as long_link:  # past the proxy's buffer: refused in words
+        urllib.request.urlopen(f"{base}/decision?model=llama-3.1-8b&pad={'x' * 140_000}", timeout=10)
+    assert long_link.value.code == 414 and TOO_LONG in long_link.value.read().decode()
     _walk(first, base)
     assert not first.csp_errors, first.csp_errors
     # A second session: new browsers until the proxy's random route lands on the other replica.
