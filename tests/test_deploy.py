@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+# The same port and stop helpers as the benchmarks and the browser tests.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from bench_pages import free_port, stop_server
 from calc.scenario import LINK_ACCEPTED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,12 +95,6 @@ http {{
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _healthy(url: str, proc: subprocess.Popen, what: str) -> None:
     t0 = time.monotonic()
     while time.monotonic() - t0 < 120:
@@ -114,22 +109,11 @@ def _healthy(url: str, proc: subprocess.Popen, what: str) -> None:
     raise RuntimeError(f"{what} not healthy after 120 s")
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=15)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory):
     """Two replicas of the image's start command and nginx in front; yields (proxy URL, replica addresses)."""
     tmp = tmp_path_factory.mktemp("deploy")
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     procs = []
     env = {**os.environ, **REPLICA_ENV}
     try:
@@ -141,7 +125,7 @@ def proxy(tmp_path_factory):
                 start_new_session=True))
         for port, proc in zip(ports, procs, strict=True):
             _healthy(f"http://127.0.0.1:{port}/_stcore/health", proc, f"replica on {port}")
-        port = _free_port()
+        port = free_port()
         conf = tmp / "nginx.conf"
         conf.write_text(NGINX_CONF.format(user="user root;\n" if os.geteuid() == 0 else "", tmp=tmp, port=port,
                                           port_a=ports[0], port_b=ports[1], csp=CSP,
@@ -153,7 +137,7 @@ def proxy(tmp_path_factory):
         yield f"http://127.0.0.1:{port}", {f"127.0.0.1:{p}" for p in ports}
     finally:
         for proc in procs:
-            _stop(proc)
+            stop_server(proc)
 
 
 @pytest.fixture(scope="module")
