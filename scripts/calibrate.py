@@ -223,11 +223,12 @@ class FastRows:
                 self.link_figures[k].append(float(raw[k]) if k in raw else np.nan)
             g = s.gpus
             M, D = model.moe_split(s)
-            # The KV bytes a kernel that reads each KV head once per query head adds, per unit of kv_reread.
-            q_extra = 0.0 if s.kv_latent else max(0.0, (s.heads / g) / model.kv_heads_per_card(s) - 1.0)
+            # The KV bytes a kernel that reads each KV head once per query head adds, per unit of kv_reread
+            # (the step's read is linear in kv_reread: model.cache_bytes_read).
+            once = s.model_copy(update={"kv_reread": 1.0})
 
-            def reread(n: float, s=s, q_extra=q_extra) -> float:
-                return s.attn * q_extra * float(model.cache_bytes(s, n) - model.state_bytes(s))
+            def reread(n: float, s=s, once=once) -> float:
+                return s.attn * float(model.cache_bytes_read(once, n) - model.cache_bytes(s, n))
             cols["gbw"].append(g * s.bw_tbs * 1e12)
             cols["gT"].append(g * s.tflops * 1e12)
             cols["mem"].append(s.mem_gib)
