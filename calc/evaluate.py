@@ -221,11 +221,17 @@ def evaluate(parsed: Parsed) -> Evaluation:
     R = float(traffic.requests_month(s))
     thr_batch, thr_tok_s = traffic.max_throughput(s)
     acc = accuracy(s)
-    low = high = None
-    if self_host is not None and acc.band_pct is not None:
+    # The capacity band's two ends (docs/calibration.md section 6): the busy time per request at 1/(1 + b) and
+    # 1 + b times the model's, and the replicas and bills that follow; the bill's range and the best option there.
+    band_ends = []
+    if fits_traffic and acc.band_pct is not None:
         widen = 1 + acc.band_pct / 100
-        low, high = (float(model.monthly_usd(s, traffic.replicas_needed(s, cap.s_req * f, s.req_day)[1]))
-                     for f in (1 / widen, widen))
+        for f in (1 / widen, widen):
+            cap_f = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
+            band_ends.append((cap_f, traffic.monthly_costs(s, s.req_day, cap_f)))
+    low = high = None
+    if self_host is not None and band_ends:
+        low, high = (float(c["self_host_usd_month"][()]) for _, c in band_ends)
     cache_gib = float(model.cache_bytes(s, n)) / model.GiB
 
     values: dict[str, Any] = {
@@ -291,12 +297,9 @@ def evaluate(parsed: Parsed) -> Evaluation:
     values.update({f.name: getattr(opts, f.name) for f in fields(procure.Options)})
     # The best option at either end of the capacity band (docs/calibration.md section 6): marginal when it differs.
     values["best_at_band_ends"] = None
-    if fits_traffic and acc.band_pct is not None and opts.best is not None:
-        widen = 1 + acc.band_pct / 100
+    if band_ends and opts.best is not None:
         ends = []
-        for f in (1 / widen, widen):
-            cap_f = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
-            c = traffic.monthly_costs(s, s.req_day, cap_f)
+        for cap_f, c in band_ends:
             reps_f = int(c["replicas"][()])
             sh = model.none_if_nan(c["self_host_usd_month"][()]) if s.usd_hr is not None else None
             ends.append(procure.options(s, cap_f, reps_f, float(c["busy_fraction"][()]) / reps_f, sh,
