@@ -22,14 +22,22 @@ from .scenario import ScenarioError, load, split_link
 MAX_CONFIG_BYTES = 1_000_000
 
 
+#: Where a key's default comes from, in the help's words, by its row's preset source.
+_SOURCE_WORDS = {"model": "the model preset's", "card": "the card preset's", "engine": "the engine profile's",
+                 "api": "the API row's"}
+
+
 def _keys_help() -> str:
-    """The link keys, from the one key table: meaning, unit, what each accepts and its default."""
+    """The link keys, from the one key table: meaning, unit, what each accepts and where its default comes from."""
     from .scenario import KEY_TABLE, PRESET
     lines = ["link keys (each a URL query key; a preset fills the ones marked 'preset'):"]
     for k in KEY_TABLE:
-        profile = k.group == "engine" or k.key == "overhead_gib"
-        default = ("the engine profile's" if profile else "preset") if k.default == PRESET else \
-            "none" if k.default is None else k.default
+        if k.preset:
+            default = _SOURCE_WORDS[k.preset] + (" (preset)" if k.preset in ("model", "card") else "")
+        elif k.default == PRESET:
+            default = "worked out from other keys"
+        else:
+            default = "none" if k.default is None else k.default
         unit = f" [{k.unit}]" if k.unit else ""
         lines.append(f"  {k.key:<16} {k.label}{unit}; default {default}")
         lines.append(f"  {'':<16} accepts {k.accepted}")

@@ -39,6 +39,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import rules
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -101,15 +103,6 @@ API_KINDS = ("open-weight", "closed")
 #: What a card's notes say when no driver-reported memory figure was found and the label is used.
 LABEL_USED = "driver figure not found; label used"
 CLOUD_NUMERIC = ("gpus_per_instance", "usd_per_instance_hour", "usd_per_gpu_hour")
-
-
-def routed_params(params: float, active: float, experts: int, experts_active: int) -> float:
-    """Routed-expert parameters of an MoE model, ``M = (P - Pa)/(1 - k/E)`` (docs/method.md sections 2-5): the active
-    parameters hold the dense part and ``k`` of ``E`` experts per layer. Any unit (the result has the unit of
-    ``params``); 0 for a dense model (``experts = 0``)."""
-    if not experts:
-        return 0.0
-    return (params - active) / (1 - experts_active / experts)
 
 
 class CatalogueError(ValueError):
@@ -409,38 +402,25 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             "read_on": row.date("read_on"),
             "notes": row.text("notes", required=False),
         }
-        if m["kv_heads"] > m["heads"]:
-            raise row.fail("kv_heads", f"must be <= heads ({m['heads']})")
-        if m["active_b"] > m["params_b"]:
-            raise row.fail("active_b", f"must be <= params_b ({m['params_b']})")
-        if m["embed_b"] < 0 or m["embed_b"] >= m["active_b"]:
-            raise row.fail("embed_b", "must be >= 0 and < active_b")
+        # The rules every scenario obeys (calc/rules.py), then what a preset row must hold beyond them.
+        if m["embed_b"] < 0:
+            raise row.fail("embed_b", "must be >= 0")
+        broken = rules.first_broken(m, keys=set(m))
+        if broken is not None:
+            rule, reason = broken
+            raise row.fail(rule.name or rule.keys[0], reason)
         if m["experts"] == 0:
             if m["experts_active"] != 0:
                 raise row.fail("experts_active", "must be 0 for a dense model (experts = 0)")
             if m["active_b"] != m["params_b"]:
                 raise row.fail("active_b", "must equal params_b for a dense model")
-        else:
-            if m["experts"] < 2:
-                raise row.fail("experts", "must be 0 (dense) or >= 2")
-            if not 1 <= m["experts_active"] < m["experts"]:
-                raise row.fail("experts_active", "must be >= 1 and < experts")
-            routed = routed_params(m["params_b"], m["active_b"], m["experts"], m["experts_active"])
-            if m["params_b"] - routed - m["embed_b"] < -1e-9:
-                raise row.fail("active_b", "dense part less the embedding table is negative")
-        if m["linear_layers"] + m["window_layers"] > m["layers"]:
-            raise row.fail("linear_layers", "linear_layers + window_layers must be <= layers")
         if m["state_kib"] < 0 or (m["linear_layers"] > 0) != (m["state_kib"] > 0):
             raise row.fail("state_kib", "must be > 0 exactly when linear_layers > 0")
-        if m["layers_full"] > m["layers"]:
-            raise row.fail("layers_full", "must be <= layers")
         for col in ("weights", "weights_experts", "weights_attn", "weights_embed"):
             if m[col] is not None and m[col] not in weight_formats():
                 raise row.fail(col, "is not a format of weight_formats.csv")
         if (m["weights"] is None) != (m["weights_experts"] is None):
             raise row.fail("weights_experts", "weights and weights_experts are both set or both empty")
-        if m["window_layers"] > m["layers"]:
-            raise row.fail("window_layers", f"must be <= layers ({m['layers']})")
         if (m["window"] == 0) != (m["window_layers"] == 0):
             raise row.fail("window_layers", "window and window_layers must both be 0 or both set")
         if api_ids is not None and m["api_ref"] not in api_ids:
@@ -544,6 +524,30 @@ def load_cards(path) -> dict[str, dict]:
         }
         if out[key]["torch_gib"] is not None and out[key]["torch_gib"] > mem_gib:
             raise row.fail("torch_mem_gib", f"must be <= mem_gib ({mem_gib:g})")
+        out[key].update(_extra_figures(row, CARD_COLUMNS + _CARD_READ))
+    return out
+
+
+#: The card columns read by name besides :data:`CARD_COLUMNS` (each figure with its source).
+_CARD_READ = ("torch_mem_gib", "torch_mem_source", "power_w", "power_source", "card_usd", "card_usd_source",
+              "card_usd_date")
+
+
+def _extra_figures(row: _Row, known: tuple[str, ...]) -> dict:
+    """Any other figure column of a preset row, read as a positive number with its ``<column>_source`` (and an
+    optional ``<column>_date``), so that a link key reading that figure from the preset needs only its key row and
+    the data column. A column that is neither a figure with its source nor a figure's source or date is refused:
+    no figure without a public source."""
+    columns = [c for c in row.data if c not in known]
+    figures = [c for c in columns if f"{c}_source" in row.data]
+    out = {}
+    for c in figures:
+        value = row.positive(c, optional=True)
+        out[c] = value
+        out[f"{c}_source"] = row.text(f"{c}_source", required=value is not None)
+    for c in columns:
+        if c not in figures and not any(c in (f"{f}_source", f"{f}_date") for f in figures):
+            raise row.fail(c, f"is neither a figure with its source column ({c}_source) nor a figure's source")
     return out
 
 

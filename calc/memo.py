@@ -19,7 +19,7 @@ from . import catalogue, engines, memory, model, procure, tables, traffic
 from .decision import Decision
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, outside_measurements, scenario_warnings
-from .scenario import KEYS, Parsed, Scenario
+from .scenario import KEY_TABLE, KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
     accuracy_text,
@@ -496,7 +496,21 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("upkeep", f"{s.upkeep:,.0f} USD a month"),
         ("hours", f"{s.hours:g} hours a month"),
     ]
+    # Every other figure a preset brings that is not its shape (the card's interconnect, price and power, and any
+    # figure a new key reads from a preset), in the key table's words.
+    listed = {k for k, _ in rows}
+    rows += [(k.key, _figure_text(k.unit, getattr(s, k.key))) for k in KEY_TABLE
+             if k.preset in ("model", "card") and not k.shape and k.key not in listed]
     return pd.DataFrame([(KEYS[k].label, v, k) for k, v in rows], columns=["input", "value", "key"])
+
+
+def _figure_text(unit: str, value: object) -> str:
+    """A preset's figure for the inputs table: the number and its unit, or that the preset has none."""
+    if value is None:
+        return "not known (the preset has no figure; give it in the link)"
+    if isinstance(value, (int, float)):
+        return f"{value:,g} {unit}".strip()
+    return str(value)
 
 
 def assumptions(s: Scenario) -> list[str]:

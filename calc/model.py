@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import catalogue
+from . import rules
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION, SECONDS_PER_HOUR, TERA, US
 
@@ -201,7 +201,7 @@ def moe_split(s: Scenario) -> tuple[float, float]:
     A dense model has ``M = 0``.
     """
     P = s.params_b * BILLION
-    M = catalogue.routed_params(P, s.active_b * BILLION, s.experts, s.experts_active)
+    M = rules.routed_params(P, s.active_b * BILLION, s.experts, s.experts_active)
     return M, P - M
 
 

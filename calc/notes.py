@@ -8,26 +8,19 @@ import math
 from . import catalogue, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
-from .scenario import CARD_FIGURES, CUSTOM, DEFAULT_MODEL, MODEL_FIGURES, WEIGHT_FORMATS, Scenario, card_torch_gib
+from .scenario import CUSTOM, DEFAULT_MODEL, WEIGHT_FORMATS, Scenario, preset_figures
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
     """Which figures of a preset model or card the scenario overrides (explicit keys win over presets).
 
-    Returns ``{"model": [...], "card": [...]}``; empty lists for custom entries or untouched presets. A card's
-    peak counts as modified when it differs from the card's peak at the scenario's compute precision.
+    Returns ``{"model": [...], "card": [...]}``: the shape keys of each (the key table's ``shape`` rows) whose value
+    differs from the preset's (calc.scenario.preset_figures); empty lists for custom entries or untouched presets.
     """
-    out: dict[str, list[str]] = {"model": [], "card": []}
-    m = catalogue.models().get(s.model)
-    if m:
-        out["model"] = [k for k in MODEL_FIGURES if getattr(s, k) != m[k]]
-    c = catalogue.cards().get(s.card)
-    if c:
-        # CUDA's total follows the memory: with the preset's memory, the preset's; with another, that memory.
-        datasheet = {"mem_gib": c["mem_gib"], "torch_gib": card_torch_gib(c, s.mem_gib, s.mem_gib == c["mem_gib"]),
-                     "bw_tbs": c["bw_tbs"],
-                     "tflops": c["peaks"].get(s.compute)}
-        out["card"] = [k for k in CARD_FIGURES if datasheet[k] is not None and getattr(s, k) != datasheet[k]]
+    out: dict[str, list[str]] = {}
+    for source in ("model", "card"):
+        preset = preset_figures(s, source)
+        out[source] = [k for k, v in preset.items() if v is not None and getattr(s, k) != v]
     return out
 
 

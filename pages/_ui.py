@@ -35,14 +35,11 @@ from calc import (
 from calc.engines import ENGINE_NAMES
 from calc.hf_config import HFConfigError, from_hf_config_json_with_notes
 from calc.scenario import (
-    CARD_FIGURES,
-    COMPUTE_PRECISIONS,
     CUSTOM,
     DEPENDENTS,
     KEY_TABLE,
     KV_FORMATS,
     LINK,
-    MODEL_FIGURES,
     RANGES,
     WEIGHT_FORMATS,
     day_weights,
@@ -197,46 +194,67 @@ def _restore() -> None:
         _store(parsed.scenario)
 
 
+def _preset_text(key: str) -> Any:
+    """How a preset id of ``key`` (a model, card or API row) reads in its box."""
+    if key == "api":
+        def fmt(v: str) -> str:
+            row = catalogue.apis().get(v)
+            if row is None:
+                return v
+            tier = "" if row["tier_above_tok"] is None else (
+                f" ({row['tier_api_in']:g} / {row['tier_api_out']:g} above {row['tier_above_tok']:,} prompt tokens)")
+            return (f"{row['api_in']:g} / {row['api_out']:g} USD{tier} · {row['provider']} · "
+                    f"{row['model'].split('/')[-1]}")
+        return fmt
+    names = _PRESET_TABLES[key]()
+
+    def fmt_preset(v: str) -> str:
+        return "Custom" if v == CUSTOM else names[v]["name"] if v in names else v
+    return fmt_preset
+
+
+#: The catalogue each preset-id key picks from.
+_PRESET_TABLES = {"model": catalogue.models, "card": catalogue.cards, "api": catalogue.apis}
+
+
+def _preset_options(key: str) -> list[str]:
+    """The ids a preset key offers: API rows of the current model's family first; models and cards, then Custom."""
+    names = _PRESET_TABLES[key]()
+    if key != "api":
+        return [*names, CUSTOM]
+    current = names.get(st.session_state.get("api", ""))
+    family = current["family"] if current else None
+    return sorted(names, key=lambda a: (names[a]["family"] != family, names[a]["kind"] != "open-weight",
+                                        names[a]["family"], names[a]["api_in"] + names[a]["api_out"]))
+
+
+def _choice_text(key: str) -> Any:
+    """How a choice of ``key`` reads: an engine by its name, a precision marked where the card lacks it."""
+    if key == "engine":
+        return lambda v: ENGINE_NAMES.get(v, v)
+    if key == "compute":
+        card = catalogue.cards().get(st.session_state.get("card", ""))
+        return lambda v: v if card is None or card["peaks"].get(v) is not None else f"{v} (not on this card)"
+    return str
+
+
 def _widget(key: str) -> None:
+    """The input of one link key, by its kind (calc.scenario.Key.kind): a slider or a number box for a number, a
+    select box for a preset id, a choice or a format, a check box for a flag, the day's editor for a profile."""
     spec = KEYS[key]
-    parent = "model" if key in MODEL_FIGURES else "card" if key in CARD_FIGURES else None
+    parent = spec.preset if spec.shape else None  # typing over a preset's figure makes it custom
     common = dict(key=key, help=f"{spec.help} Link key `{key}`; accepts {spec.accepted}.")
     if spec.slider is not None and not exact_entry() and st.session_state.get(key) is not None:
         _slider(key, parent, common)
-    elif key in ("model", "card", "api", "compute"):
-        names = {"model": catalogue.models(), "card": catalogue.cards(), "api": catalogue.apis()}.get(key)
-        if key == "compute":
-            card = catalogue.cards().get(st.session_state.get("card", ""))
-            opts = list(COMPUTE_PRECISIONS)
-
-            def fmt(v: str, card=card) -> str:
-                return v if card is None or card["peaks"].get(v) is not None else f"{v} (not on this card)"
-        elif key == "api":
-            current = names.get(st.session_state.get("api", ""))
-            family = current["family"] if current else None
-            opts = sorted(names, key=lambda a: (names[a]["family"] != family, names[a]["kind"] != "open-weight",
-                                                names[a]["family"], names[a]["api_in"] + names[a]["api_out"]))
-
-            def fmt(v: str, names=names) -> str:
-                row = names.get(v)
-                if row is None:
-                    return v
-                tier = "" if row["tier_above_tok"] is None else (
-                    f" ({row['tier_api_in']:g} / {row['tier_api_out']:g} above {row['tier_above_tok']:,} prompt tokens)")
-                return (f"{row['api_in']:g} / {row['api_out']:g} USD{tier} · {row['provider']} · "
-                        f"{row['model'].split('/')[-1]}")
-        else:
-            opts = [*names, CUSTOM]
-
-            def fmt(v: str, names=names) -> str:
-                return "Custom" if v == CUSTOM else names[v]["name"] if v in names else v
-        st.selectbox(_label(key), _options_with(opts, st.session_state.get(key)), format_func=fmt,
-                     on_change=_on_parent, args=(key,), **common)
-    elif key == "engine":
-        st.selectbox(_label(key), list(spec.choices), format_func=lambda v: ENGINE_NAMES.get(v, v),
-                     on_change=_on_parent, args=(key,), **common)
-    elif key in ("weights", "weights_experts", "weights_attn", "weights_embed", "kv"):
-        formats = KV_FORMATS if key == "kv" else WEIGHT_FORMATS
+    elif spec.kind == "id":
+        st.selectbox(_label(key), _options_with(_preset_options(key), st.session_state.get(key)),
+                     format_func=_preset_text(key), on_change=_on_parent, args=(key,), **common)
+    elif spec.kind == "choice":
+        st.selectbox(_label(key), list(spec.choices), format_func=_choice_text(key),
+                     on_change=_on_parent if key in DEPENDENTS else _on_override,
+                     args=(key,) if key in DEPENDENTS else (key, None), **common)
+    elif spec.kind in ("weights", "kv"):
+        formats = KV_FORMATS if spec.kind == "kv" else WEIGHT_FORMATS
         st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
                      format_func=lambda v, f=formats: f"{v} ({f[v]:g} bits)" if v in f else f"{v} bits",
                      accept_new_options=True, on_change=_on_override, args=(key, None), **common)

@@ -122,6 +122,32 @@ LINK_KEYS = (
 )
 
 
+# docs/method.md section 1: a card figure column of calc/data/cards.csv that carries its own `<column>_source`
+# column, other than those named above, is a link key too: the link's positive number, else the card preset's
+# figure (none for a custom card or an empty cell).
+_CARD_FIGURES_BY_NAME = ("usd_hr", "card_usd")
+
+
+def extra_card_keys() -> tuple[str, ...]:
+    with open(DATA / "cards.csv", newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    return tuple(c for c in header if f"{c}_source" in header and c not in _CARD_FIGURES_BY_NAME)
+
+
+def _card_cell(card_id: str, column: str) -> float | None:
+    with open(DATA / "cards.csv", newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["id"] == card_id:
+                text = (row.get(column) or "").strip()
+                return float(text) if text else None
+    return None
+
+
+def link_keys() -> tuple[str, ...]:
+    """Every link key the reference model reads: the fixed list and the card figure columns."""
+    return LINK_KEYS + tuple(k for k in extra_card_keys() if k not in LINK_KEYS)
+
+
 # --------------------------------------------------------------------------------------------
 # Parsing: every accepted range of the docs/method.md section 1, s5 and s6 tables. Errors name the key.
 # --------------------------------------------------------------------------------------------
@@ -355,6 +381,9 @@ def resolve(params) -> dict:
     s["pue"] = _real(p, "pue", 1.4, 1)
     s["usd_kwh"] = _real(p, "usd_kwh", 0.12, 0)
     s["colo_usd"] = _real(p, "colo_usd", 0.0, 0)
+    for column in extra_card_keys():
+        if column not in s:
+            s[column] = _real(p, column, _card_cell(s["card"], column) if preset_card else None, 0, lo_open=True)
     s["autoscale"] = _integer(p, "autoscale", 0, 0, 1)
     s["min_replicas"] = _integer(p, "min_replicas", 1, 0)
     s["_weights"] = None
@@ -972,11 +1001,11 @@ def reference_report(params) -> dict:
         own["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == own[k] else "link"} for k in PROFILE_KEYS}
     r["error_band"] = error_bands()[s["engine"]]
-    unknown = sorted(k for k in params if k not in LINK_KEYS)
+    unknown = sorted(k for k in params if k not in link_keys())
     r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]
     if s["usd_hr"] is None:
         r["warnings"].append("no rent price for this card: USD figures are null")
-    r["scenario"] = {k: s[k] for k in LINK_KEYS}
+    r["scenario"] = {k: s[k] for k in link_keys()}
     for k in ("ctx", "duty"):  # SPEC section 10: the printed scenario keeps auto
         if s[f"_{k}_auto"]:
             r["scenario"][k] = "auto"

@@ -1,0 +1,96 @@
+"""The consistency rules between a model's and a card's figures (docs/method.md sections 2-5): one table that the
+catalogue loader applies to every preset row and the link parser to every resolved scenario.
+
+Each :class:`Rule` reads a mapping of figures by link key (``kv_heads``, ``heads``, ...) and returns why the
+figures break it, or None. ``keys`` are the inputs that may be dropped to repair it, in order; ``name`` is the
+key an error names when it is not the first of them. Standard library only: the catalogue imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Relative slack of the MoE dense-part rule: the dense part may be negative by this share of ``params_b``
+#: (float rounding of presets read from config files), never more.
+DENSE_PART_SLACK = 1e-9
+
+
+def routed_params(params: float, active: float, experts: int, experts_active: int) -> float:
+    """Routed-expert parameters of an MoE model, ``M = (P - Pa)/(1 - k/E)`` (docs/method.md sections 2-5): the active
+    parameters hold the dense part and ``k`` of ``E`` experts per layer. Any unit (the result has the unit of
+    ``params``); 0 for a dense model (``experts = 0``)."""
+    if not experts:
+        return 0.0
+    return (params - active) / (1 - experts_active / experts)
+
+
+def _g(value: float | int) -> str:
+    """A figure as a link writes it: integers without a decimal point, floats in their shortest exact form."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One consistency rule: ``broken(values)`` is the reason it fails (None when it holds)."""
+
+    keys: tuple[str, ...]
+    broken: Callable[[Mapping[str, Any]], str | None]
+    name: str | None = None
+    #: Figures the check reads beyond ``keys``.
+    reads: tuple[str, ...] = ()
+
+
+def _dense_part(v: Mapping[str, Any]) -> str | None:
+    if not v["experts"]:
+        return None
+    dense = v["params_b"] - routed_params(v["params_b"], v["active_b"], v["experts"], v["experts_active"]) - v["embed_b"]
+    if dense >= -DENSE_PART_SLACK * v["params_b"]:
+        return None
+    return (f"with params_b={_g(v['params_b'])}, active_b={_g(v['active_b'])}, experts={v['experts']}, "
+            f"experts_active={v['experts_active']} and embed_b={_g(v['embed_b'])} the dense part less the embedding "
+            f"table would be negative ({dense:.6g} billion)")
+
+
+#: The rules in the order they are checked.
+RULES: tuple[Rule, ...] = (
+    Rule(("torch_gib", "mem_gib"), lambda v: None if v["torch_gib"] <= v["mem_gib"] else
+         f"torch_gib ({_g(v['torch_gib'])}) must not exceed mem_gib ({_g(v['mem_gib'])})"),
+    Rule(("kv_heads", "heads"), lambda v: None if v["kv_heads"] <= v["heads"] else
+         f"kv_heads ({v['kv_heads']}) must not exceed heads ({v['heads']})"),
+    Rule(("window_layers", "layers"), lambda v: None if v["window_layers"] <= v["layers"] else
+         f"window_layers ({v['window_layers']}) must not exceed layers ({v['layers']})"),
+    Rule(("linear_layers", "window_layers", "layers"),
+         lambda v: None if v["linear_layers"] + (v["window_layers"] if v["window"] else 0) <= v["layers"] else
+         f"linear_layers ({v['linear_layers']}) and window_layers ({v['window_layers']}) must not exceed layers "
+         f"({v['layers']}) together", reads=("window",)),
+    Rule(("state_kib", "linear_layers"), lambda v: None if not v["linear_layers"] or v["state_kib"] >= 1 else
+         "state_kib must be at least 1 KiB when there are linear_layers"),
+    Rule(("layers_full", "layers"), lambda v: None if v["layers_full"] <= v["layers"] else
+         f"layers_full ({v['layers_full']}) must not exceed layers ({v['layers']})"),
+    Rule(("experts",), lambda v: None if v["experts"] != 1 else "an MoE layer needs at least 2 experts (0 = dense)"),
+    Rule(("experts_active", "experts"),
+         lambda v: None if not v["experts"] or 1 <= v["experts_active"] < v["experts"] else
+         f"experts_active ({v['experts_active']}) must be from 1 to experts - 1 ({v['experts'] - 1})",
+         "experts_active"),
+    Rule(("active_b", "params_b"), lambda v: None if v["active_b"] <= v["params_b"] else
+         f"active_b ({_g(v['active_b'])}) must not exceed params_b ({_g(v['params_b'])})"),
+    Rule(("embed_b", "active_b", "params_b"), lambda v: None if v["embed_b"] < v["active_b"] else
+         f"embed_b ({_g(v['embed_b'])}) must be below active_b ({_g(v['active_b'])})"),
+    Rule(("active_b", "params_b", "embed_b"), _dense_part, "active_b", reads=("experts", "experts_active")),
+)
+
+
+def first_broken(values: Mapping[str, Any], keys: set[str] | None = None) -> tuple[Rule, str] | None:
+    """The first rule of :data:`RULES` that ``values`` break, with its reason; None when every rule holds.
+    ``keys``: check only the rules whose keys are all in it (a card row has no model figures)."""
+    for rule in RULES:
+        if keys is not None and not {*rule.keys, *rule.reads} <= keys:
+            continue
+        reason = rule.broken(values)
+        if reason:
+            return rule, reason
+    return None

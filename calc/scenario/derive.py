@@ -1,0 +1,210 @@
+"""Defaults worked out from other figures: each function is named by its key's row in :data:`KEY_TABLE`
+(``derive=``) and called by the one resolving loop (calc/scenario/resolve.py) as ``derive(r, base)``.
+
+``r`` is the scenario being resolved (:class:`Resolving`): ``r.get(key)`` resolves another key, ``r.given(key)``
+says whether the link gave it, ``r.row(source)`` is the preset's row (None for a custom model or card) and
+``r.base_row(source)`` the preset's row or, for a custom entry, the default preset's. ``base`` is what the key's
+row alone gives: the link's value, else the preset's figure, else the table's default. The formulas are those of
+docs/method.md (sections named at each function).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from .. import catalogue
+from ..engines import default_batched_tokens, default_max_seqs
+
+#: Vocabulary assumed for a custom model with a tied embedding table (Llama 4 and gpt-oss sizes bracket it).
+DEFAULT_VOCAB = 131072
+#: Interconnect assumed where neither the link nor the card preset gives one: PCIe 5.0 x16, GB/s one direction.
+CUSTOM_LINK_GBS = 64.0
+#: What an empty value means, for keys that may be empty.
+AUTO = "auto"
+
+
+class Conflict(Exception):
+    """A broken consistency rule: ``keys`` are the inputs that may be dropped to repair it, in order;
+    ``name`` is the key the error names (docs/method.md sections 2-5)."""
+
+    def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None):
+        super().__init__(reason)
+        self.keys, self.reason, self.name = keys, reason, name
+
+
+class Resolving(Protocol):
+    def get(self, key: str) -> Any: ...
+    def given(self, key: str) -> bool: ...
+    def row(self, source: str) -> Mapping[str, Any] | None: ...
+    def base_row(self, source: str) -> Mapping[str, Any]: ...
+
+
+Derive = Callable[[Resolving, Any], Any]
+
+
+def unless_given(key: str) -> Callable[[Derive], Derive]:
+    """A derivation that leaves the link's own value of ``key`` alone."""
+    def wrap(f: Derive) -> Derive:
+        def derive(r: Resolving, base: Any) -> Any:
+            return base if r.given(key) else f(r, base)
+        derive.__doc__ = f.__doc__
+        return derive
+    return wrap
+
+
+def card_torch_gib(card: Mapping | None, mem_gib: float, preset_memory: bool) -> float:
+    """The total CUDA reports for a card of ``mem_gib``: the preset's figure (never above ``mem_gib``) when the
+    card is a preset and its memory is the preset's (``preset_memory``), else ``mem_gib`` itself."""
+    torch = card.get("torch_gib") if card is not None and preset_memory else None
+    return mem_gib if torch is None else min(torch, mem_gib)
+
+
+def day_weights(profile: str | None) -> tuple[float, ...] | None:
+    """The 24 hourly weights of a scenario's ``profile`` (a named shape's, or the link's own), None without one."""
+    if profile is None:
+        return None
+    named = catalogue.profiles().get(profile)
+    return named if named is not None else tuple(float(x) for x in profile.split(","))
+
+
+# --------------------------------------------------------------------------- the model (docs/method.md 2-5)
+
+@unless_given("active_b")
+def active_b(r: Resolving, base: Any) -> Any:
+    """An MoE preset's active parameters; otherwise (dense, custom) the total."""
+    return base if r.row("model") is not None and r.get("experts") else r.get("params_b")
+
+
+@unless_given("heads")
+def heads(r: Resolving, base: Any) -> Any:
+    """A custom model given only its KV heads has as many query heads (plain multi-head attention)."""
+    return r.get("kv_heads") if r.row("model") is None and r.given("kv_heads") else base
+
+
+@unless_given("hidden")
+def hidden(r: Resolving, base: Any) -> Any:
+    """A custom model's width: heads x head_dim."""
+    return base if base is not None else r.get("heads") * r.get("head_dim")
+
+
+@unless_given("vocab")
+def vocab(r: Resolving, base: Any) -> Any:
+    """The preset's vocabulary, else the untied table's rows (embed_b / hidden), else a common 2025 size."""
+    if base is not None:
+        return base
+    embed_b = r.get("embed_b")
+    return round(embed_b * 1e9 / r.get("hidden")) if embed_b > 0 else DEFAULT_VOCAB
+
+
+@unless_given("state_kib")
+def state_kib(r: Resolving, base: Any) -> Any:
+    """A hybrid preset's state while its width is the preset's; else hidden / 2 KiB per linear layer (the shape of
+    Mamba2 and Gated DeltaNet states, docs/method.md section 2.3)."""
+    preset = r.row("model")
+    if preset is not None and preset["linear_layers"] and not r.given("hidden"):
+        return base
+    return r.get("hidden") / 2 if r.get("linear_layers") else 0.0
+
+
+# --------------------------------------------------------------------------- the card
+
+@unless_given("torch_gib")
+def torch_gib(r: Resolving, base: Any) -> Any:
+    """What CUDA reports: the preset's while the link keeps the preset's memory, else mem_gib."""
+    card = r.row("card")
+    return card_torch_gib(card, r.get("mem_gib"), card is not None and not r.given("mem_gib"))
+
+
+@unless_given("tflops")
+def tflops(r: Resolving, base: Any) -> Any:
+    """The card's dense peak at the compute precision (a custom card: the default card's)."""
+    peak = r.base_row("card")["peaks"].get(r.get("compute"))
+    if peak is None:
+        raise Conflict(("compute",), f"{r.base_row('card')['name']} has no dense {r.get('compute')} peak"
+                       + ("" if r.row("card") is not None else "; give tflops"))
+    return peak
+
+
+@unless_given("link_gbs")
+def link_gbs(r: Resolving, base: Any) -> Any:
+    """The card's interconnect; PCIe 5.0 x16 where the catalogue has none (as for a custom card)."""
+    return CUSTOM_LINK_GBS if base is None else base
+
+
+# --------------------------------------------------------------------------- the checkpoint (docs/method.md 2.1, 8)
+
+def _shipped(r: Resolving) -> Mapping[str, Any] | None:
+    """The preset's row when its checkpoint ships formats of its own and the link does not choose the weights."""
+    preset = r.row("model")
+    return preset if preset is not None and preset.get("weights") is not None and not r.given("weights") else None
+
+
+def _part(key: str) -> Derive:
+    @unless_given(key)
+    def derive(r: Resolving, base: Any) -> Any:
+        shipped = _shipped(r)
+        if shipped is None:
+            return r.get("weights")
+        return shipped[key] if shipped[key] is not None else r.get("weights")
+    derive.__doc__ = f"{key}: the shipped checkpoint's, else the weight format."
+    return derive
+
+
+weights_experts, weights_attn, weights_embed = _part("weights_experts"), _part("weights_attn"), _part("weights_embed")
+
+
+@unless_given("layers_full")
+def layers_full(r: Resolving, base: Any) -> Any:
+    """Blocks a shipped checkpoint keeps at 16 bits; 0 otherwise."""
+    shipped = _shipped(r)
+    return shipped["layers_full"] if shipped is not None else 0
+
+
+# --------------------------------------------------------------------------- the traffic (SPEC sections 9-10)
+
+def ctx(r: Resolving, base: Any) -> Any:
+    """auto: a request of the traffic, prompt plus output tokens (SPEC section 10)."""
+    return max(1, r.get("in_tok") + r.get("out_tok")) if base == AUTO else base
+
+
+def duty(r: Resolving, base: Any) -> Any:
+    """auto: the traffic's implied duty, known once the traffic is evaluated (None in the scenario)."""
+    return None if base == AUTO else base
+
+
+def peak(r: Resolving, base: Any) -> Any:
+    """A day's profile sets the peak factor: its busiest hour over its mean hour (SPEC section 9)."""
+    weights = day_weights(r.get("profile"))
+    return base if weights is None else max(weights) / (sum(weights) / 24)
+
+
+@unless_given("api_cached")
+def api_cached(r: Resolving, base: Any) -> Any:
+    """The row's cached-input price, else the input price in use (docs/method.md section 9)."""
+    return catalogue.cached_input_price({**r.base_row("api"), "api_in": r.get("api_in")})
+
+
+# --------------------------------------------------------------------------- the engine (docs/method.md 8)
+
+def _efficiency(key: str) -> Derive:
+    @unless_given(key)
+    def derive(r: Resolving, base: Any) -> Any:
+        return r.get("eff") if r.given("eff") else base
+    derive.__doc__ = f"{key}: the link's eff, else the engine profile's."
+    return derive
+
+
+eff_bw, eff_kv, eff_flops = _efficiency("eff_bw"), _efficiency("eff_kv"), _efficiency("eff_flops")
+
+
+@unless_given("max_batched_tokens")
+def max_batched_tokens(r: Resolving, base: Any) -> Any:
+    """The engine's default for the card (docs/method.md section 8.2)."""
+    return default_batched_tokens(r.get("engine"), r.get("card"), r.get("torch_gib"))
+
+
+@unless_given("max_seqs")
+def max_seqs(r: Resolving, base: Any) -> Any:
+    """The engine's default cap for the card and its step size, else the profile's."""
+    return default_max_seqs(r.get("engine"), r.get("card"), r.get("torch_gib"), r.get("max_batched_tokens"), base)

@@ -1,0 +1,44 @@
+"""Editing a link in the app: a change of one key drops the values derived from it (:data:`DEPENDENTS`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import catalogue
+from .keys import CUSTOM, DEFAULT_MODEL, DEPENDENTS, KEYS
+
+
+def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A link mapping with ``key`` set to ``value`` and every value derived from that key dropped,
+    so that choosing another model, card, compute precision or API row brings in its own figures."""
+    if key not in KEYS:
+        raise KeyError(key)
+    if value == CUSTOM and key in ("model", "card"):
+        # Going custom starts from the figures in use, not from the default preset's.
+        return {**params, key: value}
+    out = {k: v for k, v in params.items() if k not in _closure(key)}
+    if key == "model":
+        # A checkpoint that ships its own formats brings them in, and takes them away when left.
+        models = catalogue.models()
+        old, new = models.get(str(params.get("model", DEFAULT_MODEL))), models.get(str(value))
+        if (old and old.get("weights")) or (new and new.get("weights")):
+            for k in ("weights", *DEPENDENTS["weights"]):
+                out.pop(k, None)
+    out[key] = value
+    # Keep the compute precision only where the new card has units for it.
+    if key == "card" and value in catalogue.cards() and \
+            catalogue.cards()[value]["peaks"].get(str(out.get("compute", "bf16"))) is None:
+            out.pop("compute", None)
+    return out
+
+
+def _closure(key: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(DEPENDENTS.get(key, ()))
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo.extend(DEPENDENTS.get(k, ()))
+    return seen

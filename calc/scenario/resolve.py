@@ -1,0 +1,251 @@
+"""Parsing a link: each raw value checked (pydantic), then every key resolved by one loop over the key table, then
+the consistency rules; a broken rule drops the culprit and says so. :func:`parse` never raises for bad input;
+:func:`load` is the strict form."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import catalogue, rules
+from ..engines import profile as engine_profile
+from ..engines import tp_rule
+from .derive import AUTO, Conflict
+from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
+from .keys import (
+    CARD_FIGURES,
+    CUSTOM,
+    DEFAULT_CARD,
+    DEFAULT_MODEL,
+    FROM_DEFAULT,
+    KEY_TABLE,
+    KEYS,
+    MODEL_FIGURES,
+    PRESET,
+    Key,
+    _fmt,
+)
+from .link import split_link
+
+
+def _shown(value: Any) -> str:
+    text = _fmt(value) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def _suggestion(key: str, value: Any) -> str:
+    """For a preset id that is not in the catalogue, the nearest ids that are ("did you mean ..."), else ""."""
+    tables = {"model": catalogue.models, "card": catalogue.cards, "api": catalogue.apis}
+    if key not in tables or not isinstance(value, str):
+        return ""
+    text = value.strip().lower()[:200]
+    ids = list(tables[key]()) + ([CUSTOM] if key != "api" else [])
+    near = difflib.get_close_matches(text, ids, n=3, cutoff=0.5)
+    if not near and key == "api":  # a model name without its provider: the rows that end with it
+        near = [i for i in ids if text and i.endswith("/" + text)][:3]
+    return "did you mean " + " or ".join(repr(n) for n in near) + "?" if near else ""
+
+
+def _check_inputs(raw: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
+    """Validate each raw value with pydantic; bad keys are reported and removed."""
+    errors: list[FieldError] = []
+    values = dict(raw)
+    for _ in range(len(KEYS) + 1):
+        try:
+            inputs = LinkInputs.model_validate(values)
+        except ValidationError as exc:
+            bad = {str(e["loc"][0]) for e in exc.errors() if e.get("loc")}
+            for key in sorted(bad):
+                errors.append(FieldError(key, _shown(raw[key]), KEYS[key].accepted, _suggestion(key, raw[key])))
+                values.pop(key, None)
+            continue
+        return inputs.model_dump(exclude_none=True), errors
+    raise RuntimeError("link validation did not settle")  # pragma: no cover
+
+
+class _Resolving:
+    """One link being resolved: each key's value, worked out once, on demand, from its row (the
+    :class:`derive.Resolving` the derivations read)."""
+
+    def __init__(self, v: Mapping[str, Any]):
+        self.v = v
+        self.values: dict[str, Any] = {}
+        self._busy: set[str] = set()
+        models, cards = catalogue.models(), catalogue.cards()
+        model_id, card_id = v.get("model", KEYS["model"].default), v.get("card", KEYS["card"].default)
+        self._rows: dict[str, Mapping[str, Any] | None] = {
+            "model": models.get(model_id) if model_id != CUSTOM else None,
+            "card": cards.get(card_id) if card_id != CUSTOM else None,
+        }
+        self._defaults = {"model": models[DEFAULT_MODEL], "card": cards[DEFAULT_CARD]}
+
+    def given(self, key: str) -> bool:
+        return key in self.v
+
+    def row(self, source: str) -> Mapping[str, Any] | None:
+        if source == "engine":
+            return engine_profile(self.get("engine"))
+        if source == "api":
+            return catalogue.apis()[self.get("api")]
+        return self._rows[source]
+
+    def base_row(self, source: str) -> Mapping[str, Any]:
+        row = self.row(source)
+        return row if row is not None else self._defaults[source]
+
+    def get(self, key: str) -> Any:
+        if key not in self.values:
+            if key in self._busy:  # pragma: no cover - a table whose derivations go round in a circle
+                raise RuntimeError(f"the default of {key} is worked out from itself")
+            self._busy.add(key)
+            self.values[key] = self._value(KEYS[key])
+            self._busy.discard(key)
+        return self.values[key]
+
+    def _value(self, k: Key) -> Any:
+        """The key's row, read as docs/method.md section 1 says: the link's value; else the preset's figure (a
+        custom model's or card's: the row's ``custom``), else the row's default; then its derivation, if any."""
+        if k.key in self.v:
+            base = self.v[k.key]
+        elif k.preset:
+            row = self.row(k.preset)
+            if row is None:
+                found = self._defaults[k.preset].get(k.field or k.key) if k.custom == FROM_DEFAULT else k.custom
+            else:
+                found = row.get(k.field or k.key)
+            base = found if found is not None else (None if k.default == PRESET else k.default)
+        else:
+            base = k.default
+        return k.derive(self, base) if k.derive is not None else base
+
+
+def _card_rule(r: _Resolving) -> None:
+    """A card preset must have units for the compute precision (checked first: the peak is read from them)."""
+    card = r.row("card")
+    if card is not None and card["peaks"].get(r.get("compute")) is None:
+        raise Conflict(("compute",), f"{card['name']} has no dense {r.get('compute')} peak")
+
+
+def _engine_rule(r: _Resolving) -> None:
+    """The engine must accept the tensor-parallel size (engines.tp_rule)."""
+    rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
+    if rule:
+        raise Conflict(("gpus",), rule)
+
+
+def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
+    """Fill every key from its row (one loop over :data:`KEY_TABLE`); raise :class:`Conflict` on a broken rule
+    (calc/rules.py, then the card's and the engine's)."""
+    r = _Resolving(v)
+    _card_rule(r)
+    values = {k.key: r.get(k.key) for k in KEY_TABLE}
+    broken = rules.first_broken(values)
+    if broken is not None:
+        rule, reason = broken
+        raise Conflict(rule.keys, reason, rule.name)
+    _engine_rule(r)
+    follows = frozenset(k.key for k in KEY_TABLE if k.follows and v.get(k.key, k.default) == AUTO)
+    return Scenario(**values, follows_traffic=follows)
+
+
+def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
+    """Parse a link leniently: never raises for bad input.
+
+    Args:
+        link: a whole URL, a query string (with or without '?'), a mapping of key to value
+            (str or number), or None for the defaults.
+
+    Returns:
+        :class:`Parsed` with the scenario used (each rejected key at its default), the rejected
+        inputs as :class:`FieldError` values, and warnings (unknown keys, custom fallbacks, notes).
+    """
+    try:
+        raw, warnings = split_link(link)
+    except ScenarioError as exc:  # a link too large to read: every figure is the default, as in the app
+        return Parsed(_resolve({}, []), tuple(exc.errors))
+    values, errors = _check_inputs(raw)
+    given = frozenset(values)
+    for _ in range(len(KEYS)):
+        resolve_warnings: list[str] = []
+        try:
+            scenario = _resolve(values, resolve_warnings)
+        except Conflict as conflict:
+            culprit = _culprit(conflict, values)
+            if conflict.name and conflict.name != culprit and conflict.name in values \
+                    and conflict.name not in {e.key for e in errors}:
+                # The rule names a key of its own (docs/method.md sections 2-5) and the link gave it: name it.
+                named, shown = conflict.name, _shown(raw[conflict.name])
+                reason = f"{conflict.reason}; {culprit} falls back to its default"
+            else:
+                named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
+            errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
+            values.pop(culprit)
+            continue
+        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings), given)
+    raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
+
+
+def _culprit(conflict: Conflict, values: dict[str, Any]) -> str:
+    """The given key to drop so that a broken rule holds again.
+
+    The rule's own keys come first. When the link gave none of them, the rule was broken by some other
+    override of a preset's figures (``experts_active`` on an MoE preset makes its dense part negative):
+    the first given key whose removal repairs the rule is the one to blame. The presets themselves obey
+    every rule (a catalogue test), so dropping every given key always repairs it.
+    """
+    culprit = next((k for k in conflict.keys if k in values), None)
+    if culprit is not None:
+        return culprit
+    order = [k for k in (*MODEL_FIGURES, *CARD_FIGURES) if k in values] + \
+            [k for k in values if k not in MODEL_FIGURES and k not in CARD_FIGURES]
+    for key in order:
+        trial = {k: v for k, v in values.items() if k != key}
+        try:
+            _resolve(trial, [])
+        except Conflict as other:
+            if other.reason.split("(")[0] == conflict.reason.split("(")[0]:
+                continue  # the same rule still breaks without this key
+        return key
+    if not order:  # nothing was given, so the catalogue itself broke a rule
+        raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}")
+    return order[0]
+
+
+def load(link: str | Mapping[str, Any] | None = None) -> Parsed:
+    """Parse a link strictly.
+
+    Raises:
+        ScenarioError: when any value is malformed, out of range or breaks a consistency rule;
+            its ``errors`` name each key, the value given and the accepted range.
+    """
+    parsed = parse(link)
+    if parsed.errors:
+        raise ScenarioError(list(parsed.errors))
+    return parsed
+
+
+
+def preset_figures(s: Scenario, source: str) -> dict[str, Any]:
+    """The figures the scenario's ``source`` preset (``"model"`` or ``"card"``) gives its shape keys, in the
+    scenario's context (the card's peak at its compute precision); a figure worked out from another shape figure
+    the scenario modifies follows that one (CUDA's total follows a typed memory). None where the preset gives none.
+    Empty for a custom model or card."""
+    if getattr(s, source) == CUSTOM:
+        return {}
+    shape = [k for k in KEY_TABLE if k.preset == source and k.shape]
+    keep = {k.key: getattr(s, k.key) for k in KEY_TABLE
+            if not (k.preset == source and k.shape) and k.key not in s.follows_traffic and getattr(s, k.key) is not None}
+    out: dict[str, Any] = {}
+    modified: set[str] = set()
+    for k in shape:
+        try:
+            value = _Resolving({**keep, **{p: getattr(s, p) for p in k.after if p in modified}}).get(k.key)
+        except Conflict:
+            value = None
+        out[k.key] = value
+        if value is not None and getattr(s, k.key) != value:
+            modified.add(k.key)
+    return out

@@ -1,0 +1,187 @@
+"""calc.scenario: one row per key, for real.
+
+A key whose default comes from a preset is its row in the key table (calc/scenario/keys.py) plus the data column:
+the test adds a synthetic card figure to a copy of the project, with nothing else changed, and checks that the link,
+the command line's help, the sidebar, the memo's inputs table and the independent reference model all see it.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from calc import catalogue, parse, rules, with_change
+from calc.scenario import CARD_FIGURES, DEPENDENTS, KEY_TABLE, KEYS, MODEL_FIGURES, SOURCES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The synthetic key's row, as a developer would write it beside the other card figures.
+FAN_ROW = '''
+    _K("fan_w", "float", "Fan power per card (W)",
+       "Power the card's own fans draw under load; default: the card preset's figure.", "hardware",
+       lo=0, hi=1e4, unit="W", step=1.0, fmt="%g", empty=UNKNOWN,
+       preset="card", custom=None),'''
+FAN_H100_W = 41.5
+
+
+def _copy_with_fan_key(dest: Path) -> Path:
+    """The project copied to ``dest`` with the key's row and the cards' data column added, nothing else."""
+    for name in ("app.py", "calc", "pages", "assets", ".streamlit", "docs"):
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, dest / name)
+    (dest / "tests").mkdir()
+    for name in ("reference_model.py", "apptest.py"):
+        shutil.copy2(ROOT / "tests" / name, dest / "tests" / name)
+    keys = dest / "calc" / "scenario" / "keys.py"
+    text = keys.read_text()
+    start = text.index('_K("power_w"')
+    end = text.index("),", start) + 2
+    keys.write_text(text[:end] + FAN_ROW + text[end:])
+    cards = dest / "calc" / "data" / "cards.csv"
+    with cards.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    header = [*rows[0].keys(), "fan_w", "fan_w_source"]
+    for row in rows:
+        h100 = row["id"] == "h100-sxm"
+        row["fan_w"] = f"{FAN_H100_W:g}" if h100 else ""
+        row["fan_w_source"] = "a test figure, not a datasheet's" if h100 else ""
+    with cards.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    return dest
+
+
+CHECK = textwrap.dedent(f'''
+    import subprocess, sys
+    sys.path.insert(0, "tests")
+    from calc import memo, parse, with_change
+    from calc.scenario import DEPENDENTS
+    import reference_model
+    from apptest import open_app
+
+    # the link: the preset's figure, the link's own, none for a custom card, a bad value named
+    assert parse("card=h100-sxm").scenario.fan_w == {FAN_H100_W}, "preset"
+    assert "fan_w={FAN_H100_W:g}" in parse("").scenario.to_query(), "printed link"
+    assert parse("fan_w=12").scenario.fan_w == 12, "link value"
+    assert parse("card=custom").scenario.fan_w is None, "custom card"
+    assert parse("card=l40s").scenario.fan_w is None, "card without the figure"
+    bad = parse("fan_w=-3")
+    assert [e.key for e in bad.errors] == ["fan_w"] and "0 to 10000" in bad.errors[0].message, bad.errors
+    # the app's edits: another card drops it
+    assert "fan_w" in DEPENDENTS["card"]
+    assert "fan_w" not in with_change({{"card": "h100-sxm", "fan_w": 3}}, "card", "l40s")
+    # the command line's help and the memo's inputs table
+    help_text = subprocess.run([sys.executable, "-m", "calc", "--help"], capture_output=True, text=True).stdout
+    assert "fan_w" in help_text and "Fan power per card (W)" in help_text, "help"
+    memo_text = memo.memo(parse(""))
+    assert "| Fan power per card (W) | {FAN_H100_W:g} W | `fan_w` |" in memo_text, "memo"
+    # the reference model
+    ref = reference_model.reference_report({{"card": "h100-sxm"}})
+    assert ref["scenario"]["fan_w"] == {FAN_H100_W}, "reference model"
+    assert reference_model.reference_report({{"fan_w": "7"}})["scenario"]["fan_w"] == 7
+    # the sidebar
+    at = open_app({{}})
+    assert not at.exception, at.exception
+    boxes = [w for w in at.sidebar.number_input if w.key == "fan_w"] + \\
+            [w for w in at.sidebar.select_slider if w.key == "fan_w"]
+    assert boxes and boxes[0].label == "Fan power per card (W)", "sidebar"
+    assert float(boxes[0].value) == {FAN_H100_W}, boxes[0].value
+    print("ok")
+''')
+
+
+@pytest.mark.slow
+def test_a_card_figure_key_needs_only_its_row_and_the_data_column(tmp_path):
+    project = _copy_with_fan_key(tmp_path)
+    done = subprocess.run([sys.executable, "-c", CHECK], cwd=project, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+def test_a_figure_column_without_its_source_is_refused(tmp_path):
+    cards = tmp_path / "cards.csv"
+    with (ROOT / "calc" / "data" / "cards.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    with cards.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=[*rows[0].keys(), "fan_w"])
+        writer.writeheader()
+        writer.writerows({**r, "fan_w": "40"} for r in rows)
+    with pytest.raises(catalogue.CatalogueError, match="fan_w"):
+        catalogue.load_cards(cards)
+
+
+def test_every_preset_key_names_a_source_and_a_field_the_preset_has():
+    rows = {"model": next(iter(catalogue.models().values())), "card": catalogue.cards()["h100-sxm"],
+            "api": next(iter(catalogue.apis().values()))}
+    from calc.engines import profile
+    rows["engine"] = profile("vllm")
+    for k in KEY_TABLE:
+        if k.preset:
+            assert k.preset in SOURCES, k.key
+            if k.derive is None:
+                assert (k.field or k.key) in rows[k.preset], f"{k.key}: {k.preset} has no {k.field or k.key}"
+
+
+def test_dependents_come_from_the_rows():
+    assert set(DEPENDENTS["model"]) >= set(MODEL_FIGURES) | {"api"}
+    assert set(DEPENDENTS["card"]) >= set(CARD_FIGURES) | {"usd_hr", "card_usd", "power_w", "link_gbs"}
+    assert set(DEPENDENTS["api"]) == {"api_in", "api_out", "api_cached"}
+    assert set(DEPENDENTS["weights"]) == {"weights_experts", "weights_attn", "weights_embed", "layers_full"}
+    assert "weights" not in DEPENDENTS["model"]  # a model change keeps the format unless a checkpoint brings one
+    assert MODEL_FIGURES[:3] == ("params_b", "active_b", "layers") and CARD_FIGURES == (
+        "mem_gib", "torch_gib", "bw_tbs", "tflops")
+
+
+def test_a_change_of_card_drops_its_figures_and_keeps_the_rest():
+    changed = with_change({"card": "h100-sxm", "power_w": 300, "bw_tbs": 9, "upkeep": 10}, "card", "l40s")
+    assert changed == {"card": "l40s", "upkeep": 10}
+
+
+@pytest.mark.parametrize("link, key, value", [
+    ("model=custom", "hidden", 8192),                       # heads x head_dim of the default shape
+    ("model=custom&kv_heads=4", "heads", 4),                # a custom model given only its KV heads
+    ("model=custom&embed_b=1&hidden=4096", "vocab", 244141),  # the untied table's rows
+    ("card=custom", "link_gbs", 64.0),                      # PCIe 5.0 x16
+    ("card=custom", "usd_hr", 2.5),                         # the default card's rent
+    ("card=custom", "power_w", None),                       # a custom card has no board power
+    ("eff=0.5&engine=vllm", "eff_kv", 0.5),                 # the link's eff stands in for the efficiencies
+    ("in_tok=100&out_tok=28", "ctx", 128),                  # ctx follows the traffic
+    ("profile=flat&peak=7", "peak", 1.0),                   # a profile sets the peak factor
+])
+def test_each_derivation_gives_what_docs_method_says(link, key, value):
+    assert getattr(parse(link).scenario, key) == pytest.approx(value) if value is not None else \
+        getattr(parse(link).scenario, key) is None
+
+
+def test_the_catalogue_and_the_parser_apply_the_same_rules(tmp_path):
+    """A preset row that breaks a rule is refused by the loader with the rule's own words, and a link that breaks
+    it is refused by the parser with the same words."""
+    models = tmp_path / "models.csv"
+    with (ROOT / "calc" / "data" / "models.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    row = next(r for r in rows if r["id"] == "llama-3.1-8b")
+    row["kv_heads"] = str(int(row["heads"]) * 2)
+    with models.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(catalogue.CatalogueError) as caught:
+        catalogue.load_models(models)
+    reason = f"kv_heads ({int(row['heads']) * 2}) must not exceed heads ({row['heads']})"
+    assert reason in str(caught.value)
+    parsed = parse(f"model=llama-3.1-8b&kv_heads={int(row['heads']) * 2}")
+    assert [e.key for e in parsed.errors] == ["kv_heads"] and reason in parsed.errors[0].message
+    assert any(r.keys == ("kv_heads", "heads") for r in rules.RULES)
+
+
+def test_every_key_has_exactly_one_row():
+    assert len(KEYS) == len(KEY_TABLE)
