@@ -10,6 +10,8 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 # Per-test ceiling (seconds) so a hung browser test cannot stall a CI run.
 PYTEST_TIMEOUT ?= 300
+# The suite runs on every core, each test file on one worker (pytest-xdist), so a file's server starts once.
+PYTEST_WORKERS ?= auto
 PYTEST_ARGS ?=
 # The image's Python (Dockerfile: python:3.11-slim) and platform, for which requirements.lock is resolved.
 LOCK_PYTHON ?= 3.11
@@ -58,13 +60,13 @@ run: $(VENV)/.req-stamp
 # pytest exits 5 when it collected no tests; that counts as a failure here.
 test: $(VENV)/.dev-stamp
 	bash scripts/ensure_chromium.sh
-	@rc=0; $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
 
 # Leaves out the tests marked slow (long fuzzing and sweeps) and browser (Chromium): a quick check.
 test-fast: $(VENV)/.dev-stamp
-	@rc=0; $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) -m "not slow and not browser" $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(PY) -m pytest -q --timeout=$(PYTEST_TIMEOUT) -n $(PYTEST_WORKERS) --dist loadfile -m "not slow and not browser" $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-fast: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
 

@@ -1,6 +1,6 @@
 """Self-host or API: the app's frame. Page config, the shared sidebar of inputs, and navigation.
 
-Run with ``streamlit run app.py``. Every page reads the one scenario that ``pages/_ui.py`` keeps
+Run with ``streamlit run app.py``. Every page reads the one scenario that ``pages/_ui`` keeps
 in step with the address bar.
 """
 

@@ -5,7 +5,7 @@ Two servers run side by side on this machine: the app (`streamlit run app.py`) a
 session), so every one is a first visit; visits alternate between the two servers so that the machine's load falls
 on both alike. A visit's time runs from the navigation's start to the first metric value drawn
 (`[data-testid=stMetricValue]`); the whole page (a session's first run draws the verdict and the headline
-figures, and the browser then asks for the charts and tables: pages/_ui.py ``details``) is printed beside it. Both servers are warmed by
+figures, and the browser then asks for the charts and tables: pages/_ui/frame.py ``details``) is printed beside it. Both servers are warmed by
 one visit that is not counted (the first visit after a server start also pays for Python's imports). Prints the
 medians and their ratio, never asserts. Target (issue 11): app / floor <= 1.8.
 
@@ -30,7 +30,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run"]
 TARGET_RATIO = 1.8
 FIRST_FIGURE = "[data-testid=stMetricValue]"
-#: The whole page: the script has stopped and the first draw's marker (pages/_ui.py LOADING_KEY) is gone.
+#: The whole page: the script has stopped and the first draw's marker (pages/_ui/links.py LOADING_KEY) is gone.
 DONE = """() => !document.querySelector('.st-key-calc-loading-details')
     && document.querySelector('[data-testid=stApp][data-test-script-state=notRunning]')"""
 

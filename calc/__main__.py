@@ -181,7 +181,7 @@ def _plan(parsed, args: argparse.Namespace) -> int:
     import csv
     from dataclasses import asdict, fields
 
-    from .planner import PlanRow, plan
+    from .planner import PlanRow, plan, to_cents
     from .scenario import KEYS
     formats = None
     if args.weights:
@@ -199,7 +199,7 @@ def _plan(parsed, args: argparse.Namespace) -> int:
         return 0
     out = csv.DictWriter(sys.stdout, fieldnames=[f.name for f in fields(PlanRow)], lineterminator="\n")
     out.writeheader()
-    out.writerows(rows)
+    out.writerows(to_cents(r) for r in rows)
     return 0
 
 

@@ -339,6 +339,15 @@ def apis() -> Mapping[str, dict]:
     return _api_table()[0]
 
 
+def api_ids_for(current: str | None) -> list[str]:
+    """The API price ids in the order a picker offers them: the rows of ``current``'s model family first, then
+    open-weight before closed, by family, each family's cheapest (input plus output price per 1M tokens) first."""
+    rows = apis()
+    family = rows[current]["family"] if current in rows else None
+    return sorted(rows, key=lambda a: (rows[a]["family"] != family, rows[a]["kind"] != "open-weight",
+                                       rows[a]["family"], rows[a]["api_in"] + rows[a]["api_out"]))
+
+
 def cached_input_price(row: Mapping) -> float:
     """USD per 1M cached prompt tokens of an API price row: the list's cached-input price, else its input price
     (a list without one bills a cached token as any other; docs/method.md section 9)."""

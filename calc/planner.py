@@ -45,6 +45,15 @@ class PlanRow:
     link: str                        # the set-up's own link (query string)
 
 
+#: The planner's money fields, which a table or CSV gives to the cent.
+MONEY_FIELDS = ("rent_usd_month", "own_usd_month", "own_capex_usd", "best_usd_month")
+
+
+def to_cents(row: dict) -> dict:
+    """A plan row (as a dict) with its money fields rounded to the cent, as a CSV or a table shows them."""
+    return {k: (round(v, 2) if k in MONEY_FIELDS and v is not None else v) for k, v in row.items()}
+
+
 def plan(s: Scenario, formats: Sequence[str] | None = None,
          sizes: Sequence[int] = TP_SIZES) -> list[PlanRow]:
     """Every card preset x ``sizes`` cards per replica x ``formats`` (default: the scenario's own weight format)

@@ -33,9 +33,10 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     weights as loaded, each block of the engine's reserve, the KV cache the batch fills, the rest of the KV
     cache the engine allocated, and what the engine leaves alone. The parts add up to the card (``mem_gib``).
 
-    Returns columns ``part``, ``gib_per_card``, ``gib_total``. A batch whose caches exceed the KV cache, or
-    weights and a reserve that exceed the engine's share, add a ``short`` row holding the shortfall as a
-    negative figure.
+    Returns columns ``part``, ``gib_per_card``, ``gib_total``, and ``start_gib`` / ``end_gib``: where each block
+    sits on one card when the blocks are laid end to end (a waterfall; a negative block has no width). A batch
+    whose caches exceed the KV cache, or weights and a reserve that exceed the engine's share, add a ``short`` row
+    holding the shortfall as a negative figure.
     """
     batch = memory.batch_used(s) if batch is None else batch
     g = s.gpus
@@ -52,7 +53,9 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
         names.append("short")
         per_card.append(short)
     per_card_arr = np.array(per_card)
-    return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * g})
+    end = np.cumsum(np.clip(per_card_arr, 0.0, None))
+    return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * g,
+                         "start_gib": end - np.clip(per_card_arr, 0.0, None), "end_gib": end})
 
 
 def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
@@ -455,11 +458,11 @@ def plan_table(s: Scenario, formats: Sequence[str] | None = None) -> pd.DataFram
     """The fleet planner (:func:`calc.planner.plan`) as a table, best first: ``card_name``, ``gpus``, ``weights``,
     ``replicas``, ``cards``, ``rent_usd_month``, ``own_usd_month``, ``own_capex_usd``, ``best_usd_month``, ``best``
     ("rent" or "buy"), ``meets_tpot``, ``memory_caps_batch``, ``max_batch``, ``capacity_measured``, ``card`` and
-    ``query`` (the set-up's own link)."""
+    ``query`` (the set-up's own link); money to the cent."""
     from dataclasses import asdict
 
-    from .planner import PlanRow, plan
-    rows = [asdict(r) for r in plan(s, formats)]
+    from .planner import PlanRow, plan, to_cents
+    rows = [to_cents(asdict(r)) for r in plan(s, formats)]
     cols = [f for f in PlanRow.__dataclass_fields__ if f != "link"] + ["query"]
     df = pd.DataFrame([{**{k: v for k, v in r.items() if k != "link"}, "query": r["link"]} for r in rows],
                       columns=cols)

@@ -13,17 +13,22 @@ st.title("What does a million tokens cost?")
 if s.usd_hr is None:
     st.warning("This card has no reference rent in the catalogue: enter your quote as **Rent per card-hour** "
                "in the sidebar (Money) to price it.")
-c1, c2, c3, c4 = st.columns(4)
+c0, c1, c2, c3, c4 = st.columns(5)
 runs = r["fits"] and r["max_batch"] >= r["batch"]  # memory holds the batch priced here
+whole = ui.evaluation().decision.units.self_host_all_in
 
 
 def per_mtok(x):
     return "—" if x is None or not runs else f"{x:,.3f}"
 
 
-c1.metric("USD / 1M tokens", per_mtok(r["usd_per_mtok"]),
-          help=f"Rent plus upkeep per million output tokens at batch {r['batch']:,} and duty {r['duty_used']:.0%}.")
-c2.metric("of which rent", per_mtok(r["usd_per_mtok_rent"]),
+c0.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
+          help="The Decision page's figure: the rent of every replica the traffic needs, the upkeep and the prompt "
+               "time, over the month's output tokens.")
+c1.metric(f"At batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
+          help="One replica's rent plus upkeep per million output tokens at this batch and duty (decode only): the "
+               "cost surface below.")
+c2.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
           help="The textbook figure counts only this, at duty 100 %.")
 c3.metric("Monthly rent", words.money(r["monthly_rent_usd"]),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not.")

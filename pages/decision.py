@@ -31,7 +31,7 @@ if callout is not None:  # the price list's cheapest row for the model, up front
     st.warning(f"{text} [Compare with that row]({ui.base_url()}/decision?{other})", icon=":material/sell:")
 
 fixed = [k for k in ("ctx", "duty") if k not in s.follows_traffic]
-st.caption(f"This page sizes for the traffic: each request holds {s.in_tok + s.out_tok:,} tokens (prompt + output) in "
+st.caption(f"This page sizes for the traffic: each request holds {ui.evaluation().decision.cap.n:,} tokens (prompt + output) in "
            f"cache and the duty cycle follows from {s.req_day:,.0f} requests a day and the peak factor. "
            + ("The Fit, Speed and Cost pages follow the same traffic (Context and Duty on auto)." if not fixed else
               f"The Fit, Speed and Cost pages use the link's {' and '.join(fixed)} instead, a what-if they say at "
@@ -128,15 +128,19 @@ ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
 # ---------------------------------------------------------------- every way to serve it (SPEC section 9)
 st.subheader("Every way to serve it: the API, renting, buying, or a fleet plus the API")
 opts = tables.options_table(r)
+# Short headers and set widths, so that every column shows at 1,400 px without a sideways scroll.
 ui.dataframe(opts.drop(columns=["key"]), column_config={
-    "option": "Option", "usd_month": st.column_config.NumberColumn("USD/month", format="%,.0f"),
-    "usd_per_mtok_out": st.column_config.NumberColumn("USD per 1M output tokens", format="%,.3f"),
-    "replicas": st.column_config.NumberColumn("Replicas", format="%d"),
-    "capex_usd": st.column_config.NumberColumn("Purchase (USD)", format="%,.0f"),
-    "payback_months": st.column_config.NumberColumn("Payback vs renting (months)", format="%,.1f"),
-    "best": st.column_config.CheckboxColumn("Cheapest"),
-    "allowed": st.column_config.CheckboxColumn("Allowed"),
-    "sensitive_to": "Moves most with (each input 10 % higher)"},
+    "option": st.column_config.TextColumn("Option", width=190),
+    "usd_month": st.column_config.NumberColumn("USD/month", format="%,.0f", width=85),
+    "usd_per_mtok_out": st.column_config.NumberColumn("USD / 1M out", format="%,.3f", width=90,
+                                                      help="USD per million output tokens, the whole bill"),
+    "replicas": st.column_config.NumberColumn("Replicas", format="%d", width=70),
+    "capex_usd": st.column_config.NumberColumn("Purchase USD", format="%,.0f", width=95),
+    "payback_months": st.column_config.NumberColumn("Payback (mo)", format="%,.1f", width=95,
+                                                    help="Months until buying has cost less than renting"),
+    "best": st.column_config.CheckboxColumn("Cheapest", width=70),
+    "allowed": st.column_config.CheckboxColumn("Allowed", width=65),
+    "sensitive_to": st.column_config.TextColumn("Moves most with (each input 10 % higher)", width="large")},
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
                   "payback_months", "sensitive_to"])
 best = tables.OPTION_NAMES.get(r["best"] or "", "none")

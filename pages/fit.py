@@ -55,17 +55,14 @@ def colour(part: str, i: int) -> str:
 colours = {p: colour(p, i) for i, p in enumerate(stack["part"])}
 shown = stack.assign(gib=stack["gib_per_card"].clip(lower=0), order=range(len(stack)),
                      label=[f"{p}: {g:,.2f} GiB" for p, g in zip(stack["part"], stack["gib_per_card"], strict=True)])
-shown = shown[shown["gib"] > 0]
-# A waterfall: each block starts where the one before it ended, so the last ends at the card's size.
-shown = shown.assign(end=shown["gib"].cumsum())
-shown = shown.assign(start=shown["end"] - shown["gib"])
+shown = shown[shown["gib"] > 0]  # a waterfall (calc.tables.memory_stack lays the blocks end to end)
 chart = (
     alt.Chart(shown)
     .mark_bar(height=18)
     .encode(
-        x=alt.X("start:Q", title="GiB on one card", axis=alt.Axis(format=",.0f"),
-                scale=alt.Scale(domain=[0, max(s.mem_gib, float(shown["end"].max())) * 1.02], nice=False)),
-        x2="end:Q",
+        x=alt.X("start_gib:Q", title="GiB on one card", axis=alt.Axis(format=",.0f"),
+                scale=alt.Scale(domain=[0, max(s.mem_gib, float(shown["end_gib"].max())) * 1.02], nice=False)),  # layout
+        x2="end_gib:Q",
         y=alt.Y("label:N", sort=list(shown["label"]), title=None, axis=alt.Axis(labelLimit=320, labelOverlap=False)),
         color=alt.Color("part:N", scale=alt.Scale(domain=list(shown["part"]),
                                                    range=[colours[p] for p in shown["part"]]), legend=None),

@@ -113,7 +113,7 @@ def test_bad_link_shows_the_named_error_and_keeps_working():
     at = open_app({"ctx": "lots", "duty": "7", "colour": "blue"})
     assert not at.exception
     shown = texts(at.error)
-    assert "ctx='lots'" in shown and "integer from 1 to 100000000" in shown.replace("\\", "")
+    assert "ctx='lots'" in shown and "integer from 1 to 100,000,000" in shown.replace("\\", "")
     assert "duty='7'" in shown and "from 0.001 to 1" in shown
     # Defaults in use, the rejected values kept in the link so that it shows what was asked for.
     assert at.query_params["ctx"] == "lots" and at.query_params["duty"] == "7"

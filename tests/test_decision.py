@@ -15,7 +15,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from apptest import draw, open_app, texts
-from calc import evaluate, parse, report, traffic, words
+from calc import evaluate, parse, report, traffic
 from calc import memo as dm
 from calc.memo import memo, verdict_sentence
 
@@ -177,67 +177,6 @@ def sentence(link=""):
     return verdict_sentence(evaluate(p).decision)
 
 
-def test_sentence_on_defaults():
-    assert sentence() == (
-        "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
-        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±20 %, "
-        "each source predicted by a fit without it), self-hosting costs 5,800 USD a month at either end (the same "
-        "replicas). The verdict holds across that range. Self-hosting first breaks even "
-        "at about 484,000 requests a day and is cheaper at every volume above about 693,000. The catalogue's cheapest "
-        "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
-        "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
-        "int4-g128 "
-        "weights (4.25 bits), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
-        "the catalogue (2.69 to 12.29 USD, 8 quotes), under the vLLM engine profile.")
-
-
-def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
-    close = sentence("req_day=540000")  # within a few hundred USD of each other: 1 % apart
-    assert "The two differ by 1%, less than the figures' own uncertainty (about 10%): treat it as a tie" in close
-    assert "treat it as a tie" not in sentence("req_day=10000")
-
-
-def test_sentence_cases():
-    assert "6 replicas of 4 H100 SXM 80 GB cards (24 cards)" in sentence("gpus=4&req_day=1000000")
-    # Cheaper than the preset's row, not than the catalogue's cheapest row for the model: said as such.
-    assert sentence("req_day=540000").startswith("At the API row priced in the link, self-hosting is cheaper")
-    never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
-    assert "never breaks even" in never and "card rent alone" in never
-    assert "not one request of 200,300 tokens fits" in sentence("model=llama-3.1-8b&card=l4&in_tok=200000")
-    assert "Self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
-    tipped = sentence("req_day=560000")  # past the first break-even, but a new replica tips it back
-    assert tipped.startswith("At the API row priced in the link, the API is cheaper") and "tips it back" in tipped
-
-
-def test_totals_that_round_alike_get_more_digits():
-    assert words.sig_pair(10100.8, 10400) == ("10,100", "10,400")
-    assert words.sig_pair(5800, 343.2) == ("5,800", "340")
-    assert words.sig(273892.77, 3) == "274,000" and words.sig(0.001144) == "0.0011" and words.sig(None) == "—"
-
-
-def test_memo_is_deterministic_and_complete():
-    p = parse("model=llama-3.1-8b&card=l40s&req_day=3000000&usd_hr=0.79&upkeep=1000")
-    text = memo(p, base_url="https://calc.example.internal/")
-    assert text == memo(p, base_url="https://calc.example.internal")
-    assert text.startswith("# Self-host or API: Llama 3.1 8B on L40S 48 GB\n")
-    for heading in ("## What would change the verdict", "## Monthly cost at 3,000,000 requests a day",
-                    "## Capacity for the busiest hour", "## Monthly cost by volume", "## Inputs",
-                    "## Assumptions and sources", "## Reasons to self-host that no cost figure captures", "## Reproduce"):
-        assert heading in text
-    assert f"<https://calc.example.internal/decision?{p.scenario.to_query()}>" in text
-    assert "read 2026-07-24" in text  # the API row's date
-    assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
-    assert "set in the link" not in text
-    assert "| 10,000,000 | 63 | 63 |" in text  # L40S: vLLM takes 90 % of the 44.52 GiB CUDA reports
-
-
-def test_memo_default_base_url(monkeypatch):
-    monkeypatch.delenv("CALC_BASE_URL", raising=False)
-    assert "<http://localhost:8501/decision?" in memo(parse(""))
-    monkeypatch.setenv("CALC_BASE_URL", "https://x.example")
-    assert "<https://x.example/decision?" in memo(parse(""))
-
-
 # ---------------------------------------------------------------- what flips it (calc.traffic additions)
 
 
@@ -264,19 +203,6 @@ def test_price_to_flip_makes_both_options_equal():
     assert flipped["self_host_usd_month"] == pytest.approx(flipped["api_usd_month"], rel=1e-9)
 
 
-def test_unit_costs_use_the_serving_throughput():
-    s = parse("").scenario
-    u = traffic.unit_costs(s)
-    r = report("")
-    assert u.duty == pytest.approx(r["duty_traffic"])
-    assert u.rent_at_full == pytest.approx(2.5 / (3600 * u.tok_s) * 1e6)
-    assert u.rent_at_duty == pytest.approx(u.rent_at_full / u.duty)
-    assert u.self_host_all_in == pytest.approx(r["self_host_usd_month"] / r["tokens_out_month"] * 1e6)
-    assert u.api_all_in == pytest.approx(r["api_usd_month"] / r["tokens_out_month"] * 1e6)
-    nothing = traffic.unit_costs(parse(NO_FIT).scenario)
-    assert nothing.duty is None and nothing.self_host_all_in is None
-
-
 def test_each_page_flags_memory_for_its_own_figures():
     def memory_flag(at):
         return texts([w for w in at.warning if "Memory caps the batch" in w.value])
@@ -294,7 +220,6 @@ def test_the_verdict_says_the_assumptions_that_favour_self_hosting():
     assert "Priced with fp8 weights (8 bits)" in text and "1.00 USD per card-hour, within the range of the on-demand quotes" in text
     assert "above every on-demand quote" in sentence("usd_hr=20")
     assert "no on-demand quote for this card" in sentence("card=mi300x&usd_hr=3")
-
 
 
 def test_the_cheapest_api_row_for_the_model_is_shown_up_front_with_a_link_that_compares_it():

@@ -3,6 +3,7 @@ and the package never reaches up into the app."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ def test_import_calc_loads_no_pandas_streamlit_or_altair():
 
 
 def test_calc_never_imports_the_app():
-    for path in (ROOT / "calc").glob("*.py"):
+    for path in (ROOT / "calc").rglob("*.py"):
         text = path.read_text()
         assert "import streamlit" not in text and "from streamlit" not in text, path.name
         assert "from pages" not in text and "import pages" not in text, path.name
@@ -55,7 +56,7 @@ def test_pages_read_the_typed_chain_and_never_the_model():
     them, so no page can work a figure out a second way."""
     import ast
     from pathlib import Path
-    for path in sorted((Path(__file__).resolve().parent.parent / "pages").glob("*.py")):
+    for path in sorted((Path(__file__).resolve().parent.parent / "pages").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module == "calc":
@@ -65,3 +66,66 @@ def test_pages_read_the_typed_chain_and_never_the_model():
                 assert node.module not in ("calc.model", "calc.traffic", "calc.memory"), (path.name, node.module)
             if isinstance(node, ast.Import):
                 assert not {a.name for a in node.names} & {"calc.model", "calc.traffic", "calc.memory"}, path.name
+
+
+#: Names that hold figures on the pages: the scenario, the report, the decision and the evaluation.
+FIGURE_NAMES = {"s", "scenario", "r", "report", "d", "ev", "mem", "cap"}
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def _reads_a_figure(node) -> bool:
+    """An operand that is a figure: ``s.ctx``, ``r["max_batch"]``, ``table["gib"]`` (a column), ``d.cap.n``."""
+    if isinstance(node, ast.Attribute):
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id in FIGURE_NAMES
+    if isinstance(node, ast.Subscript):
+        key = node.slice
+        return isinstance(key, ast.Constant) and isinstance(key.value, str)
+    return False
+
+
+def _joins_lists_or_text(node) -> bool:
+    """``a + b`` where one side is a list, a tuple or text: joining, not arithmetic."""
+    sides = (node.left, node.right)
+    return any(isinstance(x, (ast.List, ast.ListComp, ast.Tuple, ast.JoinedStr)) or
+               (isinstance(x, ast.Constant) and isinstance(x.value, str)) or
+               (isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in ("list", "tuple", "str"))
+               for x in sides)
+
+
+def test_no_page_does_arithmetic_on_figures():
+    """A figure a page shows is worked out in calc; a page only formats it. Chart layout (an axis's headroom) is
+    marked on its line with ``# layout``."""
+    offenders = []
+    for path in sorted((ROOT / "pages").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC) and \
+                    (_reads_a_figure(node.left) or _reads_a_figure(node.right)) and \
+                    not _joins_lists_or_text(node) and not lines[node.end_lineno - 1].rstrip().endswith("# layout"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_arithmetic_check_finds_a_sum_of_figures():
+    tree = ast.parse("x = s.in_tok + s.out_tok")
+    node = next(n for n in ast.walk(tree) if isinstance(n, ast.BinOp))
+    assert _reads_a_figure(node.left) and _reads_a_figure(node.right)
+
+
+def test_hypothesis_runs_derandomised():
+    from hypothesis import settings
+    assert settings.default.derandomize and settings.default.database is None
+
+
+def test_every_calc_module_has_a_test_module_of_its_name():
+    """tests/ mirrors the package: calc/<name>.py (and the calc/scenario package) has tests/test_<name>.py; the
+    command line (__main__) has tests/test_cli.py. Concerns that cross modules (the app, the browser, golden
+    files, fuzzing) have modules of their own beside these."""
+    names = {p.stem for p in (ROOT / "calc").glob("*.py") if p.stem != "__init__"} | {"scenario"}
+    names = {"cli" if n == "__main__" else n for n in names}
+    missing = sorted(n for n in names if not (ROOT / "tests" / f"test_{n}.py").exists())
+    assert not missing, missing

@@ -73,8 +73,11 @@ PARTS = ["weights (as loaded)", "reserve (overhead_gib)", "KV cache at batch 17"
 
 def test_memory_stack_one_card():
     df = tables.memory_stack(sc())
-    assert list(df.columns) == ["part", "gib_per_card", "gib_total"]
+    assert list(df.columns) == ["part", "gib_per_card", "gib_total", "start_gib", "end_gib"]
     assert list(df["part"]) == PARTS
+    # laid end to end on the card: each block starts where the one before ends, the last ends at the card's size
+    assert list(df["start_gib"]) == [0.0, approx(W4), approx(W4 + 4), approx(W4 + 4 + 42.5), approx(80)]
+    assert df["end_gib"].iloc[-1] == approx(80)
     # weights 32.596; reserve 4; cache 17 sequences * 2.5 GiB = 42.5; the rest of the cache the engine holds
     # 80 - 4 - 32.596 - 42.5 = 0.9037; the roofline takes the whole card, so it leaves nothing
     assert list(df["gib_total"]) == [approx(W4), approx(4.0), approx(42.5), approx(80 - W4 - 42.5 - 4), approx(0)]

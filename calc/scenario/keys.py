@@ -117,7 +117,7 @@ class Key:
             return self.accepted_text
         if self.kind in ("float", "int", "batch"):
             what = "an integer" if self.kind != "float" else "a number"
-            text = f"{what} from {_fmt(float(self.lo))} to {_fmt(float(self.hi))}{self.rule}"
+            text = f"{what} from {_range_text(float(self.lo))} to {_range_text(float(self.hi))}{self.rule}"
             if self.kind == "batch":
                 return "'auto' or " + text
             if self.follows:
@@ -132,6 +132,12 @@ class Key:
         if self.kind == "flag":
             return "1 or 0"
         raise ValueError(f"no accepted text for {self.key}")  # pragma: no cover
+
+
+def _range_text(value: float) -> str:
+    """An end of a key's range for people: large whole numbers with thousands separators (1,000,000,000,000, not
+    1000000000000), others as a link writes them."""
+    return f"{int(value):,}" if value.is_integer() and abs(value) >= 100_000 else _fmt(value)
 
 
 def _K(key: str, kind: str, label: str, help: str, group: str, **figures: Any) -> Key:
@@ -168,17 +174,17 @@ KEY_TABLE: tuple[Key, ...] = (
        "model", lo=1, hi=10_000_000_000, step=1, slider=("pow2", 256, 65536),
        preset="model", shape=True, custom=None, derive=d.hidden),
     _K("experts", "int", "Routed experts per MoE layer", "0 for a dense model.", "model", lo=0, hi=100_000, step=1,
-       accepted_text="0 (dense) or an integer from 2 to 100000", slider=("pow2", 2, 1024),
+       accepted_text="0 (dense) or an integer from 2 to 100,000", slider=("pow2", 2, 1024),
        preset="model", shape=True, custom=0),
     _K("experts_active", "int", "Routed experts per token", "Experts each token is routed to.", "model",
        lo=0, hi=100_000, step=1, accepted_text="an integer with 1 <= experts_active < experts (0 when dense)", slider=("pow2", 1, 64),
        preset="model", shape=True, custom=0),
     _K("kv_latent", "int", "MLA latent width per layer",
        "kv_lora_rank + qk_rope_head_dim for multi-head latent attention; 0 = plain KV cache.", "model",
-       lo=0, hi=1_000_000, step=1, accepted_text="0 (no MLA) or an integer from 1 to 1000000", slider=("pow2", 64, 4096),
+       lo=0, hi=1_000_000, step=1, accepted_text="0 (no MLA) or an integer from 1 to 1,000,000", slider=("pow2", 64, 4096),
        preset="model", shape=True, custom=0),
     _K("window", "int", "Sliding window (tokens)", "Attention window of the windowed layers; 0 = no window.", "model",
-       lo=0, hi=100_000_000, unit="tokens", step=1, accepted_text="0 (none) or an integer from 1 to 100000000", slider=("pow2", 256, 1048576),
+       lo=0, hi=100_000_000, unit="tokens", step=1, accepted_text="0 (none) or an integer from 1 to 100,000,000", slider=("pow2", 256, 1048576),
        preset="model", shape=True, custom=0),
     _K("window_layers", "int", "Layers using the window", "How many layers attend only within the window.", "model",
        lo=0, hi=10_000, step=1, accepted_text="an integer from 0 to layers", slider=("pow2", 1, 256),

@@ -101,8 +101,10 @@ class _Resolving:
             if key in self._busy:  # pragma: no cover - a table whose derivations go round in a circle
                 raise RuntimeError(f"the default of {key} is worked out from itself")
             self._busy.add(key)
-            self.values[key] = self._value(KEYS[key])
-            self._busy.discard(key)
+            try:
+                self.values[key] = self._value(KEYS[key])
+            finally:
+                self._busy.discard(key)
         return self.values[key]
 
     def _value(self, k: Key) -> Any:
@@ -240,9 +242,11 @@ def preset_figures(s: Scenario, source: str) -> dict[str, Any]:
             if not (k.preset == source and k.shape) and k.key not in s.follows_traffic and getattr(s, k.key) is not None}
     out: dict[str, Any] = {}
     modified: set[str] = set()
+    plain = _Resolving(keep)
     for k in shape:
+        follows = {p: getattr(s, p) for p in k.after if p in modified}
         try:
-            value = _Resolving({**keep, **{p: getattr(s, p) for p in k.after if p in modified}}).get(k.key)
+            value = (_Resolving({**keep, **follows}) if follows else plain).get(k.key)
         except Conflict:
             value = None
         out[k.key] = value

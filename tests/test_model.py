@@ -1,4 +1,4 @@
-"""Properties of the model that must hold for any scenario (hypothesis)."""
+"""calc.model: properties of the roofline model that must hold for any scenario (hypothesis); the SPEC's reference tables are tests/test_spec_tables.py."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from calc import memory, model, parse, report
 from calc.scenario import KEY_TABLE, KEYS, KV_FORMATS, WEIGHT_FORMATS, slider_stops
 
-settings.register_profile("calc", deadline=None, max_examples=150)
-settings.load_profile("calc")
+#: Every property here tries 150 examples (the derandomised profile of tests/conftest.py, with more of them).
+settings.register_profile("properties", parent=settings.get_profile("derandomised"), max_examples=150)
 
 dense_shapes = st.fixed_dictionaries({
     "model": st.just("custom"),
@@ -27,6 +27,7 @@ dense_shapes = st.fixed_dictionaries({
 })
 
 
+@settings(settings.get_profile("properties"))
 @given(dense_shapes, st.integers(1, 4096), st.integers(1, 4096))
 def test_step_time_and_throughput_never_fall_as_batch_grows(link, b1, b2):
     s = parse(link).scenario
@@ -36,6 +37,7 @@ def test_step_time_and_throughput_never_fall_as_batch_grows(link, b1, b2):
     assert lo / t[0] <= hi / t[1] * (1 + 1e-12)
 
 
+@settings(settings.get_profile("properties"))
 @given(dense_shapes, st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from([2, 4, 8, 16, 32]),
        st.sampled_from([2, 4, 8, 16, 32]))
 def test_max_batch_never_rises_with_context_or_kv_bits(link, n1, n2, k1, k2):
@@ -46,6 +48,7 @@ def test_max_batch_never_rises_with_context_or_kv_bits(link, n1, n2, k1, k2):
     assert report({**link, "kv": khi})["max_batch"] <= report({**link, "kv": klo})["max_batch"]
 
 
+@settings(settings.get_profile("properties"))
 @given(dense_shapes, st.floats(0.01, 1), st.floats(0.01, 1))
 def test_cost_never_rises_with_duty(link, d1, d2):
     lo, hi = sorted((d1, d2))
@@ -54,6 +57,7 @@ def test_cost_never_rises_with_duty(link, d1, d2):
     assert r_hi["usd_per_mtok_rent"] <= r_lo["usd_per_mtok_rent"]
 
 
+@settings(settings.get_profile("properties"))
 @given(dense_shapes, st.floats(0.5, 2000))
 def test_break_even_is_independent_of_model_size_without_attention(link, other_params_b):
     a = report({**link, "attn": 0})["break_even_batch"]
@@ -70,6 +74,7 @@ moe_shapes = st.fixed_dictionaries({
 })
 
 
+@settings(settings.get_profile("properties"))
 @given(moe_shapes)
 def test_moe_break_even_is_a_root_of_compute_equals_memory(link):
     s = parse(link).scenario
@@ -82,6 +87,7 @@ def test_moe_break_even_is_a_root_of_compute_equals_memory(link):
     assert np.isclose(at.compute_s, at.memory_s, rtol=1e-9)
 
 
+@settings(settings.get_profile("properties"))
 @given(st.one_of(dense_shapes, moe_shapes), st.sampled_from(["auto", "1", "7", "300"]),
        st.one_of(st.none(), st.floats(1, 500)))
 def test_report_of_its_own_scenario_is_the_same_report(link, batch, tpot):
@@ -106,6 +112,7 @@ def _slider_value(draw):
     return key, draw(st.floats(spec.lo, spec.hi, allow_nan=False))
 
 
+@settings(settings.get_profile("properties"))
 @given(_slider_value())
 def test_slider_stops_keep_any_accepted_value_in_order_and_in_range(case):
     key, value = case
@@ -117,6 +124,7 @@ def test_slider_stops_keep_any_accepted_value_in_order_and_in_range(case):
     assert parse({key: str(value)}).scenario.as_dict()[key] == value or parse({key: str(value)}).errors
 
 
+@settings(settings.get_profile("properties"))
 @given(st.sampled_from([k.key for k in KEY_TABLE if k.kind in ("weights", "kv")]), st.floats(1, 32))
 def test_format_slider_orders_by_bits_and_keeps_bits_given_as_a_number(key, bits):
     stops = slider_stops(key, f"{bits:g}")

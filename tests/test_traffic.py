@@ -1,4 +1,4 @@
-"""Long-prompt API tiers (docs/method.md section 8): a request whose prompt exceeds a price row's threshold is billed
+"""calc.traffic: the load a fleet must carry and what the API bills for it. Long-prompt API tiers (docs/method.md section 8): a request whose prompt exceeds a price row's threshold is billed
 entirely at the tier's prices; the monthly bill, the per-request cost and the break-even load all use it."""
 
 import csv
@@ -122,3 +122,19 @@ def test_a_tier_price_outside_the_band_refuses_the_row(tmp_path):
                                       tier_source="test", tier_read_on="2026-11-30"))
     row = cat.load_api_prices(good)[0]["gemini/x"]
     assert (row["tier_above_tok"], row["tier_api_in"], row["tier_api_out"]) == (200000, 2.5, 15.0)
+
+
+NO_FIT = {"model": "llama-3.1-405b", "weights": "bf16"}
+
+
+def test_unit_costs_use_the_serving_throughput():
+    s = parse("").scenario
+    u = traffic.unit_costs(s)
+    r = report("")
+    assert u.duty == pytest.approx(r["duty_traffic"])
+    assert u.rent_at_full == pytest.approx(2.5 / (3600 * u.tok_s) * 1e6)
+    assert u.rent_at_duty == pytest.approx(u.rent_at_full / u.duty)
+    assert u.self_host_all_in == pytest.approx(r["self_host_usd_month"] / r["tokens_out_month"] * 1e6)
+    assert u.api_all_in == pytest.approx(r["api_usd_month"] / r["tokens_out_month"] * 1e6)
+    nothing = traffic.unit_costs(parse(NO_FIT).scenario)
+    assert nothing.duty is None and nothing.self_host_all_in is None

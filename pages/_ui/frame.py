@@ -1,0 +1,175 @@
+"""The frame of every page: navigation, the header every page shares (rejected values, the batch flags, the
+accuracy note), and the first draw that ends a page where its details begin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from calc import (
+    Scenario,
+    notes,
+    words,
+)
+from calc.engines import ENGINE_NAMES
+
+from .cache import current, evaluation, table
+from .links import LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
+from .state import _errors
+from .text import plain
+
+
+def _enter_through_app() -> None:
+    """Re-enter through app.py when Streamlit ran a page file on its own.
+
+    Streamlit treats a folder named ``pages`` beside the entry script as a list of pages until the first
+    ``st.navigation`` call of the server process; a first visit that lands on a page's URL would run that
+    page without the frame. Declaring a navigation turns that mode off, and the rerun goes through app.py.
+    """
+    navigation()
+    st.rerun()
+
+
+FAVICON = str(Path(__file__).resolve().parents[2] / "assets" / "favicon.png")
+
+
+PAGES = [  # (script, title, url_path): url paths are part of shared links and never change
+    ("pages/decision.py", "Decision", "decision"),
+    ("pages/fit.py", "Fit", "fit"),
+    ("pages/speed.py", "Speed", "speed"),
+    ("pages/cost.py", "Cost", "cost"),
+    ("pages/catalogue.py", "Models & cards", "catalogue"),
+    ("pages/levers.py", "Levers", "levers"),
+    ("pages/quantlab.py", "Quantization lab", "quant-lab"),
+    ("pages/validation.py", "Validation", "validation"),
+]
+
+
+#: The hidden entry at the root, which forwards to the first page.
+HOME_PATH = "start"
+
+
+def navigation():
+    """Declare the app's pages and return the one this run shows.
+
+    Streamlit serves its default page at ``/`` only, so the default is a hidden entry that forwards to
+    the first page: every visible page then keeps its own stable ``url_path``.
+    """
+    # No Material icons on the pages: the browser tab would fetch the current one from a font server outside.
+    visible = [st.Page(path, title=title, url_path=url) for path, title, url in PAGES]
+
+    def home() -> None:
+        st.session_state.pop("_frame", None)
+        st.switch_page(visible[0])
+
+    entry = st.Page(home, title="Self-host or API", url_path=HOME_PATH, default=True, visibility="hidden")
+    return st.navigation([entry, *visible], position="top")
+
+
+def frame(page: Any = None) -> None:
+    """app.py's part of every run: link and widgets in step, then the header every page shares (its memory flag
+    about the figures of ``page``: the Decision page sizes requests at prompt + output, the others at ctx).
+
+    A session's first run is a first draw (see :func:`details`): the sidebar's folded groups wait for the rest."""
+    path = getattr(page, "url_path", "")
+    if path == HOME_PATH:  # the root only forwards: read the link, draw nothing
+        sync(draw=False)
+        return
+    light = not st.session_state.get("_drawn", False)
+    st.session_state["_drawn"] = True
+    st.session_state["_light"] = light
+    sync(decision=path == "decision", light=light)
+    with st.sidebar:
+        # The address bar is the link; the button copies it (a plain button: light to draw on a first visit).
+        _copy_link(key="_copy_link", height=40)
+    header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
+           accuracy=path != "quant-lab")
+    st.session_state["_frame"] = True
+
+
+def details() -> None:
+    """Where a page's details begin (charts, long tables, the memo). On a session's first run the page ends here:
+    the verdict and the headline figures reach a fresh browser first, and once it has drawn them it asks for the
+    rest, which comes in the next run, with the sidebar's folded groups. Every later run draws the whole page."""
+    if not st.session_state.get("_light"):
+        return
+    with st.container(key=LOADING_KEY):
+        st.caption("Loading the charts and tables…")
+        _drawn_signal(key="_drawn_signal", height=0, on_drawn_change=_on_drawn)
+    st.stop()
+
+
+def page() -> tuple[Scenario, dict]:
+    """A page's first call: the scenario and report of this run.
+
+    When Streamlit ran the page file without app.py (its ``pages``-folder mode), re-enter through app.py.
+    """
+    if not st.session_state.pop("_frame", False):
+        _enter_through_app()
+    return current()
+
+
+#: Pages whose figures do not rest on the scenario's batch (reference tables, the quantization lab, the
+#: validation): they show rejected values and the fit errors, not the batch flags.
+QUIET_PAGES = ("catalogue", "quant-lab", "validation")
+
+
+def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool = True, accuracy: bool = True) -> None:
+    """What every page shows on top: rejected link values and the memory-before-compute flag, at the worst-case
+    context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
+    Decision page's figures); without ``flags`` only the rejected values and whether the weights fit; with
+    ``accuracy`` how far the engine's figures were from published measurements."""
+    for w in report["warnings"]:
+        if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
+            st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
+    errors = list(_errors().values())
+    if errors:
+        st.error("Some values could not be used; each fell back to its default:\n\n"
+                 + "\n".join(f"- {plain(e.message)}" for e in errors), icon=":material/block:")
+    if not report["fits"]:
+        mem = table("card_memory", scenario)
+        st.error(f"**The weights do not fit.** Per card, the weights as loaded and the engine's reserve need "
+                 f"{mem.needed_gib:,.1f} GiB, more than it takes: {mem.share_text}. "
+                 "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
+    elif not flags:
+        pass
+    elif report["max_batch"] == 0:
+        st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
+                 "Fit, Speed and Cost pages use). Shorten the context, quantise the KV cache, or add memory.",
+                 icon=":material/block:")
+    elif traffic:
+        d = evaluation().decision
+        if d.fits:
+            _batch_flag(d.cap.max_batch, d.break_even_batch, f"{d.cap.n:,} tokens per request (prompt + output)",
+                        scenario)
+    else:
+        _batch_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
+    if accuracy:
+        outside = notes.outside_measurements(scenario)
+        st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
+                   + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
+    for w in report["warnings"]:
+        if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF)):  # said above
+            st.caption("Note: " + plain(w))
+
+
+def _batch_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
+    """Warn when the most sequences a step can carry, ``mb`` that memory holds at ``at`` or the engine's lower
+    ``max_seqs``, sits below the break-even batch ``be`` (always, when there is none), naming which one binds."""
+    by_engine = s.max_seqs is not None and s.max_seqs < mb
+    cap = s.max_seqs if by_engine else mb
+    if be is not None and cap >= be:
+        return
+    knee = (f"compute would not bind until batch {words.sig(be, 4) if round(be) == cap else f'{be:,.0f}'}"
+            if be is not None else
+            "compute never binds at this context (the cache read grows as fast as the arithmetic)")
+    seqs = f"sequence{'s' if cap != 1 else ''}"
+    if by_engine:
+        lead = (f"**The engine caps the batch before compute does:** {ENGINE_NAMES.get(s.engine, s.engine)} "
+                f"schedules at most {cap:,} {seqs} per step (max_seqs), though memory holds {mb:,} at {at}")
+    else:
+        lead = f"**Memory caps the batch before compute does:** memory holds {mb:,} {seqs} at {at}"
+    st.warning(f"{lead}; {knee}. A step can share its read of the weights among at most {cap:,} {seqs}, so a "
+               "million tokens costs more than the roofline figure.", icon=":material/warning:")

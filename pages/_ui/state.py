@@ -1,0 +1,114 @@
+"""The scenario <-> widget state: each widget's key is its link key; the values the link could not use; the
+callbacks that keep a preset's figures in step when it changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from calc import (
+    KEYS,
+    FieldError,
+    Scenario,
+    parse,
+    with_change,
+)
+from calc.scenario import (
+    CUSTOM,
+    DEPENDENTS,
+    LINK,
+    RANGES,
+)
+
+
+def _widget_value(key: str, value: Any) -> Any:
+    """The widget form of a scenario value."""
+    if KEYS[key].kind == "flag":
+        return bool(value)
+    if value == "auto":  # batch, and the keys that follow the traffic: an empty box that says auto
+        return None
+    if key in RANGES and value is not None:
+        return int(value) if RANGES[key][0] is int else float(value)
+    return value
+
+
+def _store(scenario: Scenario) -> None:
+    """Put every scenario value into its widget's state."""
+    for key, value in scenario.as_dict().items():
+        st.session_state[key] = _widget_value(key, value)
+
+
+def widget_params() -> dict[str, Any]:
+    """The link mapping the widgets hold now (absent optional values left out)."""
+    out: dict[str, Any] = {}
+    for key in KEYS:
+        value = st.session_state.get(key)
+        if key == "batch" and value is None:
+            value = "auto"
+        if KEYS[key].kind == "flag" and value is not None:
+            value = int(bool(value))
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _link_errors() -> dict[str, FieldError]:
+    """Values of the opened link that could not be used; each stays shown until its input is changed."""
+    return st.session_state.setdefault("_errors", {})
+
+
+def _errors() -> dict[str, FieldError]:
+    """Everything to show beside the inputs this run: the link's rejected values and the rules the
+    current inputs break."""
+    parsed = st.session_state.get("_parsed")
+    return {**_link_errors(), **({e.key: e for e in parsed.errors} if parsed is not None else {})}
+
+
+def _on_parent(key: str) -> None:
+    """A preset changed: bring in its figures (and drop what depended on the old one)."""
+    _on_parent_value(key, st.session_state[key])
+
+
+def _on_parent_value(key: str, value: Any) -> None:
+    parsed = parse(with_change(widget_params(), key, value))
+    _store(parsed.scenario)
+    _link_errors().pop(key, None)
+    if any(e.key == key for e in parsed.errors):
+        st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
+
+
+def _on_override(key: str, parent: str | None) -> None:
+    """A figure was typed over a preset's: the model or card becomes custom, so the label never lies. A key
+    others derive from (the weight format, which the checkpoint's other parts follow) drops them, as a preset
+    does."""
+    _link_errors().pop(key, None)
+    if parent and st.session_state.get(parent) != CUSTOM:
+        st.session_state[parent] = CUSTOM
+    if key in DEPENDENTS and key not in ("model", "card"):
+        _on_parent_value(key, st.session_state[key])
+
+
+def exact_entry() -> bool:
+    """Whether the inputs are number boxes (exact entry) rather than sliders; a view setting, not in the link."""
+    return bool(st.session_state.get("_exact", False))
+
+
+def _restore() -> None:
+    """The inputs change kind (slider <-> box): give the new widgets the scenario's values, not their defaults."""
+    parsed = st.session_state.get("_parsed")
+    if parsed is not None:
+        _store(parsed.scenario)
+
+
+def set_reasons(ids: list[str]) -> None:
+    """The Decision page's reason boxes changed: keep the ticked ids in the link's ``why`` key."""
+    ticked = [rid for rid in ids if st.session_state.get(f"_why_{rid}")]
+    st.session_state["why"] = ",".join(ticked) or None
+    _link_errors().pop("why", None)
+
+
+def rejected_keys() -> list[str]:
+    """The link keys whose given values are not in use this run (each at its default), in link order."""
+    errors = _errors()
+    return [k for k in (*KEYS, LINK) if k in errors]

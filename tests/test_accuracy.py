@@ -1,0 +1,39 @@
+"""calc.accuracy: the cross-validated error band a scenario's capacity carries, and whether a published row
+measured its region (engine x card family x model kind x cards per replica)."""
+
+import pytest
+
+from calc import parse
+from calc.accuracy import accuracy, measured_regions, model_kind, region
+from calc.engines import CROSS_VALIDATED, error_band, widest_band
+
+
+@pytest.mark.parametrize("model, kind", [("llama-3.1-8b", "dense"), ("gpt-oss-120b", "MoE"),
+                                         ("deepseek-v3", "MLA"), ("qwen3-next-80b-a3b", "hybrid")])
+def test_model_kind(model, kind):
+    assert model_kind(parse(f"model={model}").scenario) == kind
+
+
+def test_a_region_names_the_card_family_and_a_custom_card_has_none():
+    assert region(parse("model=llama-3.1-8b&card=h100-sxm&gpus=2").scenario) == ("vllm", "Hopper", "dense", 2)
+    assert region(parse("card=custom").scenario)[1] == "unknown"
+    assert all(r[1] != "unknown" for r in measured_regions())
+
+
+def test_a_measured_region_carries_the_full_load_band_of_its_engine():
+    a = accuracy(parse("model=llama-3.1-8b&card=h100-sxm&engine=vllm").scenario)
+    throughput = next(b for b in error_band("vllm", CROSS_VALIDATED) if b["metric"] == "max_throughput_tok_s")
+    assert a.measured and a.band_pct == throughput["p90_pct"]
+
+
+def test_an_unmeasured_region_carries_the_engines_widest_band():
+    a = accuracy(parse("model=llama-3.1-8b&card=l4&engine=vllm").scenario)
+    assert not a.measured
+    assert a.band_pct == max(b["p90_pct"] for b in error_band("vllm", CROSS_VALIDATED))
+
+
+def test_the_roofline_carries_its_own_widest_error_against_every_engines_rows():
+    a = accuracy(parse("engine=roofline").scenario)
+    assert not a.measured
+    assert a.band_pct == max(b["p90_pct"] for b in error_band("roofline", CROSS_VALIDATED))
+    assert a.band_pct > widest_band(CROSS_VALIDATED)["p90_pct"]  # the textbook figure is further than any engine

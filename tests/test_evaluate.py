@@ -1,0 +1,52 @@
+"""calc.evaluate: one typed chain per link (memory, decode, cost, bill, engine, band, procurement), each part
+built once from the one before; the report only flattens it, and the decision reads the same parts."""
+
+import dataclasses
+
+import pytest
+
+from calc import evaluate, parse, report
+from calc.evaluate import PARTS
+
+LINK = "model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300"
+
+
+@pytest.fixture(scope="module")
+def ev():
+    return evaluate(parse(LINK))
+
+
+def test_the_report_is_the_parts_flattened(ev):
+    r = report(LINK)
+    for part in (ev.memory, ev.decode, ev.cost, ev.step, ev.bill, ev.engine, ev.band, ev.procurement, ev.speculation):
+        for f in dataclasses.fields(part):
+            assert r[f.name] == getattr(part, f.name), f.name
+    assert r["scenario"] == ev.scenario.as_dict()
+
+
+def test_no_two_parts_name_the_same_figure():
+    names = [f.name for part in PARTS for f in dataclasses.fields(part)]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def test_the_traffic_sizes_the_memory_figures_on_every_part(ev):
+    """ctx follows the traffic (auto): 1,800 tokens a request, the same sequences in memory for the page, the
+    decision and the command line."""
+    assert ev.memory.ctx_used == 1800 and "ctx" in ev.scenario.follows_traffic
+    assert ev.decision.cap.n == 1800
+    assert ev.decision.cap.max_batch == ev.memory.max_batch == report(LINK)["max_batch"]
+    assert ev.decision.self_host_usd_month == ev.bill.self_host_usd_month
+
+
+def test_a_what_if_context_changes_the_page_figures_and_says_so():
+    what_if = evaluate(parse(LINK + "&ctx=8192"))
+    assert what_if.memory.ctx_used == 8192 and what_if.memory.max_batch < evaluate(parse(LINK)).memory.max_batch
+    assert any(w.startswith("what-if context") for w in what_if.warnings)
+
+
+def test_the_evaluation_is_frozen_and_its_report_a_fresh_copy(ev):
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ev.memory = None
+    a = ev.report()
+    a["max_batch"] = -1
+    assert ev.report()["max_batch"] == ev.memory.max_batch

@@ -1,0 +1,53 @@
+"""calc.notes: what a scenario overrides of its presets, names for people, and the warnings a valid scenario
+still deserves."""
+
+import pytest
+
+from calc import notes, parse
+
+
+@pytest.mark.parametrize("link, model, card", [
+    ("", [], []),
+    ("model=llama-3.1-8b&layers=40&hidden=8192", ["layers", "hidden"], []),
+    ("mem_gib=40", [], ["mem_gib"]),                 # CUDA's total follows the typed memory: not named
+    ("torch_gib=70", [], ["torch_gib"]),
+    ("compute=fp8&tflops=1000", [], ["tflops"]),     # the peak at the compute precision in use
+    ("card=custom&model=custom", [], []),            # custom entries have no preset to differ from
+    ("usd_hr=9&power_w=1&upkeep=1", [], []),         # prices are not the card's shape
+])
+def test_modified_preset_keys(link, model, card):
+    assert notes.modified_preset_keys(parse(link).scenario) == {"model": model, "card": card}
+
+
+def test_a_modified_preset_says_so_in_its_name():
+    assert notes.display_name(parse("model=llama-3.1-8b&layers=40").scenario) == "Llama 3.1 8B (modified)"
+    assert notes.display_name(parse("model=llama-3.1-8b").scenario) == "Llama 3.1 8B"
+    assert notes.display_name(parse("card=custom").scenario, "card") == "custom card"
+
+
+def test_a_custom_model_is_told_whose_api_row_stands_in():
+    said = notes.api_stand_in(parse("model=custom").scenario)
+    assert "stands in for this custom model" in said and "Llama 3.1 70B's row" in said
+    assert notes.api_stand_in(parse("model=llama-3.1-8b").scenario) == ""
+
+
+def test_a_context_beyond_the_models_window_is_warned():
+    warnings = notes.scenario_warnings(parse("model=llama-3.1-8b&ctx=500000").scenario)
+    assert "ctx 500,000 is beyond Llama 3.1 8B's trained context of 131,072 tokens" in warnings
+
+
+def test_a_what_if_context_gives_the_traffics_figure_beside_it():
+    (said,) = notes.what_if(parse("ctx=8192").scenario, 0.2)
+    assert said.startswith(notes.WHAT_IF) and "8,192 tokens" in said and "1,300 (prompt + output)" in said
+    assert notes.what_if(parse("").scenario, 0.2) == []
+
+
+def test_a_checkpoint_in_several_formats_names_its_parts():
+    assert notes.checkpoint_parts(parse("model=gpt-oss-120b").scenario) == "routed experts in mxfp4, the rest in bf16"
+    assert notes.checkpoint_parts(parse("model=llama-3.1-8b&weights=fp8").scenario) is None
+
+
+def test_a_region_no_row_measured_says_not_measured_with_the_band():
+    said = notes.outside_measurements(parse("model=llama-3.1-8b&card=l4&engine=vllm").scenario)
+    assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±20 %" in said
+    assert notes.outside_measurements(parse("engine=roofline").scenario) == ""

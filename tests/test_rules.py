@@ -1,0 +1,53 @@
+"""calc.rules: the consistency rules between figures, one table for the catalogue loader and the parser."""
+
+import pytest
+
+from calc import catalogue, parse, rules
+
+DENSE = {"params_b": 8.0, "active_b": 8.0, "layers": 32, "heads": 32, "kv_heads": 8, "window": 0,
+         "window_layers": 0, "linear_layers": 0, "state_kib": 0.0, "layers_full": 0, "experts": 0,
+         "experts_active": 0, "embed_b": 0.5, "torch_gib": 79.2, "mem_gib": 79.6}
+
+
+def test_a_consistent_shape_breaks_no_rule():
+    assert rules.first_broken(DENSE) is None
+
+
+@pytest.mark.parametrize("change, keys, said", [
+    ({"kv_heads": 64}, ("kv_heads", "heads"), "kv_heads (64) must not exceed heads (32)"),
+    ({"torch_gib": 80.0}, ("torch_gib", "mem_gib"), "torch_gib (80) must not exceed mem_gib (79.6)"),
+    ({"window": 4096, "window_layers": 20, "linear_layers": 20}, ("linear_layers", "window_layers", "layers"),
+     "must not exceed layers (32) together"),
+    ({"experts": 1}, ("experts",), "at least 2 experts"),
+    ({"experts": 8, "experts_active": 8}, ("experts_active", "experts"), "from 1 to experts - 1 (7)"),
+    ({"active_b": 9.0}, ("active_b", "params_b"), "active_b (9) must not exceed params_b (8)"),
+    ({"embed_b": 8.0}, ("embed_b", "active_b", "params_b"), "embed_b (8) must be below active_b (8)"),
+    ({"linear_layers": 4}, ("state_kib", "linear_layers"), "state_kib must be at least 1 KiB"),
+    ({"layers_full": 33}, ("layers_full", "layers"), "layers_full (33) must not exceed layers (32)"),
+])
+def test_each_rule_names_its_keys(change, keys, said):
+    rule, reason = rules.first_broken({**DENSE, **change})
+    assert rule.keys == keys and said in reason
+
+
+def test_an_moe_whose_dense_part_would_be_negative_is_refused():
+    moe = {**DENSE, "params_b": 100.0, "active_b": 10.0, "experts": 8, "experts_active": 7, "embed_b": 1.0}
+    rule, reason = rules.first_broken(moe)
+    assert rule.name == "active_b" and "dense part less the embedding table would be negative" in reason
+    # routed = (P - Pa) / (1 - k/E): 90 / (1/8) = 720 billion, more than the whole model
+    assert rules.routed_params(100.0, 10.0, 8, 7) == pytest.approx(720.0)
+    assert rules.routed_params(100.0, 90.0, 8, 2) == pytest.approx(40 / 3)
+    assert rules.routed_params(8.0, 8.0, 0, 0) == 0.0
+
+
+def test_only_the_rules_whose_figures_are_there_are_checked():
+    card = {"torch_gib": 90.0, "mem_gib": 80.0}
+    rule, _ = rules.first_broken(card, keys=set(card))
+    assert rule.keys == ("torch_gib", "mem_gib")
+    assert rules.first_broken({"kv_heads": 64}, keys={"kv_heads"}) is None
+
+
+def test_every_preset_obeys_every_rule():
+    for mid, m in catalogue.models().items():
+        assert rules.first_broken(m, keys=set(m)) is None, mid
+    assert not parse("").errors

@@ -1,0 +1,54 @@
+"""calc.words: numbers and names as the pages, the memo and the command line write them."""
+
+import math
+
+import pytest
+
+from calc import parse, words
+
+
+@pytest.mark.parametrize("x, digits, text", [
+    (343.2, 2, "340"), (5800, 2, "5,800"), (273892.8, 2, "270,000"), (273892.8, 3, "274,000"),
+    (0.001144, 2, "0.0011"), (0, 2, "0"), (None, 2, "—"), (math.nan, 2, "—"), (-1234.5, 3, "-1,230"),
+])
+def test_sig_rounds_to_significant_figures(x, digits, text):
+    assert words.sig(x, digits) == text
+
+
+def test_sig_pair_adds_digits_until_two_numbers_differ():
+    assert words.sig_pair(5_800, 5_810) == ("5,800", "5,810")
+    assert words.sig_pair(100, 100) == ("100", "100")
+
+
+@pytest.mark.parametrize("x, text", [(300e6, "300M"), (2.7e10, "27B"), (4500, "4,500"), (1e9, "1B")])
+def test_tokens_text_writes_b_for_a_billion(x, text):
+    assert words.tokens_text(x) == text
+
+
+@pytest.mark.parametrize("v, text", [(None, "—"), (True, "yes"), (1234.0, "1,234"), (2.345, "2.35"),
+                                     (0.01234, "0.0123"), ("x", "x"), (math.inf, "—")])
+def test_cell(v, text):
+    assert words.cell(v) == text
+
+
+def test_money_and_volume():
+    assert words.volume_text(10000) == "10,000" and words.volume_text(12.5) == "12.5"
+    assert words.usd(None) == "—" and words.usd(1234.567) == "1,234.57"
+    assert words.money(None) == "—" and "USD" in words.money(5800)
+
+
+def test_names_of_a_scenario():
+    s = parse("model=llama-3.1-8b&card=l40s&gpus=2").scenario
+    assert words.model_name(s) == "Llama 3.1 8B"
+    assert words.card_name(s).startswith("L40S")
+    assert "2" in words.cards_text(s)
+    assert words.model_name(parse("model=custom").scenario) == "a custom 70.554B model"
+
+
+def test_the_accuracy_text_says_the_basis_and_the_sign():
+    band = [{"metric": "step_ms", "n": 18, "median_pct": 9.3, "p90_pct": 17.2, "signed_median_pct": -7.0,
+             "basis": "leave-one-source-out"}]
+    text = words.accuracy_text("vllm", band)
+    assert text == ("vLLM: decode step time within about 9 % (90 % of rows within 17 %, 18 rows, median -7 %: too "
+                    "slow) of published vLLM measurements, each source predicted by figures fitted without it")
+    assert words.accuracy_text("roofline", None).endswith("they are not calibrated")
