@@ -101,6 +101,10 @@ def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
     return best if best is not None and best[1] < 0.95 * now else None
 
 
+#: The shortest calendar month, in hours (28 days): a shorter ``hours`` is read as a part-time fleet by mistake.
+SHORT_MONTH_HOURS = 672
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
@@ -117,6 +121,10 @@ def scenario_warnings(s: Scenario) -> list[str]:
         plural = "s" if s.max_seqs != 1 else ""
         out.append(f"batch {s.batch} exceeds the engine's cap of {s.max_seqs:,} sequence{plural} per step "
                    "(max_seqs): the engine would not run it, so its step and its cost per million are not reachable")
+    if s.hours < SHORT_MONTH_HOURS:
+        out.append(f"hours={s.hours:g} is the month's length, not the hours the cards run: it scales the traffic "
+                   f"too (requests a day x {s.hours:g} / 24 are the month's requests); for a fleet that runs part of "
+                   "the day, keep hours at 720 and give the day's traffic (profile) with autoscale=1")
     preset = catalogue.models().get(s.model)
     apis = catalogue.apis()
     if preset and s.api in apis and preset["api_ref"] in apis and \

@@ -51,3 +51,9 @@ def test_a_region_no_row_measured_says_not_measured_with_the_band():
     said = notes.outside_measurements(parse("model=llama-3.1-8b&card=l4&engine=vllm").scenario)
     assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±20 %" in said
     assert notes.outside_measurements(parse("engine=roofline").scenario) == ""
+
+
+def test_a_month_shorter_than_28_days_points_to_the_profile_and_autoscaling():
+    (said,) = [w for w in notes.scenario_warnings(parse("hours=300").scenario) if w.startswith("hours=")]
+    assert "scales the traffic too" in said and "profile" in said and "autoscale=1" in said
+    assert not any(w.startswith("hours=") for w in notes.scenario_warnings(parse("hours=672").scenario))
