@@ -9,9 +9,10 @@ the pages, the memo and the command line all read an Evaluation, so each figure 
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from typing import Any
 
@@ -139,6 +140,13 @@ class Speculation:
 PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation, procure.Options)
 
 
+def _plain(part: Any) -> dict[str, Any]:
+    """A part's fields as a dict, its nested dicts and lists copied (``dataclasses.asdict`` without its
+    recursion into every value: the parts hold no dataclass inside)."""
+    return {f.name: copy.deepcopy(v) if isinstance(v := getattr(part, f.name), (dict, list)) else v
+            for f in fields(part)}
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Every figure of one link, computed once. Read the parts; :meth:`report` flattens them."""
@@ -166,7 +174,7 @@ class Evaluation:
         out: dict[str, Any] = {}
         for part in (self.memory, self.decode, self.cost, self.step, self.bill, self.engine, self.band, self.procurement,
                      self.speculation):
-            out.update(asdict(part))
+            out.update(_plain(part))
         out["warnings"] = list(self.warnings)
         out["scenario"] = self.scenario.as_dict()
         return out

@@ -157,18 +157,23 @@ def cross_validated_results(rows: Iterable[Measurement]) -> list[Result]:
 
 def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None) -> str:
     """One line per row: id, engine, metric, measured, predicted, error % (and the cross-validated prediction and
-    error where given), link."""
+    error where given), link. Errors are signed as in the tables (:func:`flattering_pct`): + where the prediction
+    flatters self-hosting, a step predicted too short or a throughput too high."""
     head = f"{'id':<9} {'engine':<16} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
     if cv is not None:
         head += f" {'cross-val':>10} {'error':>8}"
-    lines = [head + "  link"]
+    lines = ["Errors signed + where a prediction flatters self-hosting (a step too short, a throughput too high):",
+             head + "  link"]
+
+    def signed(r: Result) -> str:
+        return "-" if r.error_pct is None else f"{flattering_pct(r.row.metric, r.error_pct):+.1f}%"
     for i, r in enumerate(results):
-        err = "-" if r.error_pct is None else f"{r.error_pct:+.1f}%"
+        err = signed(r)
         line = (f"{r.row.id:<9} {r.row.engine:<14} {r.row.metric:<21} {_num(r.row.measured):>10} "
                 f"{_num(r.predicted):>10} {err:>8}")
         if cv is not None:
             c = cv[i]
-            line += f" {_num(c.predicted):>10} {'-' if c.error_pct is None else f'{c.error_pct:+.1f}%':>8}"
+            line += f" {_num(c.predicted):>10} {signed(c):>8}"
         lines.append(line + f"  {r.row.link}")
     return "\n".join(lines)
 
