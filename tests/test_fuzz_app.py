@@ -11,6 +11,7 @@ from test_fuzz import FUZZ, HOSTILE_CONFIGS, app_params, check_app  # the fuzzin
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a whole app run per example: minutes on a loaded 2-core machine, not a hang
 @settings(max_examples=200, **FUZZ)
 @given(app_params)
 @example({"ctx": "-5", "duty": "abc", "<script>": "1", "model": "\x00"})
