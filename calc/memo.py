@@ -619,7 +619,9 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
     parsed, s, d = ev.parsed, ev.scenario, ev.decision
     vol = volume_text(s.req_day)
     url = link(s, base_url)
-    out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "", verdict_sentence(d), ""]
+    # The page's verdict line first, in its words, then the sentence it rests on (the Decision page's box).
+    out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "",
+                      f"**{headline(d)}.** {verdict_sentence(d)}", ""]
 
     if parsed.errors:
         out += ["Values in the link that could not be used (each fell back to its default):", ""]

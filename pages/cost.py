@@ -15,24 +15,28 @@ if s.usd_hr is None:
                "in the sidebar (Money) to price it.")
 c0, c1, c2, c3, c4 = st.columns(5)
 runs = r["fits"] and r["max_batch"] >= r["batch"]  # memory holds the batch priced here
-whole = ui.evaluation().decision.units.self_host_all_in
+d = ui.evaluation().decision
+whole = d.units.self_host_all_in
 
 
 def per_mtok(x):
     return "—" if x is None or not runs else f"{x:,.3f}"
 
 
-c0.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
-          help="The Decision page's figure: the rent of every replica the traffic needs, the upkeep and the prompt "
-               "time, over the month's output tokens.")
-c1.metric(f"At batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
-          help="One replica's rent plus upkeep per million output tokens at this batch and duty (decode only): the "
-               "cost surface below.")
-c2.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
+# The whole bill first, as the Decision page has it; one replica's figures at this page's batch and duty beside it.
+c0.metric("Self-hosting per month", words.money(d.self_host_usd_month),
+          help=f"The Decision page's bill: {d.replicas or 0:,} replica(s) of {s.gpus} card(s) for the busiest hour, "
+               "rented for the month, plus the upkeep.")
+c1.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
+          help="The same bill over the month's output tokens (prompt time and idle capacity included).")
+c2.metric(f"One replica at batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
+          help="One replica's rent plus the upkeep per million output tokens at this batch and duty (decode only): "
+               "the cost surface below.")
+c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
           help="The textbook figure counts only this, at duty 100 %.")
-c3.metric("Monthly rent", words.money(r["monthly_rent_usd"]),
-          help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not.")
-c4.metric("Monthly upkeep", words.money(s.upkeep), help="Engineering time; does not fall with volume.")
+c4.metric("One replica's rent a month", words.money(r["monthly_rent_usd"]),
+          help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
+               "does not fall with volume.")
 
 if not runs:
     why = ("the weights do not fit" if not r["fits"] else

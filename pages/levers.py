@@ -4,12 +4,16 @@ import altair as alt
 import streamlit as st
 
 from calc import levers, words
+from calc import memo as dm
 from pages import _ui as ui
 
 s, r = ui.page()
 ev = ui.evaluation()
 
 st.title("What would change the answer?")
+d = ev.decision
+st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {words.money(d.self_host_usd_month)} a month against "
+            f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")
 table = ui.lever_table(s.to_query())
 st.info(levers.best_text(table), icon=":material/tune:")
 st.caption("Each row is the scenario with one lever applied and evaluated with the same formulas: the monthly "

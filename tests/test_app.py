@@ -275,3 +275,49 @@ def test_changing_the_weight_format_brings_the_checkpoints_other_parts_along():
     assert not at.exception
     q = at.query_params
     assert q["weights"] == "fp8" and q["weights_attn"] == "fp8" and q["weights_embed"] == "fp8"
+
+
+#: The link of the one-story issue: 200,000 requests a day of 1,500 prompt and 300 output tokens.
+ONE_STORY = {"model": "llama-3.1-70b", "req_day": "200000", "in_tok": "1500", "out_tok": "300"}
+
+
+def _all_text(at) -> str:
+    return " ".join([texts(at.warning), texts(at.markdown), texts(at.info), texts(at.caption),
+                     " ".join(f"{m.label} = {m.value}" for m in at.metric)])
+
+
+@pytest.mark.slow
+def test_one_link_tells_one_story_on_every_page_in_the_memo_and_on_the_command_line():
+    """The same sequences in memory, monthly bill and verdict on Decision, Fit, Speed, Cost and Levers, in the memo
+    and from the command line; a fixed context is a what-if that says so beside the traffic's figure."""
+    import json
+    import subprocess
+    import sys
+    from urllib.parse import urlencode
+
+    from calc import memo, parse, words
+    link = urlencode(ONE_STORY)
+    cli = json.loads(subprocess.run([sys.executable, "-m", "calc", link], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert cli["scenario"]["ctx"] == "auto" and cli["ctx_used"] == 1800
+    seqs = f"memory holds {cli['max_batch']:,} sequences at 1,800 tokens"
+    bill, verdict = words.money(cli["self_host_usd_month"]), {"api": "Call the API", "self-host": "Self-host"}[
+        cli["verdict"]]
+    shown = {}
+    for page in ("pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/levers.py"):
+        at = open_app(ONE_STORY, page)
+        assert not at.exception, page
+        shown[page] = _all_text(at)
+        assert seqs in shown[page], page
+    assert f"Self-hosting per month = {bill}" in shown["pages/decision.py"]
+    assert f"Self-hosting per month = {bill}" in shown["pages/cost.py"]
+    assert f"Sequences that fit = {cli['max_batch']}" in shown["pages/fit.py"]
+    assert f"As set: {verdict}" in shown["pages/levers.py"] and f"Self-hosting {bill} a month" in shown["pages/levers.py"]
+    assert verdict in shown["pages/decision.py"]
+    text = memo.memo(parse(link))
+    assert f"costs {bill} a month including upkeep" in text
+    assert text.splitlines()[2].startswith(f"**{verdict}")  # the memo opens with the page's verdict line
+    # A number in ctx is a what-if, said first with the traffic's figure beside it.
+    what_if = open_app({**ONE_STORY, "ctx": "8192"}, "pages/fit.py")
+    said = texts(what_if.info)
+    assert "8,192 tokens per sequence (ctx=8192)" in said and "1,800 (prompt + output)" in said
