@@ -69,3 +69,14 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         capacity_band_pct=report["capacity_band_pct"],
         api_in_price=traffic.api_prices(s)[0], api_out_price=traffic.api_prices(s)[1],
     )
+
+
+#: Two monthly totals closer than this share of the larger are a tie for a decision: the engine figures behind
+#: the self-hosting bill were measured within about 10 to 30 % of published rows (docs/calibration.md).
+TIE_SHARE = 0.10
+
+
+def is_tie(d: Decision) -> bool:
+    """True when both totals are known and within :data:`TIE_SHARE` of each other."""
+    sh, api = d.self_host_usd_month, d.api_usd_month
+    return sh is not None and api is not None and max(sh, api) > 0 and abs(sh - api) / max(sh, api) < TIE_SHARE

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .decision import Decision
+from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, outside_measurements, scenario_warnings
 from .scenario import KEY_TABLE, KEYS, Parsed, Scenario
@@ -102,11 +102,6 @@ def latency_sentence(d: Decision) -> str:
         return ""
     return (f"The latency target of {s.tpot_ms:g} ms per output token cannot be met: even a single stream takes "
             f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
-
-
-#: Two monthly totals closer than this share of the larger are a tie for a decision: the engine figures behind
-#: the self-hosting bill were measured within about 10 to 30 % of published rows (docs/calibration.md).
-TIE_SHARE = 0.10
 
 
 def margin_sentence(d: Decision) -> str:
@@ -338,12 +333,6 @@ def assumed_sentence(d: Decision) -> str:
         text += (f" The API side uses {row['provider']} · {row['model']} prices as a stand-in for this custom model:"
                  " choose the row of the model you would call.")
     return text
-
-
-def is_tie(d: Decision) -> bool:
-    """True when both totals are known and within :data:`TIE_SHARE` of each other."""
-    sh, api = d.self_host_usd_month, d.api_usd_month
-    return sh is not None and api is not None and max(sh, api) > 0 and abs(sh - api) / max(sh, api) < TIE_SHARE
 
 
 def cheaper_api_wins(d: Decision) -> bool:

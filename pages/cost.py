@@ -20,7 +20,7 @@ whole = d.units.self_host_all_in
 
 
 def per_mtok(x):
-    return "—" if x is None or not runs else f"{x:,.3f}"
+    return "—" if x is None or not runs else f"{x:,.3f} USD"
 
 
 # The whole bill first, as the Decision page has it; one replica's figures at this page's batch and duty beside it.
@@ -29,12 +29,12 @@ c0.metric("Self-hosting per month", words.money(d.self_host_usd_month),
                "rented for the month, plus the upkeep.")
 c1.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
           help="The same bill over the month's output tokens (prompt time and idle capacity included).")
-c2.metric(f"One replica at batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
+c2.metric(f"1M at batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
           help="One replica's rent plus the upkeep per million output tokens at this batch and duty (decode only): "
                "the cost surface below.")
 c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
           help="The textbook figure counts only this, at duty 100 %.")
-c4.metric("One replica's rent a month", words.money(r["monthly_rent_usd"]),
+c4.metric("Replica rent a month", words.money(r["monthly_rent_usd"]),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
                "does not fall with volume.")
 

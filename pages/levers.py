@@ -26,14 +26,18 @@ ui.details()  # the first draw of a session ends here
 base = ui.base_url()
 shown = table.assign(link=[f"{base}/decision?{q}" for q in table["query"]]).drop(columns=["query"])
 NUM = st.column_config.NumberColumn
+TEXT = st.column_config.TextColumn
+# Short headers and set widths: every column shows at 1,400 px (long texts are cut in their cell, whole on hover).
 ui.dataframe(shown, column_config={
-    "lever": "Lever", "what": "What it changes",
-    "self_host_usd_month": NUM("Self-hosting USD / month", format="%,.0f"),
-    "saving_usd_month": NUM("Saving USD / month", format="%,.0f"),
-    "api_usd_month": NUM("API USD / month", format="%,.0f"), "verdict": "Verdict after",
-    "tpot_ms": NUM("Time per output token (ms)", format="%.1f"), "price": "Its price",
-    "link": st.column_config.LinkColumn("Scenario", display_text="open"),
-}, height="content")
+    "lever": TEXT("Lever", width=180), "what": TEXT("What it changes", width=170),
+    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=95),
+    "saving_usd_month": NUM("Saving USD/mo", format="%,.0f", width=90),
+    "api_usd_month": NUM("API USD/mo", format="%,.0f", width=80), "verdict": TEXT("Verdict after", width=85),
+    "tpot_ms": NUM("TPOT (ms)", format="%.1f", width=70, help="Time per output token at the busiest hour"),
+    "price": TEXT("Its price", width=160),
+    "link": st.column_config.LinkColumn("Scenario", display_text="open", width=65),
+}, column_order=["lever", "what", "self_host_usd_month", "saving_usd_month", "api_usd_month", "verdict", "tpot_ms",
+                 "price", "link"], height="content")
 ui.download_csv(table, "levers")
 
 st.subheader("Weight formats: memory and money against published quality")

@@ -21,9 +21,13 @@ if r["batch"] > mb:
     st.warning(f"**Batch {r['batch']:,} does not fit:** memory holds {mb:,} sequences at {s.ctx:,} tokens. The "
                "figures below are the step such a batch would take if it fitted; no deployment reaches them.",
                icon=":material/warning:")
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
-c2.metric("Throughput", f"{r['tok_s']:,.0f} tok/s", help="All sequences together.")
+c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s", help="All sequences together, decode steps only.")
+full = r["max_throughput_tok_s"]
+c5.metric("Serving the traffic", "—" if full is None else f"{full:,.0f} tok/s",
+          help="Output tokens a second one replica delivers on the traffic's requests, their prompts processed "
+               "too (full load): the figure that sizes the replicas and the bill on the Decision page.")
 c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
 c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
           help="Where compute time equals memory time: below it adding a sequence is almost free.")

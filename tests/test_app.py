@@ -321,3 +321,16 @@ def test_one_link_tells_one_story_on_every_page_in_the_memo_and_on_the_command_l
     what_if = open_app({**ONE_STORY, "ctx": "8192"}, "pages/fit.py")
     said = texts(what_if.info)
     assert "8,192 tokens per sequence (ctx=8192)" in said and "1,800 (prompt + output)" in said
+
+
+def test_typing_a_context_into_the_auto_box_keeps_it_when_the_box_becomes_a_slider():
+    """ctx=auto is an empty number box; a typed 8192 turns it into a slider, which must hold 8192 (Streamlit drops
+    the old widget's value when the kind changes), on the Decision page as on the others."""
+    at = open_app(ONE_STORY, "pages/decision.py")
+    (box,) = [w for w in at.number_input if w.key == "ctx"]
+    assert box.value is None
+    box.set_value(8192).run()
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="ctx").value == 8192 and at.query_params["ctx"] == "8192"
+    assert "8,192 tokens per sequence (ctx=8192)" in texts(at.info)

@@ -124,7 +124,14 @@ def _widget(key: str) -> None:
     spec = KEYS[key]
     parent = spec.preset if spec.shape else None  # typing over a preset's figure makes it custom
     common = dict(key=key, help=f"{spec.help} Link key `{key}`; accepts {spec.accepted}.")
-    if spec.slider is not None and not exact_entry() and st.session_state.get(key) is not None:
+    sliding = spec.slider is not None and not exact_entry() and st.session_state.get(key) is not None
+    # A key whose input changes kind (an auto box typed into becomes a slider, and back): Streamlit drops the
+    # value the old widget held, so it is given to the new one again before it is drawn.
+    kinds = st.session_state.setdefault("_input_kinds", {})
+    if spec.slider is not None and kinds.get(key, sliding) != sliding:
+        st.session_state[key] = st.session_state.get(key)
+    kinds[key] = sliding
+    if sliding:
         _slider(key, parent, common)
     elif spec.kind == "id":
         st.selectbox(_label(key), _options_with(_preset_options(key), st.session_state.get(key)),
