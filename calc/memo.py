@@ -522,10 +522,13 @@ def assumptions(s: Scenario) -> list[str]:
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None
                                        and engines.base(s.engine) in engines.MODELLED_RESERVE else ""),
         f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
-        f"Cards are rented {s.hours:g} hours a month, busy or not (hours).",
+        f"A month is {s.hours:g} hours (hours): rented cards are paid for every one of them, busy or not, and the "
+        "month's requests are the requests a day times its days.",
         f"The busiest hour carries {s.peak:g} times the average hour's requests; replicas are sized for it (peak).",
         "A paged KV cache holds what each request uses: capacity is computed at prompt + output tokens "
-        f"({s.in_tok + s.out_tok:,}), not at the worst-case context ({s.ctx:,}).",
+        f"({s.in_tok + s.out_tok:,})" + (", a request of the traffic (ctx=auto)." if "ctx" in s.follows_traffic
+                                         else f", not at the link's context ({s.ctx:,}, a what-if of the Fit, "
+                                              "Speed and Cost pages)."),
         "Attention's KV-cache reads and FLOPs are counted in each decode step (attn=1)." if s.attn else
         "Attention is left out of the decode step (attn=0, the weights-only textbook model).",
     ]
