@@ -80,3 +80,9 @@ def is_tie(d: Decision) -> bool:
     """True when both totals are known and within :data:`TIE_SHARE` of each other."""
     sh, api = d.self_host_usd_month, d.api_usd_month
     return sh is not None and api is not None and max(sh, api) > 0 and abs(sh - api) / max(sh, api) < TIE_SHARE
+
+
+def verdict_word(d: Decision) -> str:
+    """The verdict in one word for a table: "tie" where the two bills lie within :data:`TIE_SHARE` of each
+    other, else the verdict ("self-host", "api", "does not fit"), or "no rent" for a card without one."""
+    return "tie" if d.verdict in ("api", "self-host") and is_tie(d) else d.verdict or "no rent"

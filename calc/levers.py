@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue
-from .decision import TIE_SHARE, is_tie
+from .decision import TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, with_change
 from .words import ENGINE_NAMES, money
@@ -129,7 +129,7 @@ def _row(name: str, what: str, price: str, ev: Evaluation, base_usd: float | Non
         "self_host_usd_month": sh,
         "saving_usd_month": None if sh is None or base_usd is None else base_usd - sh,
         "api_usd_month": d.api_usd_month,
-        "verdict": "tie" if d.verdict in ("api", "self-host") and is_tie(d) else d.verdict or "no rent",
+        "verdict": verdict_word(d),
         "tpot_ms": latency if d.fits else None,
         "price": price,
         "query": ev.scenario.to_query(),
@@ -181,7 +181,7 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
         rows.append({"format": fmt, "bits": bits, "weights_gib": after.flat["weights_gib"],
                      "max_batch": after.flat["max_batch"],
                      "self_host_usd_month": after.decision.self_host_usd_month,
-                     "verdict": "tie" if after.decision.verdict in ("api", "self-host") and is_tie(after.decision) else after.decision.verdict or "no rent",
+                     "verdict": verdict_word(after.decision),
                      "quality": None if q is None else q["summary"],
                      "quality_source": None if q is None else q["source"]})
     return pd.DataFrame(rows)

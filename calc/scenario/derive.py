@@ -116,14 +116,20 @@ def torch_gib(r: Resolving, base: Any) -> Any:
     return card_torch_gib(card, r.get("mem_gib"), card is not None and not r.given("mem_gib"))
 
 
-@unless_given("tflops")
-def tflops(r: Resolving, base: Any) -> Any:
-    """The card's dense peak at the compute precision (a custom card: the default card's)."""
+def card_peak(r: Resolving) -> float:
+    """The card's dense peak at the compute precision (a custom card: the default card's); raises
+    :class:`Conflict` on ``compute`` when the card has no units for it."""
     peak = r.base_row("card")["peaks"].get(r.get("compute"))
     if peak is None:
         raise Conflict(("compute",), f"{r.base_row('card')['name']} has no dense {r.get('compute')} peak"
                        + ("" if r.row("card") is not None else "; give tflops"))
     return peak
+
+
+@unless_given("tflops")
+def tflops(r: Resolving, base: Any) -> Any:
+    """The card's dense peak at the compute precision (:func:`card_peak`)."""
+    return card_peak(r)
 
 
 @unless_given("link_gbs")

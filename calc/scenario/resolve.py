@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from .. import catalogue, rules
 from ..engines import profile as engine_profile
 from ..engines import tp_rule
-from .derive import AUTO, Conflict
+from .derive import AUTO, Conflict, card_peak
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .keys import (
     CARD_FIGURES,
@@ -126,9 +126,8 @@ class _Resolving:
 
 def _card_rule(r: _Resolving) -> None:
     """A card preset must have units for the compute precision (checked first: the peak is read from them)."""
-    card = r.row("card")
-    if card is not None and card["peaks"].get(r.get("compute")) is None:
-        raise Conflict(("compute",), f"{card['name']} has no dense {r.get('compute')} peak")
+    if r.row("card") is not None:
+        card_peak(r)  # even where the link gives tflops
 
 
 def _engine_rule(r: _Resolving) -> None:
