@@ -50,6 +50,7 @@ from calc.validate import (  # noqa: E402
     Measurement,
     Result,
     evaluate,
+    flattering_pct,
     format_summary,
     read_measurements,
     source_of,
@@ -598,11 +599,12 @@ def main(argv=None) -> int:
     print(format_summary(summaries(rows, inside, IN_SAMPLE)))
     print("\nleave-one-source-out (each source predicted by a fit without it):")
     print(format_summary(cv_bands))
-    print("\nworst rows, cross-validated:")
+    print("\nworst rows, cross-validated (+ where the prediction flatters self-hosting):")
     err = (cv / fast.measured - 1) * 100
     for i in np.argsort(-np.abs(np.nan_to_num(err, nan=1e9)))[:12]:
         r = fast.rows[i]
-        print(f"  {r.id} {r.engine:<14} {r.metric:<21} {err[i]:+7.1f}%  {fast.source[i][:60]}")
+        print(f"  {r.id} {r.engine:<14} {r.metric:<21} {flattering_pct(r.metric, err[i]):+7.1f}%  "
+              f"{fast.source[i][:60]}")
     if args.dry_run:
         return 0
 
