@@ -59,8 +59,12 @@ def _dense_part(v: Mapping[str, Any]) -> str | None:
 RULES: tuple[Rule, ...] = (
     Rule(("torch_gib", "mem_gib"), lambda v: None if v["torch_gib"] <= v["mem_gib"] else
          f"torch_gib ({_g(v['torch_gib'])}) must not exceed mem_gib ({_g(v['mem_gib'])})"),
-    Rule(("kv_heads", "heads"), lambda v: None if v["kv_heads"] <= v["heads"] else
-         f"kv_heads ({v['kv_heads']}) must not exceed heads ({v['heads']})"),
+    # Grouped-query attention gives each KV head an equal group of query heads, so heads is a multiple of
+    # kv_heads (every engine's attention kernels and checkpoint loaders assume it).
+    Rule(("kv_heads", "heads"), lambda v: None if v["kv_heads"] <= v["heads"] and v["heads"] % v["kv_heads"] == 0
+         else f"kv_heads ({v['kv_heads']}) must not exceed heads ({v['heads']})" if v["kv_heads"] > v["heads"]
+         else f"heads ({v['heads']}) must be a multiple of kv_heads ({v['kv_heads']}): grouped-query attention "
+              f"gives each KV head an equal group of query heads"),
     Rule(("window_layers", "layers"), lambda v: None if v["window_layers"] <= v["layers"] else
          f"window_layers ({v['window_layers']}) must not exceed layers ({v['layers']})"),
     Rule(("linear_layers", "window_layers", "layers"),

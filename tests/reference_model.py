@@ -399,8 +399,8 @@ def resolve(params) -> dict:
         s["peak"] = max(w) / (sum(w) / 24)  # SPEC section 9: the profile's peak replaces the peak key
 
     # docs/method.md sections 2-5 consistency rules, each naming its key.
-    if s["kv_heads"] > s["heads"]:
-        _bad("kv_heads", s["kv_heads"], "<= heads")
+    if s["kv_heads"] > s["heads"] or s["heads"] % s["kv_heads"]:
+        _bad("kv_heads", s["kv_heads"], "a divisor of heads")
     if s["window_layers"] > s["layers"]:
         _bad("window_layers", s["window_layers"], "0..layers")
     if s["linear_layers"] + (s["window_layers"] if s["window"] else 0) > s["layers"]:  # named by the key given

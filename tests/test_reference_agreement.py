@@ -185,9 +185,9 @@ def scenarios(draw):
         if maybe():
             L = p["layers"] = draw(st.integers(max(1, b["window_layers"] + b["linear_layers"]), 160))
         if maybe():
-            H = p["heads"] = draw(st.integers(Hkv, 256))
+            H = p["heads"] = Hkv * draw(st.integers(1, max(1, 256 // Hkv)))
         if maybe():
-            Hkv = p["kv_heads"] = draw(st.integers(1, H))
+            Hkv = p["kv_heads"] = draw(st.sampled_from([d for d in range(1, H + 1) if H % d == 0]))
         if maybe():
             p["head_dim"] = draw(st.sampled_from([32, 64, 96, 128, 192, 256]))
         if maybe():

@@ -166,7 +166,7 @@ KEY_TABLE: tuple[Key, ...] = (
        preset="model", shape=True, derive=d.heads),
     _K("kv_heads", "int", "KV heads (GQA)",
        "Key/value heads per layer; fewer than query heads under grouped-query attention.", "model",
-       lo=1, hi=100_000, step=1, rule=", and <= heads", slider=("pow2", 1, 256),
+       lo=1, hi=100_000, step=1, rule=", and divides heads", slider=("pow2", 1, 256),
        preset="model", shape=True),
     _K("head_dim", "int", "Head dimension", "Width of one attention head.", "model", lo=1, hi=100_000, step=1, slider=("pow2", 16, 1024),
        preset="model", shape=True),
