@@ -158,8 +158,10 @@ def loaded_weight_bytes(s: Scenario) -> float:
 def vllm_activation_bytes(s: Scenario) -> float:
     """The activation peak of vLLM's profiling run on one card, bytes: the larger of its dummy forward pass over
     ``max_batched_tokens`` tokens (the residual stream, q/k/v and the MLP's gate and up projections in 16 bits,
-    split over the cards) and its dummy sampler run over ``min(max_seqs, max_batched_tokens)`` rows of logits
-    (``sampler_bytes`` per element, ``VLLM_RELEASES``; vllm/v1/worker/gpu_model_runner.py ``profile_run``)."""
+    split over the cards) and its dummy sampler run over ``min(max_seqs, max_batched_tokens)`` rows of logits of
+    the whole vocabulary on every card, since the V1 engine all-gathers them (``sampler_bytes`` per element,
+    ``VLLM_RELEASES``; vllm/v1/worker/gpu_model_runner.py ``profile_run``, vllm/platforms/interface.py
+    ``use_all_gather``)."""
     g = s.gpus
     _, D = moe_split(s)
     # The MLP width a token passes through: the dense block's, plus the routed experts it is sent to.
@@ -168,7 +170,8 @@ def vllm_activation_bytes(s: Scenario) -> float:
     per_token = 2 * (4 * s.hidden + ((s.heads + 2 * s.kv_heads) * s.head_dim + 2 * mlp) / g)
     forward = s.max_batched_tokens * per_token
     rows = min(s.max_seqs if s.max_seqs is not None else s.max_batched_tokens, s.max_batched_tokens)
-    sampler = rows * s.vocab / g * _vllm_release(s)["sampler_bytes"]
+    # The V1 engine all-gathers the logits (Platform.use_all_gather), so every card samples the whole vocabulary.
+    sampler = rows * s.vocab * _vllm_release(s)["sampler_bytes"]
     return max(forward, sampler)
 
 

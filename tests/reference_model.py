@@ -548,7 +548,7 @@ def vllm_activation(m):
         mlp += m["k"] * M / (m["E"] * m["L"] * 3 * m["hidden"])
     forward = m["T"] * 2 * (4 * m["hidden"] + ((m["H"] + 2 * m["Hkv"]) * m["d"] + 2 * mlp) / m["g"])
     rows = min(m["seqs"] if m["seqs"] is not None else m["T"], m["T"])
-    return max(forward, rows * m["V"] / m["g"] * m["release"][0])
+    return max(forward, rows * m["V"] * m["release"][0])  # logits all-gathered: the whole vocabulary per card
 
 
 def kv_gib_per_card(m):

@@ -58,6 +58,17 @@ def test_vllm_sums_its_own_terms():
     assert given.kv_cache_gib == pytest.approx(0.9 * s.torch_gib - model.weight_bytes(s) / 2**30 - 3)
 
 
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_vllm_samples_the_whole_vocabulary_on_every_card(gpus):
+    """The V1 engine all-gathers the logits (vllm/platforms/interface.py use_all_gather), so each card's sampler
+    profile holds rows x the whole vocabulary, however many cards share the model; the forward pass splits."""
+    s = load(f"model=llama-3.1-70b&card=h100-sxm&gpus={gpus}&weights=bf16&engine=vllm").scenario
+    mem = memory.memory(s)
+    assert mem.reserve[0].gib == pytest.approx(1024 * 128256 * 14 / 2**30)  # 1.67 GiB per card, not 1.67 / gpus
+    old = memory.memory(load(f"model=llama-3.1-70b&card=h100-sxm&gpus={gpus}&weights=bf16&engine=vllm-2025").scenario)
+    assert old.reserve[0].gib == pytest.approx(1024 * 128256 * 38 / 2**30)
+
+
 @pytest.mark.parametrize("card, seqs, tokens", [("h100-sxm", 1024, 8192), ("h200-sxm", 1024, 8192),
                                                ("a100-80gb", 256, 2048), ("l4", 256, 2048)])
 def test_vllm_defaults_follow_the_card(card, seqs, tokens):
