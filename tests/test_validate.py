@@ -30,7 +30,7 @@ CV = {(s["engine"], s["metric"]): s for s in summarise(cross_validated_results(M
 #: median |error| <= 12 %, worst <= 40 %, signed median within +-10 %, no row more than 30 % too fast.
 #: These are the engine x metric groups that meet them today; the others are listed in docs/calibration.md
 #: section 5 with the reason, and tested to stay no worse than they are.
-MEETS_TARGETS = {("vllm", "step_ms")}
+MEETS_TARGETS = {("vllm", "step_ms"), ("llamacpp-2024", "step_ms")}
 
 
 NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), per cent, as of this fit
@@ -44,14 +44,17 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
     ("trtllm", "max_throughput_tok_s"): (9.5, 38.0, 7.0, 32.5),
     ("trtllm-2023", "max_throughput_tok_s"): (40.5, 63.0, 40.5, 63.0),
     ("trtllm-v05", "max_throughput_tok_s"): (9.0, 55.0, 2.0, 14.0),
-    ("llamacpp", "step_ms"): (11.5, 44.0, 9.5, 44.0),
-    ("llamacpp-vulkan", "step_ms"): (24.5, 69.0, 24.5, 0.0),
-    ("llamacpp-2024", "step_ms"): (22.0, 40.5, 22.0, 40.5),
+    # The 2023-2024 builds share llama.cpp's bandwidth and dequantisation shares; their 9 rows from five more
+    # threads move those shares, and the current builds' median from 10.8 % to 13.3 %.
+    ("llamacpp", "step_ms"): (13.5, 44.0, 10.5, 44.0),
+    # Vulkan rows from four threads: left out, the RTX 3090 and 2018-2019 cards (RTX 2070, RX 5700 XT) of the
+    # others predict geerlingguy's small models on current cards too slow, and those old cards 30-44 % too fast.
+    ("llamacpp-vulkan", "step_ms"): (36.0, 57.5, 28.0, 44.5),
 }
 
 
 def test_every_row_is_predicted():
-    assert len(MEASURED) == 98
+    assert len(MEASURED) == 113
     assert len({r.id for r in MEASURED}) == len(MEASURED)
     assert all(r.predicted is not None and r.predicted > 0 for r in RESULTS)
     assert all(r.predicted is not None for r in cross_validated_results(MEASURED))
@@ -95,7 +98,7 @@ def test_validate_command_line():
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 98
+    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 113
     assert any(line.startswith("trtllm") and "max_throughput_tok_s" in line and "%" in line for line in lines)
     assert any(line.startswith("In-sample") for line in lines)
     assert any(line.startswith("Cross-validated (leave-one-source-out)") for line in lines)
