@@ -22,17 +22,28 @@ picked = st.multiselect("Cards to compare (up to 3)", list(catalogue.cards()), d
                         format_func=lambda c: catalogue.cards()[c]["name"])
 if picked:
     cmp = ui.table("compare_cards", s, picked)
-    ui.dataframe(cmp, column_config={
-        "card": st.column_config.TextColumn("Card"), "gpus": NUM("Cards"), "compute": "Compute",
-        "mem_gib": NUM("Memory/card (GiB)", format="%.2f"), "bw_tbs": NUM("Bandwidth (TB/s)", format="%.3f"),
-        "tflops": NUM("Dense peak (TFLOP/s)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
-        "fits": st.column_config.CheckboxColumn("Weights fit"), "max_batch": NUM("Max batch", format="%d"),
-        "break_even_batch": NUM("Break-even batch", format="%.0f"), "batch": NUM("Batch used", format="%d"),
-        "step_ms": NUM("Step (ms)", format="%.2f"), "tok_s": NUM("tok/s", format="%.0f"),
-        "usd_per_mtok": NUM("USD / 1M at the duty" if s.duty is None else f"USD / 1M at duty {s.duty:.0%}",
-                            format="%.3f"),
-        "memory_caps_batch": st.column_config.CheckboxColumn("Memory caps batch"),
-        "monthly_usd": NUM("Monthly (USD)", format="%.0f")})
+    # Short headers and set widths so every column shows at 1,400 px (the cards per replica and the compute
+    # precision are the scenario's, in the caption; the CSV has them).
+    CHECK = st.column_config.CheckboxColumn
+    ui.dataframe(cmp, pin="card", column_config={
+        "card": st.column_config.TextColumn("Card", width=125),
+        "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
+        "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
+        "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
+        "usd_hr": NUM("USD/h", format="%.2f", width=55, help="Reference rent per card-hour"),
+        "fits": CHECK("Fits", width=45, help="The weights fit"),
+        "max_batch": NUM("Max batch", format="%d", width=70),
+        "break_even_batch": NUM("Break-even", format="%.0f", width=75,
+                                help="The batch where the step turns from memory-bound to compute-bound"),
+        "batch": NUM("Batch", format="%d", width=55, help="The batch used"),
+        "step_ms": NUM("Step ms", format="%.2f", width=60), "tok_s": NUM("tok/s", format="%.0f", width=60),
+        "usd_per_mtok": NUM("USD/1M", format="%.3f", width=65,
+                            help="USD per 1M output tokens at the duty its replicas would run at" if s.duty is None
+                            else f"USD per 1M output tokens at duty {s.duty:.0%}"),
+        "memory_caps_batch": CHECK("Mem caps", width=70, help="Memory caps the batch before compute does"),
+        "monthly_usd": NUM("USD/mo", format="%,.0f", width=70)},
+        column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",
+                      "step_ms", "tok_s", "usd_per_mtok", "memory_caps_batch", "monthly_usd"])
     duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
         f"duty {s.duty:.0%}"
     st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s), "
@@ -41,7 +52,7 @@ if picked:
 
 st.subheader("Models")
 models = ui.catalogue_table("models_table")
-ui.dataframe(models, column_config={
+ui.dataframe(models, pin="id", column_config={
     "params_b": NUM("Params (B)", format="%.3f"), "active_b": NUM("Active (B)", format="%.3f"),
     "embed_b": NUM("Input embedding (B)", format="%.3f"),
     "kv_bytes_per_token_16bit": NUM("KV bytes/token (16-bit)", format="%d"),
@@ -56,7 +67,7 @@ ui.download_csv(models, "catalogue-models")
 
 st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
-ui.dataframe(cards, column_config={
+ui.dataframe(cards, pin="id", column_config={
     "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
     "mem_source": "Memory source", "mem_read_on": "Memory read on",
     "torch_gib": NUM("Memory (GiB, CUDA)", format="%.2f"), "torch_source": "CUDA memory source",
@@ -76,7 +87,7 @@ ui.download_csv(cards, "catalogue-cards")
 
 st.subheader("API prices")
 apis = ui.catalogue_table("apis_table")
-ui.dataframe(apis, column_config={
+ui.dataframe(apis, pin="id", column_config={
     "api_in": NUM("Input (USD / 1M)", format="%.3f"), "api_out": NUM("Output (USD / 1M)", format="%.3f"),
     "tier_above_tok": NUM("Long prompt above (tokens)", format="%d"),
     "tier_api_in": NUM("Input above (USD / 1M)", format="%.3f"),
@@ -89,7 +100,7 @@ with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
 ui.download_csv(apis, "catalogue-apis")
 
 st.subheader("Cloud GPU quotes")
-ui.dataframe(catalogue.cloud_prices(), column_config={
+ui.dataframe(catalogue.cloud_prices(), pin="provider", column_config={
     "provider": "Provider", "product_or_instance": "Product or instance", "gpu": "GPU",
     "gpus_per_instance": NUM("GPUs per instance", format="%d"),
     "usd_per_instance_hour": NUM("USD per instance-hour", format="%.2f"),

@@ -129,8 +129,8 @@ ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
 st.subheader("Every way to serve it: the API, renting, buying, or a fleet plus the API")
 opts = tables.options_table(r)
 # Short headers and set widths, so that every column shows at 1,400 px without a sideways scroll.
-ui.dataframe(opts.drop(columns=["key"]), column_config={
-    "option": st.column_config.TextColumn("Option", width=190),
+ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
+    "option": st.column_config.TextColumn("Option", width=200),
     "usd_month": st.column_config.NumberColumn("USD/month", format="%,.0f", width=85),
     "usd_per_mtok_out": st.column_config.NumberColumn("USD / 1M out", format="%,.3f", width=90,
                                                       help="USD per million output tokens, the whole bill"),
@@ -140,7 +140,8 @@ ui.dataframe(opts.drop(columns=["key"]), column_config={
                                                     help="Months until buying has cost less than renting"),
     "best": st.column_config.CheckboxColumn("Cheapest", width=70),
     "allowed": st.column_config.CheckboxColumn("Allowed", width=65),
-    "sensitive_to": st.column_config.TextColumn("Moves most with (each input 10 % higher)", width="large")},
+    "sensitive_to": st.column_config.TextColumn("Moves most with", width=160,
+                                                 help="The inputs that move this bill most, each 10 % higher")},
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
                   "payback_months", "sensitive_to"])
 best = tables.OPTION_NAMES.get(r["best"] or "", "none")
@@ -206,31 +207,32 @@ if day is not None:
 st.subheader("Which cards to get")
 plan = ui.table("plan_table", s)
 base = ui.base_url()
+NUM = st.column_config.NumberColumn
+CHECK = st.column_config.CheckboxColumn
+# Short headers and set widths so every column shows at 1,400 px; the CSV below has both bills and the weights.
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
-             column_config={
-    "card_name": "Card", "gpus": st.column_config.NumberColumn("Cards per replica", format="%d"),
-    "weights": "Weights", "replicas": st.column_config.NumberColumn("Replicas", format="%d"),
-    "cards": st.column_config.NumberColumn("Cards", format="%d"),
-    "best_usd_month": st.column_config.NumberColumn("USD/month (rent or buy)", format="%,.0f"),
-    "best": "Rent or buy",
-    "rent_usd_month": st.column_config.NumberColumn("Rented, USD/month", format="%,.0f"),
-    "own_usd_month": st.column_config.NumberColumn("Bought, USD/month", format="%,.0f"),
-    "own_capex_usd": st.column_config.NumberColumn("Purchase (USD)", format="%,.0f"),
-    "meets_tpot": st.column_config.CheckboxColumn("Latency target met"),
-    "memory_caps_batch": st.column_config.CheckboxColumn("Memory caps the batch"),
-    "max_batch": st.column_config.NumberColumn("Requests in memory, per replica", format="%,d"),
-    "capacity_measured": st.column_config.CheckboxColumn("Engine measured on such a set-up"),
-    "link": st.column_config.LinkColumn("Scenario", display_text="open"),
-}, column_order=["card_name", "best_usd_month", "gpus", "best", "replicas", "cards", "rent_usd_month",
-                 "own_usd_month", "own_capex_usd", "meets_tpot", "memory_caps_batch", "max_batch",
-                 "capacity_measured", "weights", "link"])
+             pin="card_name", column_config={
+    "card_name": st.column_config.TextColumn("Card", width=140),
+    "best_usd_month": NUM("USD/month", format="%,.0f", width=85, help="The cheaper of renting and buying, a month"),
+    "best": st.column_config.TextColumn("Rent/buy", width=65, help="Which of the two is cheaper"),
+    "gpus": NUM("Per replica", format="%d", width=85, help="Cards per replica (tensor parallel)"),
+    "replicas": NUM("Replicas", format="%d", width=70), "cards": NUM("Cards", format="%d", width=55),
+    "own_capex_usd": NUM("Purchase USD", format="%,.0f", width=90, help="Buying every card of the fleet"),
+    "meets_tpot": CHECK("TPOT met", width=65, help="The latency target (tpot_ms) holds at the busiest hour"),
+    "memory_caps_batch": CHECK("Mem caps", width=65, help="Memory caps the batch before compute does"),
+    "max_batch": NUM("In memory", format="%,d", width=80, help="Requests that fit in memory, per replica"),
+    "capacity_measured": CHECK("Measured", width=70,
+                               help="A published row measured the engine on such a set-up (else its widest band)"),
+    "link": st.column_config.LinkColumn("Scenario", display_text="open", width=60),
+}, column_order=["card_name", "best_usd_month", "best", "gpus", "replicas", "cards", "own_capex_usd", "meets_tpot",
+                 "memory_caps_batch", "max_batch", "capacity_measured", "link"])
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
            f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {s.weights} weights (change the "
            "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
            "buying; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
            "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
            "the engine's widest. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
-           "table for several formats.")
+           "table for several formats. The CSV gives the rented and the bought bill of each row.")
 ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query"]),
                 "decision-plan", "Download this table (CSV)")
 

@@ -90,13 +90,16 @@ fit = ui.table("fit_table", s, (2048, 8192, 32768), list(dict.fromkeys(["bf16", 
 ui.dataframe(
     fit,
     column_config={
-        "weights": "Weights",
-        "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f"),
-        "weights_gib": st.column_config.NumberColumn("Weights as loaded (GiB)", format="%.1f"),
-        "free_gib": st.column_config.NumberColumn("KV cache (GiB)", format="%.1f"),
-        **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d")
+        "weights": st.column_config.TextColumn("Weights", width=90),
+        "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f", width=80),
+        "weights_gib": st.column_config.NumberColumn("Loaded GiB", format="%.1f", width=85,
+                                                     help="Weights as loaded, all cards"),
+        "free_gib": st.column_config.NumberColumn("KV cache GiB", format="%.1f", width=95),
+        **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d", width=80)
            for c in fit.columns if c.startswith("seqs_at_")},
-        "quality": "Published quality cost (vs 16-bit)", "quality_source": "Source",
+        "quality": st.column_config.TextColumn("Quality cost (vs 16-bit)", width=200,
+                                               help="The published quality cost of the format"),
+        "quality_source": st.column_config.TextColumn("Source", width=150),
     },
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "

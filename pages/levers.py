@@ -28,13 +28,13 @@ shown = table.assign(link=[f"{base}/decision?{q}" for q in table["query"]]).drop
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
 # Short headers and set widths: every column shows at 1,400 px (long texts are cut in their cell, whole on hover).
-ui.dataframe(shown, column_config={
-    "lever": TEXT("Lever", width=180), "what": TEXT("What it changes", width=170),
+ui.dataframe(shown, pin="lever", column_config={
+    "lever": TEXT("Lever", width=160), "what": TEXT("What it changes", width=150),
     "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=95),
     "saving_usd_month": NUM("Saving USD/mo", format="%,.0f", width=90),
     "api_usd_month": NUM("API USD/mo", format="%,.0f", width=80), "verdict": TEXT("Verdict after", width=85),
     "tpot_ms": NUM("TPOT (ms)", format="%.1f", width=70, help="Time per output token at the busiest hour"),
-    "price": TEXT("Its price", width=160),
+    "price": TEXT("Its price", width=140),
     "link": st.column_config.LinkColumn("Scenario", display_text="open", width=65),
 }, column_order=["lever", "what", "self_host_usd_month", "saving_usd_month", "api_usd_month", "verdict", "tpot_ms",
                  "price", "link"], height="content")
@@ -45,11 +45,11 @@ st.caption("Every weight format of the catalogue on this scenario: the memory it
            "fit at the context set, the self-hosting bill for the traffic, and the quality cost published for it "
            "(against 16-bit, on the model named; a dash: nothing published).")
 formats = ui.format_table(s.to_query())
-ui.dataframe(formats, column_config={
-    "format": "Format", "bits": NUM("Bits per weight", format="%.2f"),
-    "weights_gib": NUM("Weights (GiB)", format="%.1f"), "max_batch": NUM("Sequences that fit", format="%d"),
-    "self_host_usd_month": NUM("Self-hosting USD / month", format="%,.0f"), "verdict": "Verdict",
-    "quality": "Published quality cost", "quality_source": "Source",
+ui.dataframe(formats, pin="format", column_config={
+    "format": TEXT("Format", width=90), "bits": NUM("Bits/weight", format="%.2f", width=80),
+    "weights_gib": NUM("Weights GiB", format="%.1f", width=85), "max_batch": NUM("Seqs that fit", format="%d", width=90),
+    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=105), "verdict": TEXT("Verdict", width=75),
+    "quality": TEXT("Published quality cost", width=230), "quality_source": TEXT("Source", width=165),
 }, height="content")
 ui.download_csv(formats, "levers-formats")
 

@@ -98,12 +98,22 @@ for metric, part in shown.groupby("metric", sort=False):
     st.altair_chart(alt.layer(diagonal, points).properties(height=360), width="stretch")
 
 st.subheader("Every row")
-ui.dataframe(rows.drop(columns=["metric"]), column_config={
-    "version": "Engine version",
-    "measured": st.column_config.NumberColumn("Measured", format="%.4g"),
-    "predicted": st.column_config.NumberColumn("Predicted (in sample)", format="%.4g"),
-    "error_pct": st.column_config.NumberColumn("Error % (in sample)", format="%+.1f"),
-    "predicted_cv": st.column_config.NumberColumn("Predicted (cross-validated)", format="%.4g"),
-    "error_cv_pct": st.column_config.NumberColumn("Error % (cross-validated)", format="%+.1f"),
-    "link": st.column_config.TextColumn("Link (open it in the app)")})
+# The figures first (the cross-validated ones lead, as on every page), the long texts after them.
+ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
+    "id": st.column_config.TextColumn("Row", width=80),
+    "engine": st.column_config.TextColumn("Engine", width=115),
+    "figure": st.column_config.TextColumn("Figure", width=130),
+    "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
+    "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=100,
+                                                  help="Predicted by a fit without the row's source"),
+    "error_cv_pct": st.column_config.NumberColumn("Error % (CV)", format="%+.1f", width=90,
+                                                  help="Cross-validated error; + where the prediction is faster"),
+    "predicted": st.column_config.NumberColumn("Predicted (in sample)", format="%.4g", width=130),
+    "error_pct": st.column_config.NumberColumn("Error % (in sample)", format="%+.1f", width=120),
+    "version": st.column_config.TextColumn("Engine version", width=220),
+    "source": st.column_config.TextColumn("Source", width=220),
+    "notes": st.column_config.TextColumn("Notes", width=300),
+    "link": st.column_config.TextColumn("Link (open it in the app)", width=300)},
+    column_order=["id", "engine", "figure", "measured", "predicted_cv", "error_cv_pct", "predicted", "error_pct",
+                  "version", "source", "notes", "link"])
 ui.download_csv(rows, "validation-rows")

@@ -255,6 +255,31 @@ def test_every_page_fits_a_390px_phone(server, new_page, name, path):
     assert shot.exists() and not exceptions(page)
 
 
+#: Reference tables (the catalogue's rows, every validation row) scroll sideways with their id pinned; the tables a
+#: decision is read from show every column at a laptop's 1,400 px, the sidebar open.
+REFERENCE_TABLES = ("Models", "Cards", "API prices", "Cloud GPU quotes", "Every row")
+
+
+@pytest.mark.parametrize("name, path", [p for p in PAGES if p[0] in ("decision", "fit", "catalogue", "levers",
+                                                                      "validation")], ids=lambda p: str(p))
+def test_decision_tables_show_every_column_at_1400px(server, new_page, name, path):
+    page = new_page()
+    page.set_viewport_size({"width": 1400, "height": 6000})  # tall: a table mounts when in view
+    page.goto(f"{server}{path}?{SEED}")
+    settle(page)
+    # The tables in view (one in a closed expander is not drawn), each drawn.
+    shown = "[...document.querySelectorAll('[data-testid=stDataFrame]')].filter(df => df.checkVisibility())"
+    page.wait_for_function(f"""() => {{ const d = {shown};
+        return d.length && d.every(df => df.querySelector('.dvn-scroller')); }}""", timeout=WAIT_MS)
+    tables = page.evaluate(f"""() => {shown}.map(df => {{
+        const sc = df.querySelector('.dvn-scroller'); const top = df.getBoundingClientRect().top;
+        const heads = [...document.querySelectorAll('h2, h3')].filter(h => h.getBoundingClientRect().top < top);
+        return {{head: heads.length ? heads[heads.length - 1].innerText : '', over: sc.scrollWidth - sc.clientWidth}};
+    }})""")
+    wide = [t for t in tables if t["over"] > 2 and not t["head"].startswith(REFERENCE_TABLES)]
+    assert tables and not wide, wide
+
+
 def test_a_session_entered_at_the_root_keeps_its_scenario_through_pages_and_exact_entry(server, new_page):
     """Entered at / (which forwards to /decision), a page change, a slider and exact entry change nothing else."""
     page = new_page()

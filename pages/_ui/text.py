@@ -56,12 +56,16 @@ def _printf_to_format(fmt: str | None) -> str | None:
     return "{:" + spec + "}"
 
 
-def dataframe(df: pd.DataFrame, column_config: dict | None = None, **kwargs: Any) -> None:
+def dataframe(df: pd.DataFrame, column_config: dict | None = None, pin: str | None = None, **kwargs: Any) -> None:
     """``st.dataframe`` with every missing cell shown as a dash (never "None" or "nan"). A column with a missing
     cell is shown as text, each number in the column's own format (column formats outrank a Styler's in
     Streamlit, so the cells themselves carry the dash); columns without one keep their numbers for sorting. The
-    CSV downloads keep the values."""
+    CSV downloads keep the values. ``pin`` names a column that stays in view while a wide table scrolls
+    sideways (a reference table's id)."""
     cfg = dict(column_config or {})
+    if pin is not None:
+        c = cfg.get(pin)
+        cfg[pin] = {**c, "pinned": True} if isinstance(c, dict) else st.column_config.Column(c, pinned=True)
     if isinstance(df, pd.DataFrame) and df.isna().to_numpy().any():
         df = df.copy()
         for col in df.columns[df.isna().any()]:
@@ -76,6 +80,6 @@ def dataframe(df: pd.DataFrame, column_config: dict | None = None, **kwargs: Any
                 return str(v)
             df[col] = [shown(v) for v in df[col]]
             label = c.get("label") if isinstance(c, dict) else c if isinstance(c, str) else None
-            kept = {k: c[k] for k in ("width", "help") if isinstance(c, dict) and c.get(k) is not None}
+            kept = {k: c[k] for k in ("width", "help", "pinned") if isinstance(c, dict) and c.get(k) is not None}
             cfg[col] = st.column_config.TextColumn(label, **kept)
     st.dataframe(df, column_config=cfg, **{"hide_index": True, "width": "stretch", **kwargs})
