@@ -70,6 +70,7 @@ def dataframe(df: pd.DataFrame, column_config: dict | None = None, pin: str | No
         df = df.copy()
         for col in df.columns[df.isna().any()]:
             c = cfg.get(col)
+            numeric = pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
             spec = _printf_to_format(c.get("type_config", {}).get("format")) if isinstance(c, dict) else None
 
             def shown(v: Any, spec: str | None = spec) -> str:
@@ -81,5 +82,6 @@ def dataframe(df: pd.DataFrame, column_config: dict | None = None, pin: str | No
             df[col] = [shown(v) for v in df[col]]
             label = c.get("label") if isinstance(c, dict) else c if isinstance(c, str) else None
             kept = {k: c[k] for k in ("width", "help", "pinned") if isinstance(c, dict) and c.get(k) is not None}
-            cfg[col] = st.column_config.TextColumn(label, **kept)
+            # A column of numbers keeps its numbers' right alignment once its cells are text.
+            cfg[col] = st.column_config.TextColumn(label, **kept, **({"alignment": "right"} if numeric else {}))
     st.dataframe(df, column_config=cfg, **{"hide_index": True, "width": "stretch", **kwargs})
