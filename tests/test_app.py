@@ -131,8 +131,17 @@ def test_rule_breaking_link_names_the_key():
     at = open_app({"kv_heads": "999"})
     assert not at.exception
     assert "kv_heads='999'" in texts(at.error)
-    # A value that breaks a rule only beside others is not kept: the link reads as the figures use it.
-    assert at.query_params["kv_heads"] == "8" and at.select_slider(key="kv_heads").value == 8
+    # The figures use the default; the link keeps what was asked for, so a copied link still shows the error...
+    assert at.select_slider(key="kv_heads").value == 8 and at.query_params["kv_heads"] == "999"
+    # ...until an input changes: the value might pass beside the new inputs, so the link then reads as it is used.
+    at.select_slider(key="req_day").set_value(20000).run()
+    assert at.query_params["kv_heads"] == "8" and at.query_params["req_day"] == "20000"
+
+
+def test_a_tensor_parallel_size_the_engine_refuses_stays_in_the_opened_link():
+    at = open_app({"model": "llama-3.1-70b", "gpus": "3"})
+    assert not at.exception and "gpus='3'" in texts(at.error)
+    assert at.query_params["gpus"] == "3" and at.select_slider(key="gpus").value == 1
 
 
 def test_weights_that_do_not_fit_are_said_plainly():

@@ -75,9 +75,14 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         st.session_state["_errors"] = {e.key: e for e in first.errors}
         # What the link said for each rejected key, kept in the address bar until that input is changed, so
         # the link still shows what was asked for rather than a silent default.
-        # (A value that breaks a rule only beside other values is not kept: the link then reads as it is used.)
         st.session_state["_rejected"] = {e.key: st.query_params.get_all(e.key)[-1] for e in first.errors
                                          if e.key in KEYS and not e.rule and st.query_params.get_all(e.key)}
+        # A value that breaks a rule only beside other values (gpus=3 for 64 heads) is kept until any input
+        # changes: a copied link then still shows the error, and after an edit the link reads as it is used (the
+        # same value might pass beside the new inputs, while the figures use the default).
+        st.session_state["_rule_rejected"] = {e.key: st.query_params.get_all(e.key)[-1] for e in first.errors
+                                              if e.key in KEYS and e.rule and st.query_params.get_all(e.key)}
+        st.session_state["_opened_params"] = first.scenario.to_params()
         st.session_state["_check_link"] = not st.query_params
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
         _store(first.scenario)
@@ -94,6 +99,8 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     params = parsed.scenario.to_params()
     rejected = st.session_state.get("_rejected", {})
     kept = {k: v for k, v in rejected.items() if k in _link_errors()}
+    if params == st.session_state.get("_opened_params"):  # nothing changed since the link was opened
+        kept.update({k: v for k, v in st.session_state.get("_rule_rejected", {}).items() if k in _link_errors()})
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
