@@ -29,11 +29,13 @@ c0.metric("Self-hosting per month", words.money(d.self_host_usd_month),
                "rented for the month, plus the upkeep.")
 c1.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
           help="The same bill over the month's output tokens (prompt time and idle capacity included).")
-c2.metric(f"1M at batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
-          help="One replica's rent plus the upkeep per million output tokens at this batch and duty (decode only): "
-               "the cost surface below.")
+c2.metric(f"1M at batch {r['batch']:,}, duty {r['duty_used']:.0%}, decode only", per_mtok(r["usd_per_mtok"]),
+          help="One replica's rent plus the upkeep per million output tokens at this batch and duty, counting the "
+               "decode steps only (the prompts' processing is not in it): the cost surface below. The whole bill "
+               "beside it counts the prompts and the idle capacity.")
 c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
-          help="The textbook figure counts only this, at duty 100 %.")
+          help="The rent alone in the figure beside it (same batch and duty, decode only). The textbook figure "
+               "counts only the rent, at duty 100 %.")
 c4.metric("Replica rent a month", words.money(r["monthly_rent_usd"]),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
                "does not fall with volume.")
@@ -46,7 +48,10 @@ if not runs:
 
 ui.details()  # the first draw of a session ends here
 
-st.subheader("Cost surface: USD per 1M tokens by batch and duty cycle")
+st.subheader("Cost surface: USD per 1M output tokens by batch and duty cycle, decode only")
+st.caption("One replica's rent plus the upkeep over the output tokens its decode steps produce: the prompts' "
+           "processing is not counted, so with long prompts a real replica costs more per token than this surface "
+           "says. The whole bill per 1M tokens at the top counts the prompts and the idle capacity.")
 if s.usd_hr is None:
     st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
     st.stop()
@@ -81,6 +86,6 @@ ui.dataframe(wide,
              column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%.0f"),
                             "fits_in_memory": st.column_config.CheckboxColumn("fits in memory"),
                             **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
-st.caption("USD per 1M tokens, rent plus upkeep. Rows: a single stream, the batch memory holds, the batch in use, "
+st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only. Rows: a single stream, the batch memory holds, the batch in use, "
            "and the break-even batch (the textbook figure).")
 ui.download_csv(by_duty, "cost-by-duty")
