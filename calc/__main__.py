@@ -34,6 +34,8 @@ def _keys_help() -> str:
     for k in KEY_TABLE:
         if k.preset:
             default = _SOURCE_WORDS[k.preset] + (" (preset)" if k.preset in ("model", "card") else "")
+            if k.default is not None and k.default != PRESET:  # what a preset without the figure takes
+                default += f" where it gives one, else {k.default}"
         elif k.default == PRESET:
             default = "worked out from other keys"
         else:
