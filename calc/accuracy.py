@@ -3,7 +3,9 @@ published measurement covered a set-up like it, and the self-hosting bill as a r
 sections 5 and 6).
 
 A *measured region* is one engine profile x card family (architecture) x model kind (dense, MoE, MLA) x
-tensor-parallel size that at least one row of ``calc/data/measurements.csv`` measured. A scenario outside every
+tensor-parallel size x whether the weights are stored in fewer than 8 bits that at least one row of
+``calc/data/measurements.csv`` measured (an engine that no row measured unpacking 4-bit weights has not been
+checked on them). A scenario outside every
 region is flagged "not measured" and given its engine's widest band. The band that widens the bill is the 90th
 percentile of the absolute leave-one-source-out error of the figure that sizes the replicas (full-load
 throughput; the decode step where the engine has no throughput rows).
@@ -38,11 +40,11 @@ def model_kind(s: Scenario) -> str:
     return "MoE" if s.experts else "dense"
 
 
-def region(s: Scenario) -> tuple[str, str, str, int]:
-    """(engine, card family, model kind, cards per replica) of a scenario; a custom card's family is
-    ``"unknown"``."""
+def region(s: Scenario) -> tuple[str, str, str, int, bool]:
+    """(engine, card family, model kind, cards per replica, weights in fewer than 8 bits) of a scenario; a custom
+    card's family is ``"unknown"``."""
     arch = "unknown" if s.card == CUSTOM else card_arch().get(s.card, "unknown")
-    return figures_of(s.engine), arch, model_kind(s), int(s.gpus)
+    return figures_of(s.engine), arch, model_kind(s), int(s.gpus), bool(s.weight_bits < 8)
 
 
 @functools.cache
@@ -54,7 +56,7 @@ def measured_rows() -> tuple[tuple[str, str, Scenario], ...]:
 
 
 @functools.cache
-def measured_regions() -> frozenset[tuple[str, str, str, int]]:
+def measured_regions() -> frozenset[tuple[str, str, str, int, bool]]:
     """Every region a published measurement covers (rows on custom cards name no family, so they cover none)."""
     return frozenset(r for r in (region(m) for _, _, m in measured_rows()) if r[1] != "unknown")
 
@@ -73,7 +75,7 @@ class Accuracy:
     """The error a scenario's capacity carries (per cent, leave-one-source-out)."""
 
     measured: bool            # the scenario's region was measured by a published row
-    region: tuple             # (engine, card family, model kind, cards per replica)
+    region: tuple             # (engine, card family, model kind, cards per replica, weights below 8 bits)
     band_pct: float | None    # 90th percentile of the absolute error of the figure that sizes replicas
 
 

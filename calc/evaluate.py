@@ -117,7 +117,7 @@ class Band:
     """The self-hosting bill as a range from the engine's cross-validated error (docs/calibration.md section 6):
     the replicas sized at capacity ``1 + b`` and ``1 / (1 + b)`` times the model's, ``b`` the band."""
 
-    capacity_measured: bool                 # a published row measured this engine x card family x kind x TP size
+    capacity_measured: bool                 # a row measured this engine x card family x kind x TP x sub-8-bit weights
     capacity_band_pct: float | None         # b in per cent (90th percentile, leave-one-source-out)
     self_host_usd_month_low: float | None   # at capacity x (1 + b)
     self_host_usd_month_high: float | None  # at capacity / (1 + b)

@@ -121,7 +121,8 @@ def band_sentence(d: Decision) -> str:
     if d.self_host_low is None or d.self_host_high is None or d.capacity_band_pct is None:
         return ""
     measured = "" if d.capacity_measured else (" No published measurement covers this engine, card family, model "
-                                               "kind and card count, so the band is the engine's widest.")
+                                               "kind, weight width (below 8 bits or not) and card count, so the band "
+                                               "is the engine's widest.")
     lead = (f"At the engine's capacity error (±{d.capacity_band_pct:.0f} %, each source predicted by a fit without "
             "it), self-hosting costs ")
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
@@ -423,7 +424,8 @@ def capacity_table(d: Decision) -> pd.DataFrame:
              "ms" if s.tpot_ms is not None else ""),
             ("Target met", "yes" if c.meets_tpot else "no", ""),
             ("Time to first token (TTFT) on an idle replica", c.ttft_ms, "ms"),
-            ("Output tokens per second, one replica", c.tok_s, "tokens/s"),
+            ("Decode tokens per second at the serving batch (decode steps only)", c.tok_s, "tokens/s"),
+            ("Output tokens per second serving the traffic (prompts processed too)", c.serving_tok_s, "tokens/s"),
             ("Busy replica-seconds per request", c.s_req, "s"),
             ("Requests per day one replica serves at the peak factor", c.x_cap, "requests/day"),
             ("Replicas for the busiest hour", d.replicas, "replicas"),

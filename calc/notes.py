@@ -72,9 +72,10 @@ def outside_measurements(s: Scenario) -> str:
                    "token) are not checked and are likely overstated")
     acc = accuracy(s)
     if not acc.measured:
-        engine, arch, kind, gpus = acc.region
+        engine, arch, kind, gpus, sub8 = acc.region
         out.insert(0, f"not measured: no published row covers {ENGINE_NAMES.get(engine, engine)} on "
-                      f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with a {kind} model on {gpus} "
+                      f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with a {kind} model "
+                      f"{'in weights of fewer than 8 bits ' if sub8 else ''}on {gpus} "
                       f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
                       + ("" if acc.band_pct is None else f" (±{acc.band_pct:.0f} %)"))
     return "; ".join(out)

@@ -143,6 +143,7 @@ class Capacity:
     ttft_ms: float           # time to first token on an idle replica
     s_req: float             # busy replica-seconds per request
     x_cap: float             # requests per day one replica serves at the peak factor
+    serving_tok_s: float     # output tokens/s of one busy replica on the traffic's requests, prompts included
 
 
 def capacity(s: Scenario) -> Capacity:
@@ -157,7 +158,7 @@ def capacity(s: Scenario) -> Capacity:
                + float(model.comm_seconds(s, s.in_tok)) * MS_PER_S + model.fixed_step_seconds(s) * MS_PER_S)
     s_req = busy_seconds_per_request(s, bs)
     return Capacity(n, int(memory.max_batch(s, n)), bs, meets, step * MS_PER_S, tok_s, ttft_ms, s_req,
-                    SECONDS_PER_DAY / (s.peak * s_req))
+                    SECONDS_PER_DAY / (s.peak * s_req), s.out_tok / s_req)
 
 
 def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDArray, NDArray]:

@@ -885,14 +885,15 @@ def _card_arch() -> dict:
 
 
 def region(s) -> tuple:
-    """docs/calibration.md section 6: engine x card family x model kind x cards per replica."""
+    """docs/calibration.md section 6: engine x card family x model kind x cards per replica x weights in fewer than
+    8 bits."""
     arch = "unknown" if s["card"] == "custom" else _card_arch().get(s["card"], "unknown")
     kind = "hybrid" if s.get("linear_layers") else "MLA" if s.get("kv_latent") else \
         ("MoE" if s.get("experts") else "dense")
     engine = s["engine"]
     if error_bands()[engine] is not None and not _own_rows(engine):  # a family that shares its engine's figures
         engine = ENGINE_BASE[engine]
-    return engine, arch, kind, int(s["gpus"])
+    return engine, arch, kind, int(s["gpus"]), s["_bpw"] < 8
 
 
 @functools.cache

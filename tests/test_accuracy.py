@@ -15,15 +15,25 @@ def test_model_kind(model, kind):
 
 
 def test_a_region_names_the_card_family_and_a_custom_card_has_none():
-    assert region(parse("model=llama-3.1-8b&card=h100-sxm&gpus=2").scenario) == ("vllm", "Hopper", "dense", 2)
+    assert region(parse("model=llama-3.1-8b&card=h100-sxm&gpus=2&weights=bf16").scenario) == (
+        "vllm", "Hopper", "dense", 2, False)
+    assert region(parse("model=llama-3.1-8b&card=h100-sxm&gpus=2").scenario)[4]  # int4-g128: below 8 bits
     assert region(parse("card=custom").scenario)[1] == "unknown"
     assert all(r[1] != "unknown" for r in measured_regions())
 
 
 def test_a_measured_region_carries_the_full_load_band_of_its_engine():
-    a = accuracy(parse("model=llama-3.1-8b&card=h100-sxm&engine=vllm").scenario)
+    a = accuracy(parse("model=llama-3.1-8b&card=h100-sxm&engine=vllm&weights=bf16").scenario)
     throughput = next(b for b in error_band("vllm", CROSS_VALIDATED) if b["metric"] == "max_throughput_tok_s")
     assert a.measured and a.band_pct == throughput["p90_pct"]
+
+
+def test_weights_below_8_bits_no_row_of_the_engine_unpacked_are_not_measured():
+    """No vLLM row stores its weights in fewer than 8 bits: the same set-up in 4-bit weights is not measured,
+    while llama.cpp's rows (4-bit GGUF files) and TensorRT-LLM's NVFP4 row on a B200 are."""
+    assert not accuracy(parse("model=llama-3.1-8b&card=h100-sxm&engine=vllm&weights=int4-g128").scenario).measured
+    assert accuracy(parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp&weights=q4_0&batch=1").scenario).measured
+    assert accuracy(parse("model=llama-3.1-70b&card=b200&engine=trtllm&weights=4.5&compute=fp4").scenario).measured
 
 
 def test_an_unmeasured_region_carries_the_engines_widest_band():
