@@ -185,3 +185,12 @@ def test_the_catalogue_and_the_parser_apply_the_same_rules(tmp_path):
 
 def test_every_key_has_exactly_one_row():
     assert len(KEYS) == len(KEY_TABLE)
+
+
+def test_many_unknown_keys_are_one_note_and_a_few_are_named_each():
+    many = parse("&".join(f"k{i}=v" for i in range(45)) + "&model=llama-3.1-8b")
+    notes = [w for w in many.warnings if w.startswith("unknown key")]
+    assert notes == ["unknown keys ignored (45): 'k0', 'k1', 'k2', 'k3', 'k4' and 40 more"]
+    few = parse("colour=blue&x=1&colour=red")
+    assert [w for w in few.warnings if w.startswith("unknown key")] == ["unknown key 'colour' ignored",
+                                                                        "unknown key 'x' ignored"]

@@ -27,6 +27,10 @@ def link_too_long(fields: int, chars: int) -> FieldError | None:
                       "give each key once")
 
 
+#: Unknown keys named one by one in the warnings; past this many they are counted in one line.
+UNKNOWN_NAMED = 5
+
+
 def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
     """Split a whole URL, a query string or a mapping into {key: value} and warnings.
 
@@ -60,11 +64,14 @@ def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], li
             raise ScenarioError([link_too_long(text.count("&") + 1, len(text))])
         pairs = parse_qsl(text, keep_blank_values=True)
     raw: dict[str, Any] = {}
+    unknown: list[str] = []
     for key, value in pairs:
         key = key.strip()
         if key not in KEYS:
             shown = key if len(key) <= 40 else key[:40] + "…"
-            note = f"unknown key {shown!r} ignored"
+            if shown not in unknown:
+                unknown.append(shown)
+            note = ""
         elif key in raw:
             note = f"key {key!r} given more than once; the last value is used"
         else:
@@ -73,6 +80,12 @@ def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], li
             warnings.append(note)
         if key in KEYS:
             raw[key] = value
+    # A few unknown keys are named one by one; many in one line (a link of 45 stray keys is one note, not 45).
+    if len(unknown) <= UNKNOWN_NAMED:
+        warnings[:0] = [f"unknown key {k!r} ignored" for k in unknown]
+    else:
+        named = ", ".join(repr(k) for k in unknown[:UNKNOWN_NAMED])
+        warnings.insert(0, f"unknown keys ignored ({len(unknown):,}): {named} and {len(unknown) - UNKNOWN_NAMED:,} more")
     # Empty values mean "not given", except where empty has a meaning of its own (no latency target). An empty
     # value of a key without such a meaning is named, so that a link never falls back to a default in silence.
     empty = [k for k, v in raw.items() if isinstance(v, str) and v.strip() == "" and k != "tpot_ms"]
