@@ -103,6 +103,17 @@ def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
 
 
 #: The shortest calendar month, in hours (28 days): a shorter ``hours`` is read as a part-time fleet by mistake.
+#: A batch cap within this share below the break-even batch is "only just" below it: the step then shares its
+#: weight read among nearly as many sequences as the roofline figure assumes.
+NEAR_KNEE_SHARE = 0.05
+
+
+def cap_just_below_knee(cap: int, break_even: float | None) -> bool:
+    """True when the batch cap ``cap`` (sequences) sits below the break-even batch by less than
+    :data:`NEAR_KNEE_SHARE` of it, so the cost per token is close to the roofline figure."""
+    return break_even is not None and cap < break_even and cap >= (1 - NEAR_KNEE_SHARE) * break_even
+
+
 SHORT_MONTH_HOURS = 672
 
 

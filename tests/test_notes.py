@@ -57,3 +57,11 @@ def test_a_month_shorter_than_28_days_points_to_the_profile_and_autoscaling():
     (said,) = [w for w in notes.scenario_warnings(parse("hours=300").scenario) if w.startswith("hours=")]
     assert "scales the traffic too" in said and "profile" in said and "autoscale=1" in said
     assert not any(w.startswith("hours=") for w in notes.scenario_warnings(parse("hours=672").scenario))
+
+
+def test_a_batch_cap_only_just_below_the_knee_is_said_to_be_close_to_the_roofline():
+    from calc.notes import NEAR_KNEE_SHARE, cap_just_below_knee
+    assert cap_just_below_knee(85, 85.26)  # the defaults: memory holds 85, compute binds at 85.26
+    assert not cap_just_below_knee(78, 28320) and not cap_just_below_knee(48, None)
+    assert not cap_just_below_knee(90, 85.26)  # at or past the knee: no flag at all
+    assert cap_just_below_knee(95, 100) and not cap_just_below_knee(94, 100) and NEAR_KNEE_SHARE == 0.05

@@ -171,5 +171,7 @@ def _batch_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
                 f"schedules at most {cap:,} {seqs} per step (max_seqs), though memory holds {mb:,} at {at}")
     else:
         lead = f"**Memory caps the batch before compute does:** memory holds {mb:,} {seqs} at {at}"
-    st.warning(f"{lead}; {knee}. A step can share its read of the weights among at most {cap:,} {seqs}, so a "
-               "million tokens costs more than the roofline figure.", icon=":material/warning:")
+    cost = ("only just: the cost per token is close to the roofline figure" if notes.cap_just_below_knee(cap, be)
+            else "so a million tokens costs more than the roofline figure")
+    st.warning(f"{lead}; {knee}. A step can share its read of the weights among at most {cap:,} {seqs}, {cost}.",
+               icon=":material/warning:")
