@@ -29,7 +29,7 @@ c0.metric("Self-hosting per month", words.money(d.self_host_usd_month),
                "rented for the month, plus the upkeep.")
 c1.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
           help="The same bill over the month's output tokens (prompt time and idle capacity included).")
-c2.metric(f"1M at batch {r['batch']:,}, duty {r['duty_used']:.0%}, decode only", per_mtok(r["usd_per_mtok"]),
+c2.metric(f"Decode, batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
           help="One replica's rent plus the upkeep per million output tokens at this batch and duty, counting the "
                "decode steps only (the prompts' processing is not in it): the cost surface below. The whole bill "
                "beside it counts the prompts and the idle capacity.")

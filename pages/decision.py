@@ -53,9 +53,15 @@ c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",
           help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
-c4.metric("Break-even, requests a day", "—" if not d.fits or not d.priced else
-          "never" if d.break_even is None else words.sig(d.break_even, 3),
-          help="Requests a day at which self-hosting first costs less than the API.")
+# Self-hosting's bill is a staircase (one more replica at a time), so it may first break even, fall back behind the
+# API at the next step, and stay cheaper only above a second volume: both are shown where they differ.
+flip = ("—" if not d.fits or not d.priced else "never" if d.break_even is None else
+        words.sig(d.break_even, 3) if d.stays_cheaper is None or words.sig(d.stays_cheaper, 3) == words.sig(d.break_even, 3)
+        else f"{words.sig(d.break_even, 3)} to {words.sig(d.stays_cheaper, 3)}")
+c4.metric("Break-even, requests a day", flip,
+          help="Requests a day at which self-hosting first costs less than the API; where two figures are shown, "
+               "the bills cross back and forth between them (each replica added is a step) and self-hosting stays "
+               "cheaper above the second.")
 ui.details()  # the first draw of a session ends here: the verdict and its four figures
 
 ui.dataframe(dm.monthly_table(d),
@@ -242,11 +248,6 @@ u = d.units
 f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
-# Self-hosting's bill is a staircase (one more replica at a time), so it may first break even, fall back behind the
-# API at the next step, and stay cheaper only above a second volume: both are shown where they differ.
-flip = ("—" if not d.fits or not d.priced else "never" if d.break_even is None else
-        words.sig(d.break_even, 3) if d.stays_cheaper is None or words.sig(d.stays_cheaper, 3) == words.sig(d.break_even, 3)
-        else f"{words.sig(d.break_even, 3)} to {words.sig(d.stays_cheaper, 3)}")
 f2.metric("Volume that flips it (a day)", flip,
           help="Requests a day at which self-hosting first costs less than the API; where two figures are shown, "
                "the bills cross back and forth between them (each replica added is a step) and self-hosting stays "
