@@ -55,13 +55,14 @@ c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.c
           help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
 # Self-hosting's bill is a staircase (one more replica at a time), so it may first break even, fall back behind the
 # API at the next step, and stay cheaper only above a second volume: both are shown where they differ.
+FLIP_HELP = ("Requests a day at which self-hosting first costs less than the API; where two figures are shown, the "
+             "bills cross back and forth between them (each replica added is a step) and self-hosting stays cheaper "
+             "above the second.")
 flip = ("—" if not d.fits or not d.priced else "never" if d.break_even is None else
         words.sig(d.break_even, 3) if d.stays_cheaper is None or words.sig(d.stays_cheaper, 3) == words.sig(d.break_even, 3)
         else f"{words.sig(d.break_even, 3)} to {words.sig(d.stays_cheaper, 3)}")
 c4.metric("Break-even, requests a day", flip,
-          help="Requests a day at which self-hosting first costs less than the API; where two figures are shown, "
-               "the bills cross back and forth between them (each replica added is a step) and self-hosting stays "
-               "cheaper above the second.")
+          help=FLIP_HELP)
 ui.details()  # the first draw of a session ends here: the verdict and its four figures
 
 ui.dataframe(dm.monthly_table(d),
@@ -249,9 +250,7 @@ f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
 f2.metric("Volume that flips it (a day)", flip,
-          help="Requests a day at which self-hosting first costs less than the API; where two figures are shown, "
-               "the bills cross back and forth between them (each replica added is a step) and self-hosting stays "
-               "cheaper above the second.")
+          help=FLIP_HELP)
 f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is None else f"{u.self_host_all_in:,.3f} USD",
           help="The whole monthly bill (rent of every replica, upkeep, prompt time) over the month's output tokens. "
                + ("" if u.rent_at_duty is None else f"Rent alone, decode only, at the implied duty of {u.duty:.1%}: "
