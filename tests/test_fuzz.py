@@ -286,10 +286,17 @@ def check_app(at, params):
     link = {k: v for k, v in dict(at.query_params).items() if k.lower() not in STREAMLIT_EMBED_KEYS}
     assert set(link) <= set(KEYS)
     # The address bar holds calc's own complete link for this input, each rejected key still as it was given
-    # (so the link shows what was asked for, not a silent default); read again, it is rejected the same way.
+    # (so the link shows what was asked for, not a silent default; a value refused by a rule beside the others
+    # too, until an input changes); read again, it is rejected the same way.
     expected = parsed.scenario.to_params()
     given = {k: v[-1] if isinstance(v, list) else v for k, v in params.items()}
     expected.update({e.key: str(given[e.key]) for e in parsed.errors if e.key in given and not e.rule})
+    # A rule's refusal is kept too where the link, read again, is refused on the same keys with the same figures.
+    by_rule = {e.key: str(given[e.key]) for e in parsed.errors if e.key in given and e.rule}
+    if by_rule:
+        again = parse({**expected, **by_rule})
+        if again.scenario == parsed.scenario and {e.key for e in again.errors} <= {e.key for e in parsed.errors}:
+            expected.update(by_rule)
     assert link == expected
     again = parse(link)
     assert {e.key for e in again.errors} <= {e.key for e in parsed.errors}, [e.message for e in again.errors]

@@ -99,8 +99,14 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     params = parsed.scenario.to_params()
     rejected = st.session_state.get("_rejected", {})
     kept = {k: v for k, v in rejected.items() if k in _link_errors()}
-    if params == st.session_state.get("_opened_params"):  # nothing changed since the link was opened
-        kept.update({k: v for k, v in st.session_state.get("_rule_rejected", {}).items() if k in _link_errors()})
+    rule_kept = {k: v for k, v in st.session_state.get("_rule_rejected", {}).items() if k in _link_errors()}
+    if rule_kept and params == st.session_state.get("_opened_params"):  # nothing changed since it was opened
+        # Kept only where the link, read again, is refused on the same keys and gives the same figures: beside the
+        # complete link's other figures a rule may blame another key (params_b=1 against the preset's active_b).
+        candidate = {**params, **kept, **rule_kept}
+        again = parse(urlencode(candidate))
+        if again.scenario == parsed.scenario and {e.key for e in again.errors} <= set(_link_errors()):
+            kept.update(rule_kept)
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
