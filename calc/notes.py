@@ -102,7 +102,6 @@ def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
     return best if best is not None and best[1] < 0.95 * now else None
 
 
-#: The shortest calendar month, in hours (28 days): a shorter ``hours`` is read as a part-time fleet by mistake.
 #: A batch cap within this share below the break-even batch is "only just" below it: the step then shares its
 #: weight read among nearly as many sequences as the roofline figure assumes.
 NEAR_KNEE_SHARE = 0.05
@@ -114,6 +113,7 @@ def cap_just_below_knee(cap: int, break_even: float | None) -> bool:
     return break_even is not None and cap < break_even and cap >= (1 - NEAR_KNEE_SHARE) * break_even
 
 
+#: The shortest calendar month, in hours (28 days): a shorter ``hours`` is read as a part-time fleet by mistake.
 SHORT_MONTH_HOURS = 672
 
 

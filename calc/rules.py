@@ -55,16 +55,22 @@ def _dense_part(v: Mapping[str, Any]) -> str | None:
             f"table would be negative ({dense:.6g} billion)")
 
 
+def _kv_heads(v: Mapping[str, Any]) -> str | None:
+    # Grouped-query attention gives each KV head an equal group of query heads, so heads is a multiple of
+    # kv_heads (every engine's attention kernels and checkpoint loaders assume it).
+    if v["kv_heads"] > v["heads"]:
+        return f"kv_heads ({v['kv_heads']}) must not exceed heads ({v['heads']})"
+    if v["heads"] % v["kv_heads"]:
+        return (f"heads ({v['heads']}) must be a multiple of kv_heads ({v['kv_heads']}): grouped-query attention "
+                "gives each KV head an equal group of query heads")
+    return None
+
+
 #: The rules in the order they are checked.
 RULES: tuple[Rule, ...] = (
     Rule(("torch_gib", "mem_gib"), lambda v: None if v["torch_gib"] <= v["mem_gib"] else
          f"torch_gib ({_g(v['torch_gib'])}) must not exceed mem_gib ({_g(v['mem_gib'])})"),
-    # Grouped-query attention gives each KV head an equal group of query heads, so heads is a multiple of
-    # kv_heads (every engine's attention kernels and checkpoint loaders assume it).
-    Rule(("kv_heads", "heads"), lambda v: None if v["kv_heads"] <= v["heads"] and v["heads"] % v["kv_heads"] == 0
-         else f"kv_heads ({v['kv_heads']}) must not exceed heads ({v['heads']})" if v["kv_heads"] > v["heads"]
-         else f"heads ({v['heads']}) must be a multiple of kv_heads ({v['kv_heads']}): grouped-query attention "
-              f"gives each KV head an equal group of query heads"),
+    Rule(("kv_heads", "heads"), _kv_heads),
     Rule(("window_layers", "layers"), lambda v: None if v["window_layers"] <= v["layers"] else
          f"window_layers ({v['window_layers']}) must not exceed layers ({v['layers']})"),
     Rule(("linear_layers", "window_layers", "layers"),

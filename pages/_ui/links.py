@@ -74,14 +74,12 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         first = parse(urlencode([(k, v) for k in st.query_params for v in st.query_params.get_all(k)]))
         st.session_state["_errors"] = {e.key: e for e in first.errors}
         # What the link said for each rejected key, kept in the address bar until that input is changed, so
-        # the link still shows what was asked for rather than a silent default.
+        # the link still shows what was asked for rather than a silent default. A value that breaks a rule only
+        # beside other values (gpus=3 for 64 heads) is kept until any input changes: a copied link then still
+        # shows the error, and after an edit the link reads as it is used (the same value might pass beside the
+        # new inputs, while the figures use the default).
         st.session_state["_rejected"] = {e.key: st.query_params.get_all(e.key)[-1] for e in first.errors
-                                         if e.key in KEYS and not e.rule and st.query_params.get_all(e.key)}
-        # A value that breaks a rule only beside other values (gpus=3 for 64 heads) is kept until any input
-        # changes: a copied link then still shows the error, and after an edit the link reads as it is used (the
-        # same value might pass beside the new inputs, while the figures use the default).
-        st.session_state["_rule_rejected"] = {e.key: st.query_params.get_all(e.key)[-1] for e in first.errors
-                                              if e.key in KEYS and e.rule and st.query_params.get_all(e.key)}
+                                         if e.key in KEYS and st.query_params.get_all(e.key)}
         st.session_state["_opened_params"] = first.scenario.to_params()
         st.session_state["_check_link"] = not st.query_params
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
@@ -97,15 +95,16 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
         sidebar(decision, light)
     params = parsed.scenario.to_params()
-    rejected = st.session_state.get("_rejected", {})
-    kept = {k: v for k, v in rejected.items() if k in _link_errors()}
-    rule_kept = {k: v for k, v in st.session_state.get("_rule_rejected", {}).items() if k in _link_errors()}
+    errors = _link_errors()
+    rejected = {k: v for k, v in st.session_state.get("_rejected", {}).items() if k in errors}
+    kept = {k: v for k, v in rejected.items() if not errors[k].rule}
+    rule_kept = {k: v for k, v in rejected.items() if errors[k].rule}
     if rule_kept and params == st.session_state.get("_opened_params"):  # nothing changed since it was opened
         # Kept only where the link, read again, is refused on the same keys and gives the same figures: beside the
         # complete link's other figures a rule may blame another key (params_b=1 against the preset's active_b).
         candidate = {**params, **kept, **rule_kept}
         again = parse(urlencode(candidate))
-        if again.scenario == parsed.scenario and {e.key for e in again.errors} <= set(_link_errors()):
+        if again.scenario == parsed.scenario and {e.key for e in again.errors} <= set(errors):
             kept.update(rule_kept)
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     if st.query_params.to_dict() != params:
