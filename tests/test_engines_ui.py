@@ -39,7 +39,7 @@ def test_the_validation_page_shows_both_tables_and_every_row():
     assert not at.exception
     assert len(at.dataframe) == 3
     cv, inside, rows = (x.value for x in at.dataframe)
-    assert len(rows) == 113 and {"predicted_cv", "error_cv_pct", "version"} <= set(rows.columns)
+    assert len(rows) == 150 and {"predicted_cv", "error_cv_pct", "version"} <= set(rows.columns)
     assert set(cv["engine"]) == set(inside["engine"]) and "signed_median_pct" in cv.columns
     headings = " ".join(h.value for h in at.subheader)
     assert "Cross-validated" in headings and "In sample" in headings

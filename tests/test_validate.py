@@ -38,12 +38,16 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
     # 384 clients is predicted at the batch memory holds, 12 % fast out of sample.
     # Once the SGLang benchmark's rows are left out, no vLLM row runs on several cards: the all-reduce share is
     # then TensorRT-LLM's (LINK_DONOR), not the prior, and Llama 3.1 70B on 4 H100s is 23 % fast, not 32 %.
-    ("vllm", "max_throughput_tok_s"): (12.5, 23.0, 6.0, 23.0),
+    # Its all-reduce share is then TensorRT-LLM's, which the v0.6.1 tables' 16 multi-card rows move: 24 % fast.
+    ("vllm", "max_throughput_tok_s"): (12.5, 24.5, 6.0, 24.5),
     # v0.5's masked-attention kernel re-reads each KV head per query head (kv_reread): with it, Llama 2 70B on
     # 2 H200s is 14 % fast out of sample, not 140 %.
-    ("trtllm", "max_throughput_tok_s"): (9.5, 38.0, 7.0, 32.5),
-    ("trtllm-2023", "max_throughput_tok_s"): (40.5, 63.0, 40.5, 63.0),
-    ("trtllm-v05", "max_throughput_tok_s"): (9.0, 55.0, 2.0, 14.0),
+    # The 37 rows of v0.6.1's performance tables (H100, A100, L40S; GPT-J to Falcon 180B on up to 8 cards) share
+    # the efficiencies with the current family and move them; left out, they are predicted a median 20 % too slow
+    # by the v0.5 blogs, while those blogs' H200 rows come out 20-34 % too fast: the sources disagree by a third.
+    ("trtllm", "max_throughput_tok_s"): (11.0, 35.5, 2.0, 33.0),
+    ("trtllm-2023", "max_throughput_tok_s"): (46.5, 74.0, 46.5, 74.0),
+    ("trtllm-v05", "max_throughput_tok_s"): (19.5, 48.0, 18.0, 34.0),
     # The 2023-2024 builds share llama.cpp's bandwidth and dequantisation shares; their 9 rows from five more
     # threads move those shares, and the current builds' median from 10.8 % to 13.3 %.
     ("llamacpp", "step_ms"): (13.5, 44.0, 10.5, 44.0),
@@ -54,7 +58,7 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
 
 
 def test_every_row_is_predicted():
-    assert len(MEASURED) == 113
+    assert len(MEASURED) == 150
     assert len({r.id for r in MEASURED}) == len(MEASURED)
     assert all(r.predicted is not None and r.predicted > 0 for r in RESULTS)
     assert all(r.predicted is not None for r in cross_validated_results(MEASURED))
@@ -98,7 +102,7 @@ def test_validate_command_line():
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 113
+    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 150
     assert any(line.startswith("trtllm") and "max_throughput_tok_s" in line and "%" in line for line in lines)
     assert any(line.startswith("In-sample") for line in lines)
     assert any(line.startswith("Cross-validated (leave-one-source-out)") for line in lines)
