@@ -52,9 +52,27 @@ VLLM_RELEASES = {
 #: CUDA context, the communicators), GiB per card below the total CUDA reports: on 4 L4s at TP 4, SGLang 0.4.3
 #: printed "Load weight begin. avail mem=21.63 GB" (didier-durand/llms-in-clouds docs/sglang.md).
 SGLANG_CONTEXT_GIB = 0.3
+#: What SGLang's distributed start-up takes beside it, GiB per card, where the cards of a tensor-parallel group
+#: are joined by a peer-to-peer fabric (the communicators' buffers over NVLink or xGMI; PCIe groups take next to
+#: nothing, as the 4 L4s above): "Init torch distributed ends. mem usage=1.77 GB" to "2.01 GB" on the 8 ranks of
+#: sgl-project/sglang PR #11716 (Oct 2025), 0.00 on one card in the issues that print it. SGLang sizes the pool
+#: from the rank with the least memory left, so the largest.
+SGLANG_P2P_INIT_GIB = 2.0
+#: Link bandwidth, GB/s per card, from which a card's fabric is peer-to-peer (NVLink 3 is 300, xGMI 448; PCIe 5.0
+#: x16 is 64).
+P2P_LINK_GBS = 100.0
 #: Memory SGLang's weight load takes per card beside the checkpoint's bytes (rotary tables, buffers, the
 #: allocator's blocks): the same printout's "Load weight end ... mem usage=15.54 GB" against 15.26 GiB of weights.
 SGLANG_LOAD_EXTRA_GIB = 0.3
+
+
+def sglang_context_gib(s) -> float:
+    """Memory already taken on each card when SGLang measures the free memory it takes ``mem_fraction_static``
+    of, GiB per card: the CUDA context (``SGLANG_CONTEXT_GIB``), plus the communicators' buffers
+    (``SGLANG_P2P_INIT_GIB``) on a tensor-parallel group of more than one card joined at ``P2P_LINK_GBS`` or
+    more (docs/method.md section 8.2)."""
+    p2p = s.gpus > 1 and (s.link_gbs or 0.0) >= P2P_LINK_GBS
+    return SGLANG_CONTEXT_GIB + (SGLANG_P2P_INIT_GIB if p2p else 0.0)
 
 
 @dataclass(frozen=True)
@@ -197,10 +215,10 @@ def memory(s: Scenario) -> Memory:
         kv = s.mem_util * total - loaded - sum(b.gib for b in reserve)
     elif rule == "sglang":
         total = s.torch_gib
-        context = SGLANG_CONTEXT_GIB if given is None else given
+        context = sglang_context_gib(s) if given is None else given
         free = total - context
         kv = s.mem_util * free - loaded
-        reserve = (Block("taken before SGLang measures (CUDA context)", context),
+        reserve = (Block("taken before SGLang measures (CUDA context, communicators)", context),
                    Block("left outside mem_fraction_static", (1 - s.mem_util) * free))
     elif rule == "trtllm":
         total = s.mem_gib

@@ -28,6 +28,7 @@ VLLM_NON_TORCH_GIB = 0.2  # memory outside PyTorch's allocator that appears duri
 # by release family: bytes per logit element of the sampler profile, CUDA-graph reserve (GiB), MXFP4 expert layout
 VLLM_RELEASES = {"vllm": (14.0, 0.5, "triton"), "vllm-2025": (38.0, 0.0, "marlin")}
 SGLANG_CONTEXT_GIB = 0.3
+SGLANG_P2P_INIT_GIB = 2.0  # per card, tensor parallel over a fabric of at least 100 GB/s (NVLink, xGMI)
 SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
@@ -560,7 +561,9 @@ def kv_gib_per_card(m):
             over = VLLM_NON_TORCH_GIB + vllm_activation(m) / GIB + m["release"][1] * m["graphs"]
         return u * m["torch"] - w - over
     if m["rule"] == "sglang":
-        return u * (m["torch"] - (SGLANG_CONTEXT_GIB if over is None else over)) - w
+        if over is None:
+            over = SGLANG_CONTEXT_GIB + SGLANG_P2P_INIT_GIB * (m["g"] > 1 and m["link"] >= 100e9)
+        return u * (m["torch"] - over) - w
     if m["rule"] == "trtllm":
         return u * (m["mem"] - w - over)
     return u * m["mem"] - over - w

@@ -88,6 +88,19 @@ def test_sglang_keeps_its_reserve_outside_its_fraction():
     assert mem.reserve[1].gib == pytest.approx(0.15 * free)
 
 
+def test_sglang_counts_the_communicators_of_a_group_joined_by_nvlink():
+    """Tensor parallel over NVLink or xGMI, SGLang's distributed start-up holds about 2 GiB a card before it
+    measures (PR #11716 printed 1.77 to 2.01 GB on 8 ranks); over PCIe, or on one card, only the CUDA context."""
+    def context(link):
+        s = load(link).scenario
+        return s.torch_gib - (memory.memory(s).kv_cache_gib + memory.memory(s).weights_loaded_gib) / s.mem_util
+    base = "model=qwen2.5-32b&weights=bf16&engine=sglang&mem_util=0.85"
+    assert context(base + "&card=h100-sxm&gpus=4") == pytest.approx(0.3 + 2.0)
+    assert context(base + "&card=h100-pcie&gpus=4") == pytest.approx(0.3)
+    assert context(base + "&card=h100-sxm&gpus=1") == pytest.approx(0.3)
+    assert context(base + "&card=h100-sxm&gpus=4&overhead_gib=1") == pytest.approx(1.0)
+
+
 def test_roofline_is_the_contract():
     s = load("model=llama-3.1-70b&engine=roofline&overhead_gib=4").scenario
     want = s.mem_gib - 4 - model.weight_bytes(s) / 2**30
