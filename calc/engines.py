@@ -55,9 +55,11 @@ ENGINE_NAMES = types.MappingProxyType({e: v["name"] for e, v in FAMILIES.items()
 #: Engines that split every attention layer's heads over the cards of a tensor-parallel group (llama.cpp
 #: splits whole layers or matrix rows, and the roofline splits nothing).
 HEAD_SPLITTING = ("vllm", "sglang", "trtllm")
-#: Engines whose reserve for activations and runtime memory is worked out from the launch settings
-#: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one.
-MODELLED_RESERVE = ("vllm", "sglang")
+#: Profiles whose reserve for activations and runtime memory is worked out from the launch settings
+#: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
+#: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime or of the current
+#: releases' buffers is in the data.
+MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm-2024")
 
 
 def base(engine: str) -> str:
@@ -155,7 +157,7 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
             raise EngineDataError(f"{where}: max_seqs must be an integer >= 1 or empty")
         return
     if value is None:
-        if figure == "overhead_gib" and base(engine) in MODELLED_RESERVE:
+        if figure == "overhead_gib" and engine in MODELLED_RESERVE:
             return  # empty: the reserve is the engine's own accounting (calc/memory.py)
         raise EngineDataError(f"{where}: {engine} has no {figure}")
     if figure in (*EFFICIENCIES, "mem_util", "eff_link", "eff_dequant") and not 0 < value <= 1:
@@ -277,12 +279,14 @@ def figures_of(engine: str) -> str:
 
 def _shares_every_figure(engine: str) -> bool:
     """True when every fitted figure of ``engine`` is its base engine's (a release family that differs only in
-    what no measured row sees, such as how it allocates memory)."""
+    what no measured row sees, such as how it allocates memory; a reserve it works out itself is its own)."""
     b = base(engine)
     if b == engine:
         return False
     mine, theirs = figure_rows()[engine], figure_rows()[b]
-    return all(mine[f]["value"] == theirs[f]["value"] for f in FIGURES if theirs[f]["basis"] == "fitted")
+    own = {"overhead_gib"} if engine in MODELLED_RESERVE else set()
+    return all(mine[f]["value"] == theirs[f]["value"] for f in FIGURES
+               if theirs[f]["basis"] == "fitted" and f not in own)
 
 
 def widest_band(basis: str = CROSS_VALIDATED) -> dict[str, Any] | None:

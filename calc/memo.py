@@ -522,7 +522,7 @@ def assumptions(s: Scenario) -> list[str]:
          + accuracy_text(s.engine, engines.error_band(s.engine))
          + (f"; {outside}" if outside else "") + "."),
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None
-                                       and engines.base(s.engine) in engines.MODELLED_RESERVE else ""),
+                                       and s.engine in engines.MODELLED_RESERVE else ""),
         f"Engineering upkeep of {s.upkeep:,.0f} USD a month, all cards together (upkeep).",
         f"A month is {s.hours:g} hours (hours): rented cards are paid for every one of them, busy or not, and the "
         "month's requests are the requests a day times its days.",

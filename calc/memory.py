@@ -13,11 +13,14 @@ Each engine sizes its KV cache by its own rule, from a different total:
 - **SGLang** (``python/sglang/srt/model_executor/model_runner.py`` ``profile_max_num_token``): ``mem_fraction_static``
   (``mem_util``) of the memory free when it starts (``torch_gib`` less the CUDA context) holds the weights and the
   KV cache; the rest of the card is left for activations and CUDA graphs, outside the fraction.
-- **TensorRT-LLM** (``tensorrt_llm/_torch/pyexecutor/_util.py``, ``KvCacheConfig.free_gpu_memory_fraction``):
-  ``mem_util`` of the memory free after the engine has loaded (the card less the weights and ``overhead_gib`` of
-  runtime buffers).
+- **TensorRT-LLM** (``KvCacheConfig.free_gpu_memory_fraction``; docs/source/reference/memory.md): ``mem_util``
+  of the memory free after the engine has loaded. The 2024 releases' accounting is worked out: the total CUDA
+  reports (``torch_gib``) less the weights, the CUDA context, the execution context, and runtime buffers and a
+  decoder sized by ``max_batch_size`` and the vocabulary (``trtllm_reserve``); the other profiles take the card
+  (``mem_gib``) less the weights and a fitted ``overhead_gib``.
 
-A link's ``overhead_gib`` replaces the reserve an engine's rule works out (vLLM's three terms, SGLang's context).
+A link's ``overhead_gib`` replaces the reserve an engine's rule works out (vLLM's three terms, SGLang's context,
+TensorRT-LLM's buffers).
 """
 
 from __future__ import annotations
@@ -61,6 +64,17 @@ SGLANG_P2P_INIT_GIB = 2.0
 #: Link bandwidth, GB/s per card, from which a card's fabric is peer-to-peer (NVLink 3 is 300, xGMI 448; PCIe 5.0
 #: x16 is 64).
 P2P_LINK_GBS = 100.0
+#: TensorRT-LLM's C++ executor before it sizes the KV cache (docs/source/reference/memory.md: "pre-allocated ...
+#: based on runtime max_batch_size and max_seq_len"), from its [MemUsageChange] printouts: the CUDA context and
+#: libraries (GiB per card: the doc's own H100 example leaves 0.76 GiB of "total 79.10, available 70.48" beside the
+#: engine, execution context, runtime buffers and decoder it prints), and the runtime buffers and the decoder in
+#: bytes per sequence of ``max_batch_size`` and token of the vocabulary (logits and sampling state): runtime
+#: buffers 9.18 and 9.34 (2.66 GB for Qwen2.5-0.5B at 2048 x 151,936, TensorRT-LLM issue #1188, Nov 2024; 1.14 GB
+#: for Llama 2 7B at 4096 x 32,000, v0.12 trtllm-bench in benchmarks/cpp/README.md), decoder 19.9 in the later of
+#: the two (5.76 GB; v0.12 printed 35.6).
+TRTLLM_CONTEXT_GIB = 0.75
+TRTLLM_RUNTIME_BYTES = 9.25
+TRTLLM_DECODER_BYTES = 19.9
 #: Memory SGLang's weight load takes per card beside the checkpoint's bytes (rotary tables, buffers, the
 #: allocator's blocks): the same printout's "Load weight end ... mem usage=15.54 GB" against 15.26 GiB of weights.
 SGLANG_LOAD_EXTRA_GIB = 0.3
@@ -173,6 +187,31 @@ def loaded_weight_bytes(s: Scenario) -> float:
     return W + M * 8 / 32 / 8  # the 8-bit scale of every 32 weights, held twice
 
 
+def forward_activation_bytes(s: Scenario) -> float:
+    """Activations of one forward pass over ``max_batched_tokens`` tokens on one card, bytes: the residual stream,
+    q/k/v and the MLP's gate and up projections in 16 bits, split over the cards (docs/method.md section 8.2)."""
+    g = s.gpus
+    _, D = moe_split(s)
+    # The MLP width a token passes through: the dense block's, plus the routed experts it is sent to.
+    mlp = max(0.0, (D - s.vocab * s.hidden - s.embed_b * 1e9) / s.layers / (3 * s.hidden))
+    mlp += s.experts_active * expert_width(s)
+    per_token = 2 * (4 * s.hidden + ((s.heads + 2 * s.kv_heads) * s.head_dim + 2 * mlp) / g)
+    return s.max_batched_tokens * per_token
+
+
+def trtllm_reserve(s: Scenario) -> tuple[Block, ...]:
+    """What TensorRT-LLM's executor allocates on each card before it sizes the KV cache, GiB per card: the CUDA
+    context, the execution context (TensorRT's activations for ``max_num_tokens`` tokens, plus the logits of
+    ``max_batch_size`` sequences in 16 bits before their 32-bit copy), the runtime buffers and the decoder, both
+    per sequence of ``max_batch_size`` (``max_seqs``) and token of the vocabulary (``TRTLLM_*``; docs/method.md
+    section 8.2)."""
+    rows_vocab = float(s.max_seqs) * s.vocab
+    return (Block("CUDA context and libraries", TRTLLM_CONTEXT_GIB),
+            Block("execution context (activations)", (forward_activation_bytes(s) + 2 * rows_vocab) / GiB),
+            Block("runtime buffers", TRTLLM_RUNTIME_BYTES * rows_vocab / GiB),
+            Block("decoder", TRTLLM_DECODER_BYTES * rows_vocab / GiB))
+
+
 def vllm_activation_bytes(s: Scenario) -> float:
     """The activation peak of vLLM's profiling run on one card, bytes: the larger of its dummy forward pass over
     ``max_batched_tokens`` tokens (the residual stream, q/k/v and the MLP's gate and up projections in 16 bits,
@@ -180,13 +219,7 @@ def vllm_activation_bytes(s: Scenario) -> float:
     the whole vocabulary on every card, since the V1 engine all-gathers them (``sampler_bytes`` per element,
     ``VLLM_RELEASES``; vllm/v1/worker/gpu_model_runner.py ``profile_run``, vllm/platforms/interface.py
     ``use_all_gather``)."""
-    g = s.gpus
-    _, D = moe_split(s)
-    # The MLP width a token passes through: the dense block's, plus the routed experts it is sent to.
-    mlp = max(0.0, (D - s.vocab * s.hidden - s.embed_b * 1e9) / s.layers / (3 * s.hidden))
-    mlp += s.experts_active * expert_width(s)
-    per_token = 2 * (4 * s.hidden + ((s.heads + 2 * s.kv_heads) * s.head_dim + 2 * mlp) / g)
-    forward = s.max_batched_tokens * per_token
+    forward = forward_activation_bytes(s)
     rows = min(s.max_seqs if s.max_seqs is not None else s.max_batched_tokens, s.max_batched_tokens)
     # The V1 engine all-gathers the logits (Platform.use_all_gather), so every card samples the whole vocabulary.
     sampler = rows * s.vocab * _vllm_release(s)["sampler_bytes"]
@@ -221,9 +254,10 @@ def memory(s: Scenario) -> Memory:
         reserve = (Block("taken before SGLang measures (CUDA context, communicators)", context),
                    Block("left outside mem_fraction_static", (1 - s.mem_util) * free))
     elif rule == "trtllm":
-        total = s.mem_gib
-        over = 0.0 if given is None else given
-        reserve = (Block("runtime buffers (overhead_gib)", over),)
+        # The 2024 executor's own accounting starts from the total CUDA reports; a fitted reserve from the card's.
+        total = s.torch_gib if given is None else s.mem_gib
+        reserve = trtllm_reserve(s) if given is None else (Block("runtime buffers (overhead_gib)", given),)
+        over = sum(b.gib for b in reserve)
         kv = s.mem_util * (total - loaded - over)
         if kv > 0:
             reserve += (Block("left outside the KV fraction", (1 - s.mem_util) * (total - loaded - over)),)

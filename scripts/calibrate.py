@@ -82,6 +82,7 @@ FITTED = {
     "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
+    "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant"),
@@ -101,6 +102,8 @@ SHARED = {
     # TensorRT-LLM v0.5 and v0.6 ran the same static-batch runtime as v0.7 with the older decode attention kernel
     # (kv_reread, fixed below): every fitted figure is one with trtllm-2023's (the host times) or trtllm's.
     **{("trtllm-v05", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_link", "overhead_gib")},
+    # The 2024 C++ executor shares every speed figure with the current releases and differs in its memory only.
+    **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
     ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
     ("llamacpp-2024", "eff_bw"): "llamacpp", ("llamacpp-2024", "eff_dequant"): "llamacpp",
     ("llamacpp-vulkan", "eff_dequant"): "llamacpp",
@@ -113,7 +116,7 @@ SHARED = {
 #: In cross-validation, a profile left without rows takes its figures from this one.
 SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-v05",
            "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
-           "vllm-2025": "vllm"}
+           "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
 TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"}}
@@ -169,6 +172,12 @@ FIXED = {
     "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
+FIXED["trtllm-2024"] = {
+    **FIXED["trtllm"],
+    "mem_util": (0.9, "the executor's default kv_cache_free_gpu_mem_fraction 0.9 (KvCacheConfig; trtllm-bench's "
+                      "--kv_cache_free_gpu_mem_fraction default .90), of the memory its buffers leave"),
+    "overhead_gib": (None, MODELLED),
+}
 FIXED["trtllm-v05"] = {
     **FIXED["trtllm-2023"],
     "eff_dequant": (1.0, "no trtllm-v05 row stores its weights below 8 bits: no loss"),
@@ -184,6 +193,7 @@ _ONE_READ = {
                  "heads",
     "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
     "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
+    "trtllm-2024": "the XQA decode kernels load each KV head once for its group of query heads",
     "trtllm-2023": "v0.7 decodes GQA models through the XQA kernels, which load each KV head once for its group of "
                    "query heads (Falcon180B-H200.md @3c44cb97)",
     "llamacpp": "llama.cpp's attention kernels load each KV head once for its group of query heads",
@@ -196,7 +206,7 @@ for _e, _why in _ONE_READ.items():
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
+FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
                 "llamacpp-2024")
 
 
@@ -237,7 +247,7 @@ class FastRows:
             cols["W"].append(model.weight_bytes(s))
             cols["Wl"].append(memory.loaded_weight_bytes(s))
             rule = engines.base(s.engine)
-            cols["free_fixed"].append(memory.free_bytes(s) if rule in engines.MODELLED_RESERVE else np.nan)
+            cols["free_fixed"].append(memory.free_bytes(s) if s.engine in engines.MODELLED_RESERVE else np.nan)
             cols["rule_trt"].append(float(rule == "trtllm"))
             cols["C_end"].append(float(model.cache_bytes(s, traffic.request_context(s))))
             cols["Wd"].append((D - model.embed_params(s)) * s.weight_bits / 8)
@@ -297,8 +307,9 @@ class FastRows:
                            self.fl / (self.gT * f["eff_flops"]))
                 + self.comm_step + fixed) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
-        # calc/memory.py: vLLM's and SGLang's cache is their own accounting (no fitted figure enters it);
-        # TensorRT-LLM takes mem_util of what the weights and its buffers leave; the others mem_util of the card.
+        # calc/memory.py: vLLM's, SGLang's and TensorRT-LLM 2024's cache is their own accounting (no fitted figure
+        # enters it); the other TensorRT-LLM profiles take mem_util of what the weights and a fitted reserve leave of
+        # the card; the others mem_util of the card.
         over = np.nan_to_num(f["overhead_gib"], nan=0.0)
         share = self.g * (f["mem_util"] * self.mem - over) * GiB - self.Wl
         trt = f["mem_util"] * (self.g * (self.mem - over) * GiB - self.Wl)

@@ -30,6 +30,8 @@ VLLM_RELEASES = {"vllm": (14.0, 0.5, "triton"), "vllm-2025": (38.0, 0.0, "marlin
 SGLANG_CONTEXT_GIB = 0.3
 SGLANG_P2P_INIT_GIB = 2.0  # per card, tensor parallel over a fabric of at least 100 GB/s (NVLink, xGMI)
 SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
+TRTLLM_CONTEXT_GIB = 0.75  # docs/method.md 8.2: TensorRT-LLM 2024's CUDA context and libraries, per card
+TRTLLM_RUNTIME_B, TRTLLM_DECODER_B = 9.25, 19.9  # bytes per sequence of max_batch_size and vocabulary token
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
@@ -538,8 +540,8 @@ def cache_read_bytes(m, n):
     return (cache_bytes(m, n) - m["state"]) * times + m["state"]
 
 
-def vllm_activation(m):
-    """docs/method.md section 8.2: the larger of the dummy forward pass and the dummy sampler run, bytes per card."""
+def forward_activation(m):
+    """docs/method.md section 8.2: one forward pass over max_batched_tokens tokens, bytes per card."""
     if m["E"]:
         M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
     else:
@@ -547,7 +549,12 @@ def vllm_activation(m):
     mlp = max(0.0, (D - m["V"] * m["hidden"] - m["Pe"]) / m["L"] / (3 * m["hidden"]))
     if m["E"]:
         mlp += m["k"] * M / (m["E"] * m["L"] * 3 * m["hidden"])
-    forward = m["T"] * 2 * (4 * m["hidden"] + ((m["H"] + 2 * m["Hkv"]) * m["d"] + 2 * mlp) / m["g"])
+    return m["T"] * 2 * (4 * m["hidden"] + ((m["H"] + 2 * m["Hkv"]) * m["d"] + 2 * mlp) / m["g"])
+
+
+def vllm_activation(m):
+    """docs/method.md section 8.2: the larger of the dummy forward pass and the dummy sampler run, bytes per card."""
+    forward = forward_activation(m)
     rows = min(m["seqs"] if m["seqs"] is not None else m["T"], m["T"])
     return max(forward, rows * m["V"] * m["release"][0])  # logits all-gathered: the whole vocabulary per card
 
@@ -565,6 +572,10 @@ def kv_gib_per_card(m):
             over = SGLANG_CONTEXT_GIB + SGLANG_P2P_INIT_GIB * (m["g"] > 1 and m["link"] >= 100e9)
         return u * (m["torch"] - over) - w
     if m["rule"] == "trtllm":
+        if over is None:  # the 2024 executor: CUDA context, execution context, runtime buffers, decoder
+            sv = m["seqs"] * m["V"]
+            over = TRTLLM_CONTEXT_GIB + (forward_activation(m) + sv * (2 + TRTLLM_RUNTIME_B + TRTLLM_DECODER_B)) / GIB
+            return u * (m["torch"] - w - over)
         return u * (m["mem"] - w - over)
     return u * m["mem"] - over - w
 

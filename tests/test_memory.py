@@ -165,7 +165,7 @@ def test_engines_that_split_layers_take_any_size(engine):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["llama-3.1-70b", "gpt-oss-120b", "qwen3-next-80b-a3b", "gemma-3-27b"]),
        st.sampled_from(["h100-sxm", "h200-sxm", "l40s", "b200"]),
-       st.sampled_from(["vllm", "vllm-2025", "sglang", "trtllm", "llamacpp", "roofline"]),
+       st.sampled_from(["vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "llamacpp", "roofline"]),
        st.sampled_from([1, 2, 4, 8]))
 def test_the_fit_chart_adds_up_to_the_card(mid, card, engine, gpus):
     """docs/method.md section 8.2: the parts of a card's memory, read by hand, add up to the card."""
