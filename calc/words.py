@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
-from .engines import ENGINE_NAMES
+from .engines import ENGINE_NAMES, figures_of
 from .notes import display_name
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
@@ -151,5 +151,9 @@ def accuracy_text(engine: str, error_band: list | None) -> str:
     if engine == "roofline":
         return (f"{name}: real engines were measured this far from it — " + "; ".join(parts)
                 + "; pick an engine for figures a deployment reaches")
+    measured = figures_of(engine)
+    if measured != engine:  # a release family that shares every speed figure (vllm-2025, trtllm-2024)
+        return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements, "
+                "whose speed figures it shares, each source predicted by figures fitted without it")
     return (f"{name}: " + "; ".join(parts) + f" of published {name} measurements, each source predicted by "
             "figures fitted without it")

@@ -52,3 +52,7 @@ def test_the_accuracy_text_says_the_basis_and_the_sign():
     assert text == ("vLLM: decode step time within about 9 % (90 % of rows within 17 %, 18 rows, median -7 %: too "
                     "slow) of published vLLM measurements, each source predicted by figures fitted without it")
     assert words.accuracy_text("roofline", None).endswith("they are not calibrated")
+    # A release family that differs only in its memory quotes the measurements it shares its figures with.
+    assert words.accuracy_text("trtllm-2024", band).endswith(
+        "of published TensorRT-LLM measurements, whose speed figures it shares, each source predicted by figures "
+        "fitted without it")
