@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--weights", metavar="FORMATS",
                    help="with --plan: the weight formats allowed, comma-separated (default: the link's)")
     p.add_argument("--json", action="store_true", help="with --plan: print JSON instead of CSV")
-    lab = p.add_argument_group("quantization lab (--quant-lab; defaults: the notes' settings)")
+    lab = p.add_argument_group("quantization lab (--quant-lab; defaults: the reference settings)")
     lab.add_argument("--quant-lab", action="store_true",
                      help="print the quantization lab: error of x @ W by bits with and without outliers, where the "
                           "damage lands by group, and the bytes table")

@@ -11,7 +11,7 @@ multiplied by ``outlier_scale`` in a copy, then an input vector ``x`` of N(0, 1)
 error of the product, ``|x @ Q(W) - x @ W| / |x @ W|``, is measured on both matrices; per group, the mean absolute
 error over the mean absolute weight shows that the outliers' damage stays in the few groups that hold one.
 
-Every function is pure numpy; arrays are float32 as in the notes, so the figures match them exactly.
+Every function is pure numpy; arrays are float32 as in the reference tables, so the figures match them exactly.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-#: The notes' settings: a 4096 x 4096 matrix, 4,096 outliers (0.02 %) at 20x, groups of 128, seed 0.
+#: The reference settings: a 4096 x 4096 matrix, 4,096 outliers (0.02 %) at 20x, groups of 128, seed 0.
 NOTES = {"n": 4096, "outliers": 4096, "outlier_scale": 20.0, "group": 128, "seed": 0}
-#: Bits compared in the notes' error table.
+#: Bits compared in the reference error table.
 NOTES_BITS = (8, 4, 3, 2)
 #: Bits of the two numbers each group keeps (its minimum and maximum, 16 bits each).
 GROUP_OVERHEAD_BITS = 32
@@ -67,7 +67,7 @@ class Lab:
 @lru_cache(maxsize=4)
 def lab(n: int = NOTES["n"], outliers: int = NOTES["outliers"], outlier_scale: float = NOTES["outlier_scale"],
         seed: int = NOTES["seed"]) -> Lab:
-    """Draw the experiment (in the notes' order: weights, outlier positions, input). Cached: the arrays are
+    """Draw the experiment (in the reference order: weights, outlier positions, input). Cached: the arrays are
     read-only. Raises ValueError for an outlier count outside 0..n*n."""
     if not 0 <= outliers <= n * n:
         raise ValueError(f"outliers={outliers} is not accepted: outliers takes an integer from 0 to {n * n:,}")
@@ -118,7 +118,7 @@ def group_damage(bits: int = 4, group: int = NOTES["group"], **setup) -> pd.Data
 def bytes_table(weights: int = 512 * 512, formats: tuple[tuple[int, int], ...] = (
         (16, 0), (8, 0), (8, 512), (4, 0), (4, 512))) -> pd.DataFrame:
     """Bytes of ``weights`` weights stored at ``bits`` with ``scales`` 16-bit scales, and the ratio to 16-bit:
-    columns ``bits``, ``scales``, ``bytes``, ``vs_16bit``. The notes' example is a 512 x 512 matrix."""
+    columns ``bits``, ``scales``, ``bytes``, ``vs_16bit``. The reference example is a 512 x 512 matrix."""
     rows = []
     for bits, scales in formats:
         total = weights * bits / 8 + scales * 2
@@ -144,15 +144,15 @@ class LabRun:
 
     outliers: int
     weights: int
-    notes_settings: bool      # the notes' own settings (4096 x 4096, group 128, 4,096 outliers at 20x)
+    notes_settings: bool      # the reference settings (4096 x 4096, group 128, 4,096 outliers at 20x)
     errors: pd.DataFrame      # error_table over LAB_BITS
     damage: pd.DataFrame      # group_damage at LAB_DAMAGE_BITS bits
 
 
 def lab_tables(n: int = NOTES["n"], group: int = NOTES["group"], outlier_share: float | None = None,
                outlier_scale: float = NOTES["outlier_scale"]) -> LabRun:
-    """The app's lab for its four inputs, with ``outliers = round(outlier_share * n * n)`` (the notes' 4,096 of
-    4096² when None). Cached per inputs, one computation at a time: the server warms the notes' settings at start,
+    """The app's lab for its four inputs, with ``outliers = round(outlier_share * n * n)`` (the reference 4,096 of
+    4096² when None). Cached per inputs, one computation at a time: the server warms the reference settings at start,
     and a visitor asking for them meanwhile waits for that run rather than start another."""
     outliers = NOTES["outliers"] if outlier_share is None else round(outlier_share * n * n)
     with _LAB_LOCK:

@@ -107,4 +107,5 @@ ui.dataframe(catalogue.cloud_prices(), pin="provider", column_config={
     "usd_per_gpu_hour": NUM("USD per GPU-hour", format="%.2f"), "pricing_type": "Pricing", "region": "Region",
     "date_seen": "Seen on", "source": "Source", "notes": "Notes", "card_id": "Card id"})
 st.caption("Reference rents take the cheapest on-demand quote per card (not spot, marketplace or capacity blocks); "
-           "the H100 SXM default is the specification's 2.50 USD per card-hour, below these quotes.")
+           "the H100 SXM's default rent, 2.50 USD per card-hour, is below every on-demand quote here, so it favours "
+           "self-hosting: set usd_hr (Money) to a quote you can get.")

@@ -12,17 +12,18 @@ ui.page()
 st.title("Quantization lab")
 st.caption("Per-group affine quantization, live: each group of weights keeps its minimum and maximum and stores "
            "every weight as the nearest of 2^bits levels between them. The matrix is N(0, 0.02²) weights; a copy has "
-           "a few weights made much louder (outliers). With the notes' settings (4096 × 4096, group 128, 4,096 "
-           "outliers at 20×, seed 0) the figures are the notes' own; `python -m calc --quant-lab` prints the notes' "
-           "tables (8, 4, 3 and 2 bits; `--bits` for others).")
+           "a few weights made much louder (outliers). With the reference settings (4096 × 4096, group 128, "
+           "4,096 outliers at 20×, seed 0) the figures are the reference tables' own; `python -m calc --quant-lab` "
+           "prints them (8, 4, 3 and 2 bits; `--bits` for others).")
 
 # The four inputs are link keys (lab_n, lab_group, lab_outliers, lab_scale): the widget keys are the link keys, so
 # the address bar carries the experiment.
 c1, c2 = st.columns(2)
 with c1:
     size = int(st.select_slider("Matrix size (n × n)", list(KEYS["lab_n"].choices), key="lab_n",
-                                help="The notes use 4096. A smaller matrix answers faster while you explore; its "
-                                     "figures differ a little from the notes' (fewer weights, other random draws)."))
+                                help="The reference tables use 4096. A smaller matrix answers faster while you "
+                                     "explore; its figures differ a little from theirs (fewer weights, other "
+                                     "random draws)."))
     group = int(st.select_slider("Group size (weights per scale pair)", list(KEYS["lab_group"].choices),
                                  key="lab_group"))
 with c2:
@@ -36,8 +37,8 @@ ui.details()  # the first draw of a session ends here: the lab's arithmetic come
 run = quantlab.lab_tables(size, group, share, scale)
 errors, damage = run.errors, run.damage
 st.caption(f"{run.outliers:,} outliers in {run.weights:,} weights. "
-           + ("These are the notes' settings." if run.notes_settings else
-              "Settings differ from the notes': the figures are this experiment's, not the notes'."))
+           + ("These are the reference settings." if run.notes_settings else
+              "Settings differ from the reference: the figures are this experiment's, not the reference tables'."))
 st.subheader("Error of x @ W by bits")
 long = errors.melt(["bits", "bits_per_weight"], ["well_behaved", "with_outliers"], var_name="matrix",
                    value_name="relative_error").replace({"matrix": {"well_behaved": "well-behaved",
@@ -71,5 +72,5 @@ ui.dataframe(quantlab.bytes_table(), column_config={
     "bits": "Bits", "scales": NUM("16-bit scales", format="%d"), "bytes": NUM("Bytes", format="%,d"),
     "vs_16bit": NUM("Smaller than 16-bit by", format="%.2fx")})
 st.caption("A 4-bit format is never a quarter of 16-bit: the scales add bytes. Here one 16-bit scale per row of 512 "
-           "weights (the notes' example) adds 0.03 bits per weight; one 16-bit scale and one 16-bit zero per group "
+           "weights (the reference example) adds 0.03 bits per weight; one 16-bit scale and one 16-bit zero per group "
            "of 128, as the calculator's int4-g128 stores them, add 0.25: 4.25 bits per weight.")

@@ -1,4 +1,4 @@
-"""The quantization lab reproduces the source notes' tables exactly (issue 12), and its parts behave."""
+"""The quantization lab reproduces the reference tables exactly (issue 12), and its parts behave."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from calc import quantlab
 from calc.__main__ import main
 
-# The notes' printed tables, as printed there (four decimals; per cent to one decimal).
+# The reference tables, as printed (four decimals; per cent to one decimal).
 NOTES_ERRORS = [(8, "8.25", "0.0060", "0.0069"), (4, "4.25", "0.1001", "0.1167"), (3, "3.25", "0.2161", "0.2680"),
                 (2, "2.25", "0.5039", "0.5707")]
 NOTES_BYTES = [(16, 0, 524288, "1.00"), (8, 0, 262144, "2.00"), (8, 512, 263168, "1.99"), (4, 0, 131072, "4.00"),

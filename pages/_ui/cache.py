@@ -19,7 +19,7 @@ from calc import (
 
 
 def _warm_quant_lab() -> None:
-    """The quantization lab's tables at the notes' settings, once per server process and off any request: a first
+    """The quantization lab's tables at the reference settings, once per server process and off any request: a first
     visit to the lab then draws them from the cache (calc.quantlab.lab_tables waits for this run if it is on)."""
     from calc import quantlab
     quantlab.lab_tables()
