@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import model, traffic
-from .notes import cheaper_api_row
+from . import model, procure, traffic
 from .scenario import Scenario
 
 
@@ -63,7 +62,8 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
         api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
         break_even_batch=(be := model.break_even(s, cap.n)), memory_caps_batch=be is None or cap.max_batch < be,
-        cheaper_api=cheaper_api_row(s),
+        cheaper_api=(None if report["cheaper_api"] is None
+                     else (report["cheaper_api"], report["cheaper_api_usd_month"])),
         self_host_low=report["self_host_usd_month_low"], self_host_high=report["self_host_usd_month_high"],
         marginal=report["verdict_marginal"], capacity_measured=report["capacity_measured"],
         capacity_band_pct=report["capacity_band_pct"],
@@ -74,6 +74,20 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
 #: Two monthly totals closer than this share of the larger are a tie for a decision: the engine figures behind
 #: the self-hosting bill were measured within about 10 to 30 % of published rows (docs/calibration.md).
 TIE_SHARE = 0.10
+
+
+def recommendation(s: Scenario, verdict: str | None, self_host: float | None, api: float,
+                   cheaper_bill: float | None) -> str | None:
+    """The answer a reader is given (the Decision page's and the memo's headline, the report's ``recommendation``):
+    ``"api-cheaper-row"`` where the catalogue's cheapest row for the model bills more than :data:`TIE_SHARE` less
+    than self-hosting while the row priced in the link leaves the verdict at self-hosting or a tie (a verdict must
+    not rest on a price nobody has to pay), unless the data may not leave (``why=residency``); else ``verdict``."""
+    if verdict not in ("api", "self-host") or self_host is None or cheaper_bill is None or procure.data_stays(s.why):
+        return verdict
+    tie = max(self_host, api) > 0 and abs(self_host - api) / max(self_host, api) < TIE_SHARE
+    if verdict == "api" and not tie:
+        return verdict
+    return "api-cheaper-row" if cheaper_bill < (1 - TIE_SHARE) * self_host else verdict
 
 
 def is_tie(d: Decision) -> bool:

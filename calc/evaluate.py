@@ -18,8 +18,8 @@ from typing import Any
 
 from . import engines, memory, model, procure, traffic
 from .accuracy import accuracy
-from .decision import Decision, decide
-from .notes import scenario_warnings, what_if
+from .decision import Decision, decide, recommendation
+from .notes import cheaper_api_row, scenario_warnings, what_if
 from .scenario import Parsed, Scenario, load
 from .units import MS_PER_S
 
@@ -98,6 +98,9 @@ class Bill:
     api_usd_month: float
     verdict: str | None           # "self-host", "api", "does not fit", or None (the card has no rent)
     break_even_req_day: float | None
+    cheaper_api: str | None       # the catalogue's cheapest API row for the model, when 5 % below the link's row
+    cheaper_api_usd_month: float | None  # ... and its bill for this traffic
+    recommendation: str | None    # the verdict, or "api-cheaper-row" where that row beats self-hosting
 
 
 @dataclass(frozen=True)
@@ -285,6 +288,9 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "api_usd_month": api_month,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
+        "cheaper_api": (cheaper := cheaper_api_row(s)) and cheaper[0],
+        "cheaper_api_usd_month": cheaper and cheaper[1],
+        "recommendation": recommendation(s, verdict, self_host, api_month, cheaper and cheaper[1]),
         # docs/method.md section 8: the engine, each figure used and where it came from, full load, the error band.
         "engine": s.engine,
         "engine_profile": engines.figures_used(s),

@@ -130,6 +130,10 @@ def band_sentence(d: Decision) -> str:
                   f"{money(d.self_host_low)} to {money(d.self_host_high)} a month.")
     if d.marginal:
         return rng + f" The API's {money(d.api_usd_month)} lies inside that range: the verdict is marginal." + measured
+    if cheaper_api_wins(d):
+        side = "self-hosting" if d.verdict == "self-host" else "the API"
+        return (rng + f" Against the link's API row ({money(d.api_usd_month)}), {side} stays the cheaper across that "
+                "range." + measured)
     return rng + " The verdict holds across that range." + measured
 
 
@@ -245,7 +249,9 @@ def options_sentence(d: Decision) -> str:
         return f"Of every way to serve this traffic, {OPTION_WORDS[best]} is the cheapest{marginal_best_text(r)}."
     bills = {"rent": r["rent_usd_month"], "own": r["own_usd_month"], "hybrid": r["hybrid_usd_month"],
              "hybrid_own": r["hybrid_own_usd_month"]}
-    text = f"Of every way to serve this traffic, the cheapest {'allowed ' if residency(d) else ''}is " \
+    priced = ("Priced against the API row in the link, of every way to serve this traffic"
+              if cheaper_api_wins(d) else "Of every way to serve this traffic")
+    text = f"{priced}, the cheapest {'allowed ' if residency(d) else ''}is " \
            f"{OPTION_WORDS[best]}, at {money(bills[best])} a month"
     if best == "own" and r["own_capex_usd"] is not None:
         text += f" ({money(r['own_capex_usd'])} to buy"
@@ -338,13 +344,9 @@ def assumed_sentence(d: Decision) -> str:
 
 def cheaper_api_wins(d: Decision) -> bool:
     """True when the catalogue's cheapest row for the model bills clearly less than self-hosting (by more than
-    :data:`TIE_SHARE`) while the row priced in the link leaves the verdict at self-hosting or a tie."""
-    sh = d.self_host_usd_month
-    if d.cheaper_api is None or sh is None or d.verdict not in ("api", "self-host"):
-        return False
-    if d.verdict == "api" and not is_tie(d):
-        return False  # already the API's
-    return d.cheaper_api[1] < (1 - TIE_SHARE) * sh
+    :data:`TIE_SHARE`) while the row priced in the link leaves the verdict at self-hosting or a tie: the report's
+    ``recommendation`` (:func:`calc.decision.recommendation`), worked out once for the pages, memo and CLI."""
+    return d.report["recommendation"] == "api-cheaper-row"
 
 
 def headline(d: Decision) -> str:
@@ -370,6 +372,11 @@ def rent_flip_text(d: Decision) -> str:
     if not d.fits:
         return "No rent changes it: the model does not fit as set up."
     p = d.price_to_flip
+    if cheaper_api_wins(d) and p is not None and d.priced:
+        return (f"Against the API row priced in the link ({money(d.api_usd_month)} a month), "
+                + ("the API becomes cheaper above" if d.verdict == "self-host" else "self-hosting becomes cheaper below")
+                + f" {p:,.2f} USD per card-hour (now {s.usd_hr:,.2f}); the cheaper row above is cheaper than "
+                "self-hosting at this rent already.")
     if p is None:
         return (f"No rent makes self-hosting cheaper at this volume: upkeep alone ({money(s.upkeep)} a month) is "
                 f"more than the API bill ({money(d.api_usd_month)} a month).")

@@ -281,3 +281,20 @@ def test_the_24_hours_survive_other_changes_and_runs_that_do_not_draw_them():
     office[14] = 5
     assert at.query_params["profile"] == ",".join(f"{w:g}" for w in office)
     assert "Set by the day's profile" in texts(at.caption)
+
+
+def test_the_command_line_gives_the_answer_the_page_and_memo_give():
+    """Where the catalogue's cheapest row for the model beats self-hosting while the row priced does not, the
+    report says so beside its verdict (the contract's comparison with the row priced), and every sentence that
+    compares with the row priced says which row it is."""
+    link = "model=mixtral-8x7b&card=a100-80gb&gpus=2&req_day=500000&engine=trtllm"
+    r = report(link)
+    assert r["verdict"] == "self-host" and r["recommendation"] == "api-cheaper-row"
+    assert r["cheaper_api"] == "perplexity/mixtral-8x7b-instruct" and r["cheaper_api_usd_month"] < r["self_host_usd_month"]
+    text = memo(parse(link))
+    assert "**Call the API, at the cheaper provider below.**" in text
+    assert "The verdict holds across that range" not in text and "Against the link's API row (13,650 USD)" in text
+    assert "Against the API row priced in the link (13,650 USD a month), the API becomes cheaper above" in text
+    assert "Priced against the API row in the link, of every way to serve this traffic" in text
+    # Where no cheaper row beats self-hosting the answer is the verdict.
+    assert report("")["recommendation"] == report("")["verdict"] == "api"
