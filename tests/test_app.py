@@ -136,12 +136,17 @@ def test_rule_breaking_link_names_the_key():
     # ...until an input changes: the value might pass beside the new inputs, so the link then reads as it is used.
     at.select_slider(key="req_day").set_value(20000).run()
     assert at.query_params["kv_heads"] == "8" and at.query_params["req_day"] == "20000"
+    # ...and so does the page: no error for a value the address bar no longer carries.
+    assert "kv_heads='999'" not in texts(at.error) and "kv_heads='999'" not in texts(at.sidebar.error)
 
 
 def test_a_tensor_parallel_size_the_engine_refuses_stays_in_the_opened_link():
     at = open_app({"model": "llama-3.1-70b", "gpus": "3"})
     assert not at.exception and "gpus='3'" in texts(at.error)
     assert at.query_params["gpus"] == "3" and at.select_slider(key="gpus").value == 1
+    at.select_slider(key="req_day").set_value(20000).run()
+    assert "gpus" not in at.query_params or at.query_params["gpus"] == "1"
+    assert not any("gpus='3'" in t for t in (texts(at.error), texts(at.sidebar.error), texts(at.markdown)))
 
 
 def test_weights_that_do_not_fit_are_said_plainly():

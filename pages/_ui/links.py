@@ -92,8 +92,6 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         # An emptied box whose key has a default (the card's rent) shows the value in use, never a blank that lies.
         if st.session_state.get(key) is None and _widget_value(key, value) is not None:
             st.session_state[key] = _widget_value(key, value)
-    if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
-        sidebar(decision, light)
     params = parsed.scenario.to_params()
     errors = _link_errors()
     rejected = {k: v for k, v in st.session_state.get("_rejected", {}).items() if k in errors}
@@ -106,6 +104,12 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         again = parse(urlencode(candidate))
         if again.scenario == parsed.scenario and {e.key for e in again.errors} <= set(errors):
             kept.update(rule_kept)
+    for key in set(rule_kept) - set(kept):
+        # The address bar no longer carries the refused value, so neither does the page: the link reads as used.
+        errors.pop(key, None)
+        st.session_state["_rejected"].pop(key, None)
+    if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
+        sidebar(decision, light)
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
