@@ -93,6 +93,32 @@ def default_max_seqs(engine: str, card: str, torch_gib: float, batched_tokens: i
     return profile_seqs
 
 
+#: The card vendors each engine runs on, where it does not run on every card the catalogue lists: TensorRT-LLM
+#: builds for NVIDIA GPUs only (NVIDIA/TensorRT-LLM README: "optimize inference on NVIDIA GPUs"), and llama.cpp
+#: has no backend for Intel's Gaudi accelerators (ggml-org/llama.cpp README, "Supported backends": Metal, CUDA,
+#: HIP, Vulkan, SYCL for Intel GPUs, MUSA, CANN, OpenCL and others).
+ENGINE_VENDORS = types.MappingProxyType({"trtllm": ("NVIDIA",), "llamacpp": ("NVIDIA", "AMD", "Apple")})
+#: Weight format kinds an engine cannot load: TensorRT-LLM reads no GGUF file (its checkpoints are converted from
+#: Hugging Face weights; GGUF is llama.cpp's format).
+ENGINE_REFUSES_KINDS = types.MappingProxyType({"trtllm": ("gguf",)})
+
+
+def card_rule(engine: str, vendor: str | None, card_name: str | None) -> str | None:
+    """Why ``engine`` cannot run on a card of ``vendor`` (None: it can, or a custom card without a vendor)."""
+    allowed = ENGINE_VENDORS.get(base(engine))
+    if allowed is None or vendor is None or vendor in allowed:
+        return None
+    names = ", ".join(allowed[:-1]) + " and " + allowed[-1] if len(allowed) > 1 else allowed[0]
+    return f"{ENGINE_NAMES[engine]} does not run on {card_name or 'this card'} ({vendor}): it runs on {names} cards"
+
+
+def format_rule(engine: str, weights: str, kind: str | None) -> str | None:
+    """Why ``engine`` cannot load weights in format ``weights`` of ``kind`` (None: it can)."""
+    if kind is None or kind not in ENGINE_REFUSES_KINDS.get(base(engine), ()):
+        return None
+    return f"{ENGINE_NAMES[engine]} cannot load {weights} weights: {kind.upper()} files are llama.cpp's format"
+
+
 def tp_rule(engine: str, heads: int, kv_heads: int, gpus: int, latent: bool) -> str | None:
     """The reason the engine refuses ``gpus``-way tensor parallelism for this shape, or None.
 

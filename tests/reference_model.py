@@ -18,6 +18,8 @@ from pathlib import Path
 from calc import catalogue
 
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
+#: docs/method.md section 2.1: llama.cpp's GGUF block formats.
+GGUF_FORMATS = frozenset({"q8_0", "q4_0", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k", "iq4_xs"})
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8 `engine`: every profile id
     ENGINES = tuple(row["engine"] for row in csv.DictReader(_f))
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8.2: each profile's engine
@@ -421,6 +423,15 @@ def resolve(params) -> dict:
             _bad("gpus", g, "a divisor of the attention heads")
         if not s["kv_latent"] and s["kv_heads"] % g and g % s["kv_heads"]:
             _bad("gpus", g, "a divisor or a multiple of the KV heads")
+    # docs/method.md section 5: TensorRT-LLM runs on NVIDIA cards and loads no GGUF file; llama.cpp has no Gaudi
+    # backend.
+    vendor = None if s["card"] == "custom" else card["vendor"]
+    if ENGINE_BASE[s["engine"]] == "trtllm" and vendor not in (None, "NVIDIA"):
+        _bad("engine", s["engine"], "an engine that runs on the card")
+    if ENGINE_BASE[s["engine"]] == "llamacpp" and vendor == "Intel":
+        _bad("engine", s["engine"], "an engine that runs on the card")
+    if ENGINE_BASE[s["engine"]] == "trtllm" and s["weights"] in GGUF_FORMATS:
+        _bad("weights", s["weights"], "a format TensorRT-LLM loads")
     if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
         _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
     if s["active_b"] > s["params_b"]:

@@ -58,3 +58,17 @@ def test_the_decision_page_lists_the_plan():
     assert not at.exception
     assert "Which cards to get" in texts(at.subheader)
     assert "python -m calc --plan" in texts(at.caption)
+
+
+def test_the_planner_offers_only_cards_the_engine_runs_on():
+    """TensorRT-LLM runs on NVIDIA cards only and reads no GGUF file: an AMD or Intel card, or a GGUF format, is
+    refused with the engine named, and the planner leaves those set-ups out."""
+    p = parse("model=llama-3.1-70b&engine=trtllm&card=mi300x")
+    assert [e.key for e in p.errors] == ["engine"] and "runs on NVIDIA cards" in p.errors[0].message
+    p = parse("model=llama-3.1-70b&engine=trtllm&weights=q4_k_m")
+    assert [e.key for e in p.errors] == ["weights"] and "GGUF" in p.errors[0].message
+    assert "runs on NVIDIA, AMD and Apple cards" in parse("engine=llamacpp&card=gaudi-3").errors[0].message
+    assert not parse("engine=vllm&card=mi300x").errors and not parse("engine=llamacpp&weights=q4_k_m").errors
+    rows = plan(parse("model=llama-3.1-70b&req_day=200000&engine=trtllm").scenario, ["int4-g128", "q4_k_m"])
+    assert rows and {catalogue.cards()[r.card]["vendor"] for r in rows} == {"NVIDIA"}
+    assert {r.weights for r in rows} == {"int4-g128"}

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import catalogue, rules
+from ..engines import card_rule, format_rule, tp_rule
 from ..engines import profile as engine_profile
-from ..engines import tp_rule
 from .derive import AUTO, Conflict, card_peak
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .keys import (
@@ -131,7 +131,16 @@ def _card_rule(r: _Resolving) -> None:
 
 
 def _engine_rule(r: _Resolving) -> None:
-    """The engine must accept the tensor-parallel size (engines.tp_rule)."""
+    """The engine must run on the card (engines.card_rule), load the weight format (engines.format_rule) and
+    accept the tensor-parallel size (engines.tp_rule)."""
+    card = r.row("card")
+    rule = card_rule(r.get("engine"), card and card.get("vendor"), card and card.get("name"))
+    if rule:
+        raise Conflict(("engine",), rule)
+    fmt = catalogue.weight_formats().get(r.get("weights"))
+    rule = format_rule(r.get("engine"), r.get("weights"), fmt and fmt.get("kind"))
+    if rule:
+        raise Conflict(("weights",), rule)
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
     if rule:
         raise Conflict(("gpus",), rule)

@@ -104,10 +104,11 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         again = parse(urlencode(candidate))
         if again.scenario == parsed.scenario and {e.key for e in again.errors} <= set(errors):
             kept.update(rule_kept)
-    for key in set(rule_kept) - set(kept):
-        # The address bar no longer carries the refused value, so neither does the page: the link reads as used.
-        errors.pop(key, None)
-        st.session_state["_rejected"].pop(key, None)
+    if rule_kept and params != st.session_state.get("_opened_params"):
+        # An input changed, so the address bar no longer carries the refused value, and neither does the page.
+        for key in rule_kept:
+            errors.pop(key, None)
+            st.session_state["_rejected"].pop(key, None)
     if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
         sidebar(decision, light)
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
