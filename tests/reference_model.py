@@ -305,10 +305,10 @@ def resolve(params) -> dict:
     # docs/method.md section 8: a preset may ship its own formats; experts take `weights` when only that is given.
     shipped = not custom and base.get("weights")
     s["weights"], s["_bpw"] = _bits(p, "weights", base["weights"] if shipped else "int4-g128", WEIGHT_BITS)
-    experts_default = base["weights_experts"] if (shipped and "weights" not in p) else s["weights"]
+    ships = shipped and ("weights" not in p or s["weights"] == base["weights"])  # the preset's own format kept
+    experts_default = base["weights_experts"] if ships else s["weights"]
     s["weights_experts"], s["_bpw_e"] = _bits(p, "weights_experts", experts_default, WEIGHT_BITS)
     # docs/method.md section 2.1: the other parts a checkpoint keeps apart follow the same rule.
-    ships = shipped and "weights" not in p
     for key, col in (("weights_attn", "_bpw_a"), ("weights_embed", "_bpw_emb")):
         s[key], s[col] = _bits(p, key, (base[key] or s["weights"]) if ships else s["weights"], WEIGHT_BITS)
     s["layers_full"] = _integer(p, "layers_full", int(base["layers_full"]) if ships else 0, 0)

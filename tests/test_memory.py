@@ -101,6 +101,14 @@ def test_sglang_counts_the_communicators_of_a_group_joined_by_nvlink():
     assert context(base + "&card=h100-sxm&gpus=4&overhead_gib=1") == pytest.approx(1.0)
 
 
+def test_a_link_that_names_the_presets_own_format_keeps_its_parts():
+    """weights=fp8 on Meta's 405B FP8 release is that release: its bf16 attention, embeddings and end blocks stay."""
+    shipped = report("model=llama-3.1-405b-fp8&gpus=8")
+    named = report("model=llama-3.1-405b-fp8&gpus=8&weights=fp8")
+    assert named["weights_loaded_gib"] == pytest.approx(shipped["weights_loaded_gib"]) == pytest.approx(56.71, abs=0.01)
+    assert report("model=llama-3.1-405b-fp8&gpus=8&weights=int4-g128")["scenario"]["weights_attn"] == "int4-g128"
+
+
 def test_roofline_is_the_contract():
     s = load("model=llama-3.1-70b&engine=roofline&overhead_gib=4").scenario
     want = s.mem_gib - 4 - model.weight_bytes(s) / 2**30
@@ -111,7 +119,8 @@ def test_roofline_is_the_contract():
 @given(st.sampled_from(sorted(catalogue.models())), st.sampled_from(["bf16", "fp8", "int4-g128", "q4_k_m"]))
 def test_with_every_part_in_the_weight_format_the_bytes_are_as_before(mid, weights):
     """docs/method.md section 2.1: the parts add up to W = (P - M)*bpw/8 + M*bpw_e/8 when they share a format."""
-    s = load(f"model={mid}&weights={weights}").scenario
+    parts = "".join(f"&{k}={weights}" for k in ("weights_experts", "weights_attn", "weights_embed"))
+    s = load(f"model={mid}&weights={weights}{parts}&layers_full=0").scenario
     M, _ = model.moe_split(s)
     bits = s.weight_bits
     assert model.weight_bytes(s) == pytest.approx((s.params_b * 1e9 - M) * bits / 8 + M * bits / 8, rel=1e-12)

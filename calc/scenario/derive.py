@@ -141,9 +141,12 @@ def link_gbs(r: Resolving, base: Any) -> Any:
 # --------------------------------------------------------------------------- the checkpoint (docs/method.md 2.1, 8)
 
 def _shipped(r: Resolving) -> Mapping[str, Any] | None:
-    """The preset's row when its checkpoint ships formats of its own and the link does not choose the weights."""
+    """The preset's row when its checkpoint ships formats of its own and the link does not choose other weights
+    (a link that names the preset's own format, weights=fp8 for the 405B FP8 release, keeps its parts)."""
     preset = r.row("model")
-    return preset if preset is not None and preset.get("weights") is not None and not r.given("weights") else None
+    if preset is None or preset.get("weights") is None:
+        return None
+    return preset if not r.given("weights") or r.get("weights") == preset["weights"] else None
 
 
 def _part(key: str) -> Derive:
