@@ -161,6 +161,26 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     return Scenario(**values, follows_traffic=follows)
 
 
+#: A custom card's figures a link may leave out, with their units: each then takes the default card's.
+_CUSTOM_CARD_FIGURES = (("mem_gib", "GiB"), ("bw_tbs", "TB/s"), ("tflops", "TFLOP/s"), ("usd_hr", "USD per card-hour"))
+
+
+def _custom_card_note(s: Scenario, given: frozenset[str]) -> list[str]:
+    """A custom card whose link leaves figures out takes the default card's: a note names them and their values,
+    and says that the CUDA total is then the card's whole memory."""
+    if s.card != "custom":
+        return []
+    left = [f"{k}={getattr(s, k):.4g} {unit}" for k, unit in _CUSTOM_CARD_FIGURES
+            if k not in given and getattr(s, k) is not None]
+    parts = []
+    if left:
+        parts.append(f"card=custom takes the {catalogue.cards()[DEFAULT_CARD]['name']}'s figures where the link "
+                     f"gives none: {', '.join(left)}")
+    if "torch_gib" not in given:
+        parts.append(f"torch_gib (the total CUDA reports) is then the card's whole memory, {s.torch_gib:.4g} GiB")
+    return ["; ".join(parts)] if parts else []
+
+
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
@@ -194,7 +214,8 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
             errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
             values.pop(culprit)
             continue
-        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings), given)
+        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario, given)),
+                      given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
 
