@@ -200,6 +200,6 @@ def test_a_custom_card_says_which_figures_it_borrowed():
     """card=custom takes the default card's figures where the link gives none, and says so with their values."""
     (note,) = [w for w in parse("card=custom&bw_tbs=1").warnings if w.startswith("card=custom")]
     assert "H100 SXM 80 GB's figures" in note and "tflops=989 TFLOP/s" in note and "bw_tbs" not in note
-    assert "torch_gib (the total CUDA reports) is then the card's whole memory" in note
+    assert "torch_gib (the total CUDA reports) is the card's whole memory" in note
     full = "card=custom&mem_gib=24&bw_tbs=1&tflops=100&usd_hr=1&torch_gib=23"
     assert not [w for w in parse(full).warnings if w.startswith("card=custom")]

@@ -165,19 +165,23 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
 _CUSTOM_CARD_FIGURES = (("mem_gib", "GiB"), ("bw_tbs", "TB/s"), ("tflops", "TFLOP/s"), ("usd_hr", "USD per card-hour"))
 
 
-def _custom_card_note(s: Scenario, given: frozenset[str]) -> list[str]:
-    """A custom card whose link leaves figures out takes the default card's: a note names them and their values,
-    and says that the CUDA total is then the card's whole memory."""
+def _custom_card_note(s: Scenario) -> list[str]:
+    """A custom card that holds the default card's figures (a link leaving them out takes them): a note names each
+    with its value, and says when the CUDA total is the card's whole memory. Read from the scenario alone, so the
+    complete link it writes gives the same note."""
     if s.card != "custom":
         return []
-    left = [f"{k}={getattr(s, k):.4g} {unit}" for k, unit in _CUSTOM_CARD_FIGURES
-            if k not in given and getattr(s, k) is not None]
+    default = catalogue.cards()[DEFAULT_CARD]
+    theirs = {"mem_gib": default["mem_gib"], "bw_tbs": default["bw_tbs"], "tflops": default["peaks"].get(s.compute),
+              "usd_hr": default["usd_hr"]}
+    same = [f"{k}={getattr(s, k):.4g} {unit}" for k, unit in _CUSTOM_CARD_FIGURES
+            if getattr(s, k) is not None and getattr(s, k) == theirs[k]]
     parts = []
-    if left:
-        parts.append(f"card=custom takes the {catalogue.cards()[DEFAULT_CARD]['name']}'s figures where the link "
-                     f"gives none: {', '.join(left)}")
-    if "torch_gib" not in given:
-        parts.append(f"torch_gib (the total CUDA reports) is then the card's whole memory, {s.torch_gib:.4g} GiB")
+    if same:
+        parts.append(f"card=custom has the {default['name']}'s figures, which a link that leaves them out takes: "
+                     f"{', '.join(same)}")
+    if s.torch_gib == s.mem_gib:
+        parts.append(f"torch_gib (the total CUDA reports) is the card's whole memory, {s.torch_gib:.4g} GiB")
     return ["; ".join(parts)] if parts else []
 
 
@@ -214,7 +218,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
             errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
             values.pop(culprit)
             continue
-        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario, given)),
+        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario)),
                       given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
