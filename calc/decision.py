@@ -84,16 +84,20 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     not rest on a price nobody has to pay), unless the data may not leave (``why=residency``); else ``verdict``."""
     if verdict not in ("api", "self-host") or self_host is None or cheaper_bill is None or procure.data_stays(s.why):
         return verdict
-    tie = max(self_host, api) > 0 and abs(self_host - api) / max(self_host, api) < TIE_SHARE
-    if verdict == "api" and not tie:
+    if verdict == "api" and not _tied(self_host, api):
         return verdict
     return "api-cheaper-row" if cheaper_bill < (1 - TIE_SHARE) * self_host else verdict
 
 
+def _tied(self_host: float | None, api: float | None) -> bool:
+    """True when both monthly totals (USD) are known and within :data:`TIE_SHARE` of the larger."""
+    return (self_host is not None and api is not None and max(self_host, api) > 0
+            and abs(self_host - api) / max(self_host, api) < TIE_SHARE)
+
+
 def is_tie(d: Decision) -> bool:
     """True when both totals are known and within :data:`TIE_SHARE` of each other."""
-    sh, api = d.self_host_usd_month, d.api_usd_month
-    return sh is not None and api is not None and max(sh, api) > 0 and abs(sh - api) / max(sh, api) < TIE_SHARE
+    return _tied(d.self_host_usd_month, d.api_usd_month)
 
 
 def verdict_word(d: Decision) -> str:

@@ -151,9 +151,8 @@ def accuracy_text(engine: str, error_band: list | None) -> str:
     if engine == "roofline":
         return (f"{name}: real engines were measured this far from it — " + "; ".join(parts)
                 + "; pick an engine for figures a deployment reaches")
+    # A release family that shares every speed figure (vllm-2025, trtllm-2024) quotes its engine's measurements.
     measured = figures_of(engine)
-    if measured != engine:  # a release family that shares every speed figure (vllm-2025, trtllm-2024)
-        return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements, "
-                "whose speed figures it shares, each source predicted by figures fitted without it")
-    return (f"{name}: " + "; ".join(parts) + f" of published {name} measurements, each source predicted by "
-            "figures fitted without it")
+    whose = "" if measured == engine else ", whose speed figures it shares"
+    return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
+            f"{whose}, each source predicted by figures fitted without it")

@@ -58,9 +58,9 @@ c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.c
 FLIP_HELP = ("Requests a day at which self-hosting first costs less than the API; where two figures are shown, the "
              "bills cross back and forth between them (each replica added is a step) and self-hosting stays cheaper "
              "above the second.")
-flip = ("—" if not d.fits or not d.priced else "never" if d.break_even is None else
-        words.sig(d.break_even, 3) if d.stays_cheaper is None or words.sig(d.stays_cheaper, 3) == words.sig(d.break_even, 3)
-        else f"{words.sig(d.break_even, 3)} to {words.sig(d.stays_cheaper, 3)}")
+first, stays = (None if v is None else words.sig(v, 3) for v in (d.break_even, d.stays_cheaper))
+flip = ("—" if not d.fits or not d.priced else "never" if first is None else
+        first if stays in (None, first) else f"{first} to {stays}")
 c4.metric("Break-even, requests a day", flip,
           help=FLIP_HELP)
 ui.details()  # the first draw of a session ends here: the verdict and its four figures

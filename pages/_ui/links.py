@@ -104,7 +104,7 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         again = parse(urlencode(candidate))
         if again.scenario == parsed.scenario and {e.key for e in again.errors} <= set(errors):
             kept.update(rule_kept)
-    if rule_kept and params != st.session_state.get("_opened_params"):
+    else:
         # An input changed, so the address bar no longer carries the refused value, and neither does the page.
         for key in rule_kept:
             errors.pop(key, None)
