@@ -62,6 +62,23 @@ HEAD_SPLITTING = ("vllm", "sglang", "trtllm")
 MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm-2024")
 
 
+#: Tokens per KV-cache block, as each engine pages its cache: vLLM's ``block_size`` 16 on CUDA (vllm/config/cache.py;
+#: 64 where FlashMLA serves multi-head latent attention, which takes no other size), SGLang's ``page_size`` 1
+#: (server_args.py), the current TensorRT-LLM's ``KvCacheConfig.tokens_per_block`` 32 (llm-api reference) and the
+#: TensorRT-engine releases' 64 (the attention plugin's ``tokens_per_block``). The printed token count is whole blocks;
+#: llama.cpp and the roofline count single tokens.
+KV_BLOCK_TOKENS = types.MappingProxyType({"vllm": 16, "vllm-2025": 16, "sglang": 1, "trtllm": 32,
+                                          "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64})
+MLA_BLOCK_TOKENS = 64
+
+
+def kv_block_tokens(engine: str, latent: bool) -> int:
+    """Tokens per KV-cache block of ``engine`` (1: the engine counts single tokens); ``latent`` is multi-head latent
+    attention, which vLLM pages in blocks of 64 (:data:`KV_BLOCK_TOKENS`)."""
+    tokens = KV_BLOCK_TOKENS.get(engine, 1)
+    return MLA_BLOCK_TOKENS if latent and base(engine) == "vllm" else tokens
+
+
 def base(engine: str) -> str:
     """The engine a profile is a release family (or build) of: ``trtllm-2023`` -> ``trtllm``."""
     return FAMILIES[engine]["base"]

@@ -187,13 +187,21 @@ def loaded_weight_bytes(s: Scenario) -> float:
     return W + M * 8 / 32 / 8  # the 8-bit scale of every 32 weights, held twice
 
 
+#: The widest dense MLP a token passes through, in widths of the residual stream: Gemma 2 27B's 36,864 over 4,608 is
+#: 8, the widest in the catalogue; twice that is the cap.
+MLP_WIDTH_MAX = 16
+
+
 def forward_activation_bytes(s: Scenario) -> float:
     """Activations of one forward pass over ``max_batched_tokens`` tokens on one card, bytes: the residual stream,
-    q/k/v and the MLP's gate and up projections in 16 bits, split over the cards (docs/method.md section 8.2)."""
+    q/k/v and the MLP's gate and up projections in 16 bits, split over the cards, the dense MLP at most
+    :data:`MLP_WIDTH_MAX` widths wide (docs/method.md section 8.2)."""
     g = s.gpus
     _, D = moe_split(s)
     # The MLP width a token passes through: the dense block's, plus the routed experts it is sent to.
-    mlp = max(0.0, (D - s.vocab * s.hidden - s.embed_b * 1e9) / s.layers / (3 * s.hidden))
+    # At most MLP_WIDTH_MAX widths of the residual stream: a custom width far too narrow for the parameters (the
+    # default heads = kv_heads) would otherwise put a whole layer's weights into one activation.
+    mlp = min(max(0.0, (D - s.vocab * s.hidden - s.embed_b * 1e9) / s.layers / (3 * s.hidden)), MLP_WIDTH_MAX * s.hidden)
     mlp += s.experts_active * expert_width(s)
     per_token = 2 * (4 * s.hidden + ((s.heads + 2 * s.kv_heads) * s.head_dim + 2 * mlp) / g)
     return s.max_batched_tokens * per_token
@@ -269,17 +277,32 @@ def memory(s: Scenario) -> Memory:
     return Memory(rule, s.engine, s.mem_util, s.mem_gib, total, loaded, reserve, kv, g)
 
 
+def _block_rounding(s: Scenario) -> int:
+    return engines.kv_block_tokens(s.engine, bool(s.kv_latent))
+
+
 def max_concurrency(s: Scenario, mem: Memory | None = None) -> float:
-    """Sequences of ``ctx`` tokens the KV cache holds, unrounded, as vLLM prints it ("Maximum concurrency for N
-    tokens per request"); 0 when nothing fits."""
+    """Sequences of ``ctx`` tokens the KV cache holds, as vLLM prints it ("Maximum concurrency for N tokens per
+    request"): the whole blocks of :func:`kv_tokens` over the blocks one request of ``ctx`` tokens takes,
+    ``ceil(ctx / b)`` (vllm/v1/core/kv_cache_utils.py ``get_max_concurrency_for_kv_cache_config``); unrounded where
+    the engine counts single tokens (``b = 1``); 0 when nothing fits."""
     mem = memory(s) if mem is None else mem
-    return max(0.0, mem.kv_cache_bytes) / float(cache_bytes(s, s.ctx))
+    raw = max(0.0, mem.kv_cache_bytes) / float(cache_bytes(s, s.ctx))
+    b = _block_rounding(s)
+    if b == 1:
+        return raw
+    return kv_tokens(s, mem) / float(paged_context(s, s.ctx))
 
 
 def kv_tokens(s: Scenario, mem: Memory | None = None) -> float:
-    """Tokens the KV cache holds, as vLLM ("GPU KV cache size": concurrency x max_model_len) and SGLang
-    (``max_total_num_tokens``) print it."""
-    return max_concurrency(s, mem) * s.ctx
+    """Tokens the KV cache holds, as vLLM ("GPU KV cache size": whole blocks of 16 tokens) and SGLang
+    (``max_total_num_tokens``) print it: ``floor(kv / Cg(ctx) * ctx / b) * b`` with ``b`` the engine's tokens per
+    block (:func:`calc.engines.kv_block_tokens`; docs/method.md section 8.2)."""
+    mem = memory(s) if mem is None else mem
+    raw = max(0.0, mem.kv_cache_bytes) / float(cache_bytes(s, s.ctx)) * s.ctx
+    b = _block_rounding(s)
+    # A hair of slack so a count that is a whole number of blocks in exact arithmetic is not floored one block down.
+    return raw if b == 1 else math.floor(raw / b + 1e-9) * b
 
 
 def free_bytes(s: Scenario) -> float:
@@ -288,9 +311,19 @@ def free_bytes(s: Scenario) -> float:
     return memory(s).kv_cache_bytes
 
 
+def paged_context(s: Scenario, n: ArrayLike) -> NDArray:
+    """The cache slots a sequence of ``n`` tokens takes in the engine's pages: ``ceil(n / b) * b`` tokens with ``b``
+    the engine's tokens per block (:func:`calc.engines.kv_block_tokens`; ``n`` itself where ``b = 1``)."""
+    b = _block_rounding(s)
+    n = np.asarray(n)
+    return n if b == 1 else np.ceil(n / b) * b
+
+
 def max_batch(s: Scenario, n: ArrayLike) -> NDArray:
-    """Sequences whose caches fit at context ``n``: ``floor(max(0, free) / C(n))`` (int64 array)."""
-    return np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, n)).astype(np.int64)
+    """Sequences whose caches fit at context ``n``: ``floor(max(0, free) / C(ceil(n/b)*b))`` in the engine's whole
+    pages of ``b`` tokens (:func:`paged_context`; int64 array). For a cache that grows with every token this is
+    vLLM's whole blocks over the blocks one sequence takes, ``floor(max_concurrency)``."""
+    return np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, paged_context(s, n))).astype(np.int64)
 
 
 def seqs_cap(s: Scenario, mb: int) -> int:

@@ -66,6 +66,54 @@ def _kv_heads(v: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Parameters a layer holds per hidden width squared, ``rho = (params - embed)/(layers * hidden^2)`` (docs/method.md
+#: section 1): a decoder layer holds about 4 h^2 of attention projections (fewer with grouped-query attention) and 2
+#: to 3 h^2 per h of MLP width, so the catalogue's 37 models hold 10 to 28 h^2 of active parameters a layer and up to
+#: 394 h^2 in all with every expert (gpt-oss-120b). A custom model's width defaults to heads x head_dim with heads =
+#: kv_heads (SPEC section 1), so a link that leaves them out gives a narrow width (the seed's 70B: 834 h^2); such a
+#: shape is only noted (:data:`SHAPE_RHO_NOTED`). Outside these bounds one figure is wrong by orders of magnitude
+#: (70 billion parameters in one layer of width 3: 7.8e9 h^2), and every figure derived from the shape would be.
+SHAPE_RHO_MIN = 1e-4
+SHAPE_RHO_MAX = 1e7
+#: The range a shape is taken as it is, without a note: twice the catalogue's spread of active parameters either side
+#: (about 5 to 60 h^2), and every expert at most 1000 h^2.
+SHAPE_RHO_NOTED = (5.0, 60.0, 1000.0)
+
+
+def shape_rho(params_b: float, embed_b: float, layers: int, hidden: int) -> float:
+    """Parameters per layer over ``hidden^2`` (:data:`SHAPE_RHO_MIN`); ``params_b``, ``embed_b`` in billions."""
+    return (params_b - embed_b) * 1e9 / (layers * hidden ** 2)
+
+
+def _shape(v: Mapping[str, Any]) -> str | None:
+    low = shape_rho(v["active_b"], v["embed_b"], v["layers"], v["hidden"])
+    high = shape_rho(v["params_b"], v["embed_b"], v["layers"], v["hidden"])
+    if low >= SHAPE_RHO_MIN and high <= SHAPE_RHO_MAX:
+        return None
+    per_layer = (v["params_b"] - v["embed_b"]) / v["layers"]
+    lo_b = SHAPE_RHO_MIN * v["layers"] * v["hidden"] ** 2 / 1e9 + v["embed_b"]
+    hi_b = SHAPE_RHO_MAX * v["layers"] * v["hidden"] ** 2 / 1e9 + v["embed_b"]
+    return (f"the shape cannot hold the parameters: {v['layers']} layer{'s' if v['layers'] != 1 else ''} of width "
+            f"hidden={v['hidden']} would hold {per_layer:.4g} billion parameters each (params_b={_g(v['params_b'])}, "
+            f"active_b={_g(v['active_b'])}, embed_b={_g(v['embed_b'])}); a decoder layer holds about 10 to 28 x "
+            f"hidden^2, and no shape outside {SHAPE_RHO_MIN:g} to {SHAPE_RHO_MAX:g} x hidden^2 is taken, so this one "
+            f"holds {lo_b:.4g} to {hi_b:.4g} billion")
+
+
+def shape_note(v: Mapping[str, Any]) -> str | None:
+    """A note where the shape is possible but unlike any decoder's (:data:`SHAPE_RHO_NOTED`), naming the figures
+    that read the width; None otherwise."""
+    low = shape_rho(v["active_b"], v["embed_b"], v["layers"], v["hidden"])
+    high = shape_rho(v["params_b"], v["embed_b"], v["layers"], v["hidden"])
+    lo, hi, every = SHAPE_RHO_NOTED
+    if lo <= low <= hi and high <= every:
+        return None
+    return (f"the model's shape is unlike any decoder's: {v['layers']} layers of width hidden={v['hidden']} hold "
+            f"{low:.3g} x hidden^2 of active parameters each (real models: 10 to 28); the figures that read the width "
+            "(the engine's activation reserve, the all-reduces) take it as given, so give hidden (and heads) from "
+            "the model's config.json")
+
+
 #: The rules in the order they are checked.
 RULES: tuple[Rule, ...] = (
     Rule(("torch_gib", "mem_gib"), lambda v: None if v["torch_gib"] <= v["mem_gib"] else
@@ -91,6 +139,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("embed_b", "active_b", "params_b"), lambda v: None if v["embed_b"] < v["active_b"] else
          f"embed_b ({_g(v['embed_b'])}) must be below active_b ({_g(v['active_b'])})"),
     Rule(("active_b", "params_b", "embed_b"), _dense_part, "active_b", reads=("experts", "experts_active")),
+    Rule(("hidden", "layers", "params_b", "active_b"), _shape, reads=("embed_b",)),
 )
 
 

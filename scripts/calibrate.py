@@ -249,7 +249,7 @@ class FastRows:
             rule = engines.base(s.engine)
             cols["free_fixed"].append(memory.free_bytes(s) if s.engine in engines.MODELLED_RESERVE else np.nan)
             cols["rule_trt"].append(float(rule == "trtllm"))
-            cols["C_end"].append(float(model.cache_bytes(s, traffic.request_context(s))))
+            cols["C_end"].append(float(model.cache_bytes(s, memory.paged_context(s, traffic.request_context(s)))))
             cols["Wd"].append((D - model.embed_params(s)) * s.weight_bits / 8)
             cols["Wm"].append(M * s.expert_weight_bits / 8)
             cols["q"].append(1 - s.experts_active / s.experts if s.experts else 1.0)

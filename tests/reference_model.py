@@ -442,6 +442,11 @@ def resolve(params) -> dict:
         _, D = moe_split(s["params_b"] * 1e9, s["active_b"] * 1e9, s["experts"], s["experts_active"])
         if D - s["embed_b"] * 1e9 < 0:
             _bad("active_b", s["active_b"], "dense part less embeddings must be >= 0")
+    # docs/method.md section 1: a shape that can hold the parameters, 1e-4 to 1e7 hidden^2 a layer.
+    per_layer_h2 = s["layers"] * s["hidden"] ** 2 / 1e9
+    if not (s["active_b"] - s["embed_b"] >= 1e-4 * per_layer_h2 and s["params_b"] - s["embed_b"] <= 1e7 * per_layer_h2):
+        key = next((k for k in ("hidden", "layers", "params_b", "active_b") if k in p), "hidden")
+        _bad(key, s[key], "a shape that holds the parameters")
     if s["gpus"] > 1 and s["link_gbs"] is None:
         _bad("link_gbs", None, "> 0 (the card has no link figure)")
     return s
@@ -450,6 +455,23 @@ def resolve(params) -> dict:
 # --------------------------------------------------------------------------------------------
 # Formulas (docs/method.md sections 2-4 and s5). `m` holds the scenario in SI units, see `_si`.
 # --------------------------------------------------------------------------------------------
+
+def page_tokens(engine: str, latent: float) -> int:
+    """docs/method.md section 8.2: the tokens of one KV-cache block the engine prints its counts in (1: none)."""
+    if ENGINE_BASE[engine] == "vllm":
+        return 64 if latent else 16
+    return {"trtllm": 32, "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64}.get(engine, 1)
+
+
+def printed_tokens(m, free: float, n: int) -> tuple[float, float]:
+    """docs/method.md section 8.2: (kv_tokens, max_concurrency) in whole blocks of the engine's page."""
+    tokens = max(0.0, free) / cache_bytes(m, n) * n
+    b = m["page"]
+    if b == 1:
+        return tokens, tokens / n
+    tokens = math.floor(tokens / b + 1e-9) * b
+    return tokens, tokens / (math.ceil(n / b) * b)  # the blocks over the blocks one request takes
+
 
 def _si(s) -> dict:
     """docs/method.md sections 2-4 symbols: P, Pa, Pe, g, bpw, kvb, L, H, Hkv, d, a, plus F and BW."""
@@ -467,7 +489,7 @@ def _si(s) -> dict:
         V=s["vocab"], Llin=s["linear_layers"], state=s["linear_layers"] * s["state_kib"] * 1024,
         bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
         graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
-        reread=s["kv_reread"],
+        reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
         mxfp4=s["weights_experts"] == "mxfp4",
         step_s=(s["step_us"] + s["layers"] * s["layer_us"]) * 1e-6,  # docs/method.md s8: per step and per layer
@@ -557,7 +579,7 @@ def forward_activation(m):
         M, D = moe_split(m["P"], m["Pa"], m["E"], m["k"])
     else:
         M, D = 0.0, m["P"]
-    mlp = max(0.0, (D - m["V"] * m["hidden"] - m["Pe"]) / m["L"] / (3 * m["hidden"]))
+    mlp = min(max(0.0, (D - m["V"] * m["hidden"] - m["Pe"]) / m["L"] / (3 * m["hidden"])), 16 * m["hidden"])
     if m["E"]:
         mlp += m["k"] * M / (m["E"] * m["L"] * 3 * m["hidden"])
     return m["T"] * 2 * (4 * m["hidden"] + ((m["H"] + 2 * m["Hkv"]) * m["d"] + 2 * mlp) / m["g"])
@@ -596,7 +618,9 @@ def free_bytes(m):
 
 
 def max_batch(m, n):
-    return math.floor(max(0.0, free_bytes(m)) / cache_bytes(m, n))  # docs/method.md sections 2-4/s5: max_batch
+    # docs/method.md sections 2-4/s5: max_batch; s8.2: a sequence takes whole pages of the engine's blocks
+    padded = math.ceil(n / m["page"]) * m["page"]
+    return math.floor(max(0.0, free_bytes(m)) / cache_bytes(m, padded))
 
 
 def attn_flops(m, n):
@@ -989,8 +1013,8 @@ def reference_report(params) -> dict:
         weights_loaded_gib=loaded_bytes(m) / m["g"] / GIB,
         kv_cache_gib=max(0.0, free) / GIB,
         kv_cache_gib_per_card=max(0.0, free) / GIB / m["g"],
-        max_concurrency=max(0.0, free) / cache_bytes(m, n),
-        kv_tokens=max(0.0, free) / cache_bytes(m, n) * n,
+        max_concurrency=printed_tokens(m, free, n)[1],
+        kv_tokens=printed_tokens(m, free, n)[0],
         break_even_batch=be,
         batch=B,
         step_ms=st * 1e3,

@@ -39,6 +39,30 @@ def test_the_printed_figures_are_worded_as_the_engines_print_them():
     assert r["kv_cache_gib_per_card"] * 2**30 / r["kv_tokens"] == pytest.approx(65536)
 
 
+@pytest.mark.parametrize("engine, latent_model, page", [
+    ("vllm", None, 16), ("vllm-2025", None, 16), ("vllm", "deepseek-v3", 64), ("trtllm", None, 32),
+    ("trtllm-2024", None, 64), ("sglang", None, 1), ("llamacpp", None, 1), ("roofline", None, 1)])
+def test_the_printed_token_count_is_whole_blocks_of_the_engines_page(engine, latent_model, page):
+    """vLLM prints "GPU KV cache size" as blocks x 16 tokens and its concurrency as those blocks over the blocks one
+    request takes; TensorRT-LLM pages in 32 (LLM API) or 64 (TensorRT engines); SGLang and llama.cpp count tokens."""
+    model_id = latent_model or "llama-3.1-8b"
+    gpus = 8 if latent_model else 1
+    card = "h200-sxm" if latent_model else "h100-sxm"
+    ctx = 4000  # not a multiple of any page
+    r = report(f"model={model_id}&card={card}&gpus={gpus}&engine={engine}&ctx={ctx}")
+    s = load(f"model={model_id}&card={card}&gpus={gpus}&engine={engine}&ctx={ctx}").scenario
+    raw = r["kv_cache_gib"] * 2**30 / float(model.cache_bytes(s, ctx)) * ctx
+    assert r["kv_tokens"] > 0
+    if page == 1:
+        assert r["kv_tokens"] == pytest.approx(raw, rel=1e-12)
+        assert r["max_concurrency"] == pytest.approx(raw / ctx, rel=1e-12)
+    else:
+        assert r["kv_tokens"] % page == 0 and raw - page < r["kv_tokens"] <= raw
+        blocks_per_request = -(-ctx // page)
+        assert r["max_concurrency"] == pytest.approx(r["kv_tokens"] / page / blocks_per_request, rel=1e-12)
+        assert r["max_concurrency"] < raw / ctx
+
+
 def test_vllm_sums_its_own_terms():
     """vLLM: torch's total x utilization less the weights as loaded, the activation peak of its profiling run,
     the memory outside its allocator and the CUDA graphs; a link's overhead_gib replaces the three."""

@@ -163,6 +163,25 @@ BITS = st.one_of(st.integers(1, 32), _floats(1, 32))
 SIZES = st.one_of(st.integers(1, 4096), st.integers(4096, 262144))
 
 
+def _keep_a_holdable_shape(p: dict, models) -> None:
+    """Widen or narrow ``hidden`` so the drawn shape can hold its parameters (docs/method.md section 1: 1e-4 to
+    1e7 hidden^2 a layer); every other drawn figure stays."""
+    custom = p.get("model") == "custom"
+    b = models["llama-3.1-70b" if custom else p.get("model", "llama-3.1-70b")]
+    P = float(p.get("params_b", b["params_b"]))
+    Pa = float(p.get("active_b", P if custom or not b["experts"] else b["active_b"]))
+    Pe = float(p.get("embed_b", 0.0 if custom else b["embed_b"]))
+    L = int(p.get("layers", b["layers"]))
+    if custom:
+        hid = int(p.get("hidden", int(p.get("heads", p.get("kv_heads", b["kv_heads"]))) * int(p.get("head_dim", b["head_dim"]))))
+    else:
+        hid = int(p.get("hidden", b["hidden"]))
+    if (P - Pe) * 1e9 / (L * hid ** 2) > 1e7:
+        p["hidden"] = math.ceil(math.sqrt((P - Pe) * 1e9 / (L * 1e7))) + 1
+    elif (Pa - Pe) * 1e9 / (L * hid ** 2) < 1e-4:
+        p["hidden"] = max(1, math.floor(math.sqrt((Pa - Pe) * 1e9 / (L * 1e-4))) - 1)
+
+
 @st.composite
 def scenarios(draw):
     models, cards, apis = catalogue.models(), catalogue.cards(), catalogue.apis()
@@ -233,6 +252,8 @@ def scenarios(draw):
         if kind in ("window", "all"):
             p["window"] = draw(SIZES)
             p["window_layers"] = draw(st.integers(0, L))
+
+    _keep_a_holdable_shape(p, models)
 
     # --- the parts of section 2.1 and the linear attention of section 2.3 -------------------
     layers_now = int(p.get("layers", models[p.get("model", "llama-3.1-70b")]["layers"]

@@ -4,7 +4,7 @@ import pytest
 
 from calc import catalogue, parse, rules
 
-DENSE = {"params_b": 8.0, "active_b": 8.0, "layers": 32, "heads": 32, "kv_heads": 8, "window": 0,
+DENSE = {"params_b": 8.0, "active_b": 8.0, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "window": 0,
          "window_layers": 0, "linear_layers": 0, "state_kib": 0.0, "layers_full": 0, "experts": 0,
          "experts_active": 0, "embed_b": 0.5, "torch_gib": 79.2, "mem_gib": 79.6}
 
@@ -24,6 +24,10 @@ def test_a_consistent_shape_breaks_no_rule():
     ({"embed_b": 8.0}, ("embed_b", "active_b", "params_b"), "embed_b (8) must be below active_b (8)"),
     ({"linear_layers": 4}, ("state_kib", "linear_layers"), "state_kib must be at least 1 KiB"),
     ({"layers_full": 33}, ("layers_full", "layers"), "layers_full (33) must not exceed layers (32)"),
+    ({"hidden": 3, "layers": 1, "params_b": 70.0, "active_b": 70.0}, ("hidden", "layers", "params_b", "active_b"),
+     "1 layer of width hidden=3 would hold 69.5 billion parameters each"),
+    ({"params_b": 0.00001, "active_b": 0.00001, "embed_b": 0.000001}, ("hidden", "layers", "params_b", "active_b"),
+     "this one holds 5.469e-05 to 5.369e+06 billion"),
 ])
 def test_each_rule_names_its_keys(change, keys, said):
     rule, reason = rules.first_broken({**DENSE, **change})
@@ -38,6 +42,28 @@ def test_an_moe_whose_dense_part_would_be_negative_is_refused():
     assert rules.routed_params(100.0, 10.0, 8, 7) == pytest.approx(720.0)
     assert rules.routed_params(100.0, 90.0, 8, 2) == pytest.approx(40 / 3)
     assert rules.routed_params(8.0, 8.0, 0, 0) == 0.0
+
+
+def test_the_shape_rule_admits_every_catalogue_model_with_room_to_spare():
+    """Active parameters a layer per hidden^2: 10 to 28 in the catalogue, every expert included up to 394; the
+    bounds (1 and 1000) leave a factor of 2.5 or more either side."""
+    low = [rules.shape_rho(m["active_b"], m["embed_b"], m["layers"], m["hidden"]) for m in catalogue.models().values()]
+    high = [rules.shape_rho(m["params_b"], m["embed_b"], m["layers"], m["hidden"]) for m in catalogue.models().values()]
+    assert min(low) > 8 and max(low) < 30 and max(high) < 400
+    lo, hi, every = rules.SHAPE_RHO_NOTED
+    assert lo < min(low) / 2 and max(low) * 2 < hi and max(high) * 2.5 < every
+    assert lo / 100 > rules.SHAPE_RHO_MIN and every * 1000 < rules.SHAPE_RHO_MAX
+    m = catalogue.models()["llama-3.1-70b"]
+    assert rules.shape_note(m) is None
+    assert "unlike any decoder's" in rules.shape_note({**m, "hidden": 1024})  # the seed's width, heads = kv_heads
+
+
+def test_a_custom_shape_unlike_any_decoder_is_noted_where_a_figure_reads_the_width():
+    narrow = "model=custom&kv_heads=1&head_dim=64"  # heads = kv_heads = 1, so hidden = 64
+    assert not parse(narrow).errors
+    assert not any("unlike any decoder" in w for w in parse(narrow + "&engine=roofline").warnings)
+    assert any("unlike any decoder" in w for w in parse(narrow + "&engine=vllm").warnings)
+    assert not any("unlike any decoder" in w for w in parse("model=llama-3.1-70b&engine=vllm").warnings)
 
 
 def test_only_the_rules_whose_figures_are_there_are_checked():

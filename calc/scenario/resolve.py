@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import catalogue, rules
-from ..engines import card_rule, format_rule, tp_rule
+from ..engines import MODELLED_RESERVE, card_rule, format_rule, tp_rule
 from ..engines import profile as engine_profile
 from .derive import AUTO, Conflict, card_peak
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
@@ -185,6 +185,15 @@ def _custom_card_note(s: Scenario) -> list[str]:
     return ["; ".join(parts)] if parts else []
 
 
+def _shape_note(s: Scenario) -> list[str]:
+    """A custom model whose shape is unlike any decoder's (calc.rules.shape_note), where a figure reads the width:
+    an engine that works out its activation reserve, or all-reduces over several cards."""
+    if s.model != "custom" or (s.engine not in MODELLED_RESERVE and s.gpus == 1):
+        return []
+    note = rules.shape_note({k: getattr(s, k) for k in ("params_b", "active_b", "embed_b", "layers", "hidden")})
+    return [note] if note else []
+
+
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
@@ -218,7 +227,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
             errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
             values.pop(culprit)
             continue
-        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario)),
+        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario) + _shape_note(scenario)),
                       given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
@@ -231,22 +240,29 @@ def _culprit(conflict: Conflict, values: dict[str, Any]) -> str:
     the first given key whose removal repairs the rule is the one to blame. The presets themselves obey
     every rule (a catalogue test), so dropping every given key always repairs it.
     """
-    culprit = next((k for k in conflict.keys if k in values), None)
-    if culprit is not None:
-        return culprit
+    own = [k for k in conflict.keys if k in values]
+    if own:
+        # The first of them whose removal repairs the rule (params_b=0.001 on a given 80-layer shape: the count,
+        # not the shape); when none does alone, the first.
+        return next((k for k in own if not _still_broken(conflict, {x: v for x, v in values.items() if x != k})),
+                    own[0])
     order = [k for k in (*MODEL_FIGURES, *CARD_FIGURES) if k in values] + \
             [k for k in values if k not in MODEL_FIGURES and k not in CARD_FIGURES]
     for key in order:
-        trial = {k: v for k, v in values.items() if k != key}
-        try:
-            _resolve(trial, [])
-        except Conflict as other:
-            if other.reason.split("(")[0] == conflict.reason.split("(")[0]:
-                continue  # the same rule still breaks without this key
-        return key
+        if not _still_broken(conflict, {k: v for k, v in values.items() if k != key}):
+            return key
     if not order:  # nothing was given, so the catalogue itself broke a rule
         raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}")
     return order[0]
+
+
+def _still_broken(conflict: Conflict, trial: dict[str, Any]) -> bool:
+    """Whether ``trial`` breaks the same rule as ``conflict`` (the reason's words before any figure in brackets)."""
+    try:
+        _resolve(trial, [])
+    except Conflict as other:
+        return other.reason.split("(")[0] == conflict.reason.split("(")[0]
+    return False
 
 
 def load(link: str | Mapping[str, Any] | None = None) -> Parsed:
