@@ -32,6 +32,18 @@ def sig(x: float | None, digits: int = 2) -> str:
     return f"{v:,.{decimals}f}"
 
 
+def short(x: float | None, digits: int = 3) -> str:
+    """``x`` for a narrow figure at ``digits`` significant figures: thousands, millions and billions as "484 k",
+    "1.48 M" and "2.1 B" from 10,000 up, anything smaller as :func:`sig` gives it ("9,870"); None or NaN -> "—"."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    x = float(f"{x:.{digits}g}")  # rounded first, so 999,999 is "1.00 M", not "1,000 k"
+    for scale, unit, start in ((1e9, "B", 1e9), (1e6, "M", 1e6), (1e3, "k", 1e4)):
+        if abs(x) >= start:
+            return f"{sig(x / scale, digits)} {unit}"
+    return sig(x, digits)
+
+
 def sig_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
     """Both numbers at ``digits`` significant figures, or more when that would make two different
     numbers read the same (up to 6)."""

@@ -42,9 +42,9 @@ c1.metric("API per month", words.money(d.api_usd_month),
           help=f"{d.api_in_price:g} USD per 1M prompt tokens and {d.api_out_price:g} per 1M output tokens.")
 c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
           delta=None if d.self_host_low is None else
-          (f"{words.money(d.self_host_low)} at either end of the capacity error" if d.self_host_low == d.self_host_high
+          (f"{words.money(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
            else f"{words.money(d.self_host_low)} to {words.money(d.self_host_high)}")
-          + (": marginal" if d.marginal else ""),
+          + (" · marginal" if d.marginal else ""),
           delta_color="off", delta_arrow="off",
           help="Rent of every replica, busy or not, plus upkeep. The range is the bill at the engine's capacity "
                "error, each source of published measurements predicted by a fit without it"
@@ -61,8 +61,11 @@ FLIP_HELP = ("Requests a day at which self-hosting first costs less than the API
 first, stays = (None if v is None else words.sig(v, 3) for v in (d.break_even, d.stays_cheaper))
 flip = ("—" if not d.fits or not d.priced else "never" if first is None else
         first if stays in (None, first) else f"{first} to {stays}")
-c4.metric("Break-even, requests a day", flip,
-          help=FLIP_HELP)
+# The value holds the first crossing; a second one, where the bills cross back, goes under it (a narrow column).
+short_flip = "—" if not d.fits or not d.priced else "never" if first is None else words.short(d.break_even)
+flip_after = None if first is None or stays in (None, first) else f"cheaper for good above {words.short(d.stays_cheaper)}"
+c4.metric("Break-even, requests a day", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
+          help=FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day."))
 ui.details()  # the first draw of a session ends here: the verdict and its four figures
 
 ui.dataframe(dm.monthly_table(d),
@@ -249,8 +252,8 @@ u = d.units
 f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
-f2.metric("Volume that flips it (a day)", flip,
-          help=FLIP_HELP)
+f2.metric("Volume that flips it (a day)", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
+          help=FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day."))
 f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is None else f"{u.self_host_all_in:,.3f} USD",
           help="The whole monthly bill (rent of every replica, upkeep, prompt time) over the month's output tokens. "
                + ("" if u.rent_at_duty is None else f"Rent alone, decode only, at the implied duty of {u.duty:.1%}: "

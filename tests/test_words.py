@@ -20,6 +20,14 @@ def test_sig_pair_adds_digits_until_two_numbers_differ():
     assert words.sig_pair(100, 100) == ("100", "100")
 
 
+@pytest.mark.parametrize("x, text", [
+    (9870, "9,870"), (12_300, "12.3 k"), (484_000, "484 k"), (1_480_000, "1.48 M"), (999_999, "1.00 M"),
+    (2.1e9, "2.10 B"), (None, "—"), (math.inf, "—"),
+])
+def test_short_writes_a_large_figure_in_a_few_characters(x, text):
+    assert words.short(x) == text
+
+
 @pytest.mark.parametrize("x, text", [(300e6, "300M"), (2.7e10, "27B"), (4500, "4,500"), (1e9, "1B")])
 def test_tokens_text_writes_b_for_a_billion(x, text):
     assert words.tokens_text(x) == text
