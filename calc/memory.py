@@ -286,11 +286,6 @@ def max_concurrency(s: Scenario, mem: Memory | None = None) -> float:
     request"): the whole blocks of :func:`kv_tokens` over the blocks one request of ``ctx`` tokens takes,
     ``ceil(ctx / b)`` (vllm/v1/core/kv_cache_utils.py ``get_max_concurrency_for_kv_cache_config``); unrounded where
     the engine counts single tokens (``b = 1``); 0 when nothing fits."""
-    mem = memory(s) if mem is None else mem
-    raw = max(0.0, mem.kv_cache_bytes) / float(cache_bytes(s, s.ctx))
-    b = _block_rounding(s)
-    if b == 1:
-        return raw
     return kv_tokens(s, mem) / float(paged_context(s, s.ctx))
 
 

@@ -85,9 +85,14 @@ def shape_rho(params_b: float, embed_b: float, layers: int, hidden: int) -> floa
     return (params_b - embed_b) * 1e9 / (layers * hidden ** 2)
 
 
+def _shape_rhos(v: Mapping[str, Any]) -> tuple[float, float]:
+    """(active, every expert) parameters a layer over ``hidden^2`` (:func:`shape_rho`)."""
+    return (shape_rho(v["active_b"], v["embed_b"], v["layers"], v["hidden"]),
+            shape_rho(v["params_b"], v["embed_b"], v["layers"], v["hidden"]))
+
+
 def _shape(v: Mapping[str, Any]) -> str | None:
-    low = shape_rho(v["active_b"], v["embed_b"], v["layers"], v["hidden"])
-    high = shape_rho(v["params_b"], v["embed_b"], v["layers"], v["hidden"])
+    low, high = _shape_rhos(v)
     if low >= SHAPE_RHO_MIN and high <= SHAPE_RHO_MAX:
         return None
     per_layer = (v["params_b"] - v["embed_b"]) / v["layers"]
@@ -103,8 +108,7 @@ def _shape(v: Mapping[str, Any]) -> str | None:
 def shape_note(v: Mapping[str, Any]) -> str | None:
     """A note where the shape is possible but unlike any decoder's (:data:`SHAPE_RHO_NOTED`), naming the figures
     that read the width; None otherwise."""
-    low = shape_rho(v["active_b"], v["embed_b"], v["layers"], v["hidden"])
-    high = shape_rho(v["params_b"], v["embed_b"], v["layers"], v["hidden"])
+    low, high = _shape_rhos(v)
     lo, hi, every = SHAPE_RHO_NOTED
     if lo <= low <= hi and high <= every:
         return None

@@ -64,8 +64,9 @@ flip = ("—" if not d.fits or not d.priced else "never" if first is None else
 # The value holds the first crossing; a second one, where the bills cross back, goes under it (a narrow column).
 short_flip = "—" if not d.fits or not d.priced else "never" if first is None else words.short(d.break_even)
 flip_after = None if first is None or stays in (None, first) else f"cheaper for good above {words.short(d.stays_cheaper)}"
+flip_help = FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day.")
 c4.metric("Break-even, requests a day", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
-          help=FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day."))
+          help=flip_help)
 ui.details()  # the first draw of a session ends here: the verdict and its four figures
 
 ui.dataframe(dm.monthly_table(d),
@@ -253,7 +254,7 @@ f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
 f2.metric("Volume that flips it (a day)", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
-          help=FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day."))
+          help=flip_help)
 f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is None else f"{u.self_host_all_in:,.3f} USD",
           help="The whole monthly bill (rent of every replica, upkeep, prompt time) over the month's output tokens. "
                + ("" if u.rent_at_duty is None else f"Rent alone, decode only, at the implied duty of {u.duty:.1%}: "

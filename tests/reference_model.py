@@ -1002,6 +1002,7 @@ def reference_report(params) -> dict:
     st = step(m, B, n)
     tok_s = B / st
     free = free_bytes(m)
+    printed = printed_tokens(m, free, n)
     r = dict(
         weights_gib=weight_bytes(m) / GIB,
         kv_bytes_per_token=kv_bytes_per_token(m),
@@ -1013,8 +1014,8 @@ def reference_report(params) -> dict:
         weights_loaded_gib=loaded_bytes(m) / m["g"] / GIB,
         kv_cache_gib=max(0.0, free) / GIB,
         kv_cache_gib_per_card=max(0.0, free) / GIB / m["g"],
-        max_concurrency=printed_tokens(m, free, n)[1],
-        kv_tokens=printed_tokens(m, free, n)[0],
+        kv_tokens=printed[0],
+        max_concurrency=printed[1],
         break_even_batch=be,
         batch=B,
         step_ms=st * 1e3,
