@@ -8,7 +8,6 @@ from pages import _ui as ui
 s, r = ui.page()
 NUM = st.column_config.NumberColumn
 
-st.title("Models & cards")
 st.caption("Every figure carries its source and the date it was read. Compute peaks are dense (a datasheet figure "
            "'with sparsity' is twice the dense one and is never used). Memory is recorded in GiB. Click a column "
            "header to sort.")

@@ -9,7 +9,6 @@ from pages import _ui as ui
 
 s, r = ui.page()
 
-st.title("What does a million tokens cost?")
 if s.usd_hr is None:
     st.warning("This card has no reference rent in the catalogue: enter your quote as **Rent per card-hour** "
                "in the sidebar (Money) to price it.")

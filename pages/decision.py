@@ -13,7 +13,6 @@ ev = ui.evaluation()
 d = ev.decision
 
 
-st.title("Self-host or API?")
 sentence = dm.verdict_sentence(d)
 if ui.rejected_keys():  # the verdict rests on defaults where the link's values were refused: say which
     sentence += (" These figures use the default for " + ", ".join(f"`{k}`" for k in ui.rejected_keys())

@@ -8,7 +8,6 @@ from pages import _ui as ui
 
 s, r = ui.page()
 
-st.title("Does it fit?")
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Weights as loaded, per card", f"{r['weights_loaded_gib']:,.2f} GiB",
           help=f"{r['weights_gib']:,.1f} GiB of checkpoint over all cards, each part in its format, plus any padding "

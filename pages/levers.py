@@ -10,7 +10,6 @@ from pages import _ui as ui
 s, r = ui.page()
 ev = ui.evaluation()
 
-st.title("What would change the answer?")
 d = ev.decision
 st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {words.money(d.self_host_usd_month)} a month against "
             f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")

@@ -9,7 +9,6 @@ from pages import _ui as ui
 
 ui.page()
 
-st.title("Quantization lab")
 st.caption("Per-group affine quantization, live: each group of weights keeps its minimum and maximum and stores "
            "every weight as the nearest of 2^bits levels between them. The matrix is N(0, 0.02²) weights; a copy has "
            "a few weights made much louder (outliers). With the reference settings (4096 × 4096, group 128, "

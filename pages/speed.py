@@ -12,7 +12,6 @@ s, r = ui.page()
 sweep = ui.table("speed_sweep", s)
 be, mb = r["break_even_batch"], r["max_batch"]
 
-st.title("How fast does it decode?")
 if not r["fits"] or mb == 0:  # no speed for a set-up that cannot hold one sequence
     st.info("No speed to show: this set-up cannot hold one sequence (see above). Change the inputs in the sidebar.",
             icon=":material/block:")

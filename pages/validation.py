@@ -51,7 +51,6 @@ COLUMNS = {"engine": "Engine", "metric": "Figure", "n": "Rows",
            "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f"),
            "most_flattering_pct": st.column_config.NumberColumn("Most flattering row %", format="%+.1f")}
 
-st.title("How close are the figures to real engines?")
 st.caption("Each row is a published measurement of a real engine (a decode step time, or the output tokens per "
            "second one replica sustained at full load), written as a link; the calculator evaluates that link "
            "under the profile of the engine release that was measured. The profiles were fitted once per engine "

@@ -77,3 +77,22 @@ def test_every_preset_obeys_every_rule():
     for mid, m in catalogue.models().items():
         assert rules.first_broken(m, keys=set(m)) is None, mid
     assert not parse("").errors
+
+
+def test_a_shape_wrong_in_several_keys_falls_back_whole_not_key_by_key():
+    # One layer of width 3 cannot hold 70 B, and no single key repairs it: dropping them one at a time would
+    # price a model nobody asked for (the kept head_dim=3 with default heads), so the model's figures go together.
+    given = "model=custom&params_b=70&layers=1&hidden=3&heads=1&kv_heads=1&head_dim=3"
+    p = parse(given)
+    assert [(e.key, e.rule) for e in p.errors] == [("hidden", True)]
+    assert "falls back to its default together" in p.errors[0].reason
+    assert "layers=1" in p.errors[0].reason and "head_dim=3" in p.errors[0].reason
+    default = parse("model=custom").scenario
+    for key in ("params_b", "layers", "hidden", "heads", "kv_heads", "head_dim"):
+        assert getattr(p.scenario, key) == getattr(default, key), key
+
+
+def test_a_shape_one_key_repairs_drops_that_key_alone():
+    p = parse("model=custom&layers=80&hidden=8192&heads=64&kv_heads=8&head_dim=128&params_b=0.0001")
+    assert [e.key for e in p.errors] == ["params_b"]
+    assert (p.scenario.layers, p.scenario.hidden, p.scenario.heads) == (80, 8192, 64)

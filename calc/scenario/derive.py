@@ -26,11 +26,12 @@ AUTO = "auto"
 
 class Conflict(Exception):
     """A broken consistency rule: ``keys`` are the inputs that may be dropped to repair it, in order;
-    ``name`` is the key the error names (docs/method.md sections 2-5)."""
+    ``name`` is the key the error names (docs/method.md sections 2-5); ``rule`` the broken rule of
+    :data:`calc.rules.RULES`, where it is one (its reason quotes figures that change as keys are dropped)."""
 
-    def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None):
+    def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None, rule: object = None):
         super().__init__(reason)
-        self.keys, self.reason, self.name = keys, reason, name
+        self.keys, self.reason, self.name, self.rule = keys, reason, name, rule
 
 
 class Resolving(Protocol):

@@ -155,7 +155,7 @@ def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
     broken = rules.first_broken(values)
     if broken is not None:
         rule, reason = broken
-        raise Conflict(rule.keys, reason, rule.name)
+        raise Conflict(rule.keys, reason, rule.name, rule)
     _engine_rule(r)
     follows = frozenset(k.key for k in KEY_TABLE if k.follows and v.get(k.key, k.default) == AUTO)
     return Scenario(**values, follows_traffic=follows)
@@ -216,7 +216,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
         try:
             scenario = _resolve(values, resolve_warnings)
         except Conflict as conflict:
-            culprit = _culprit(conflict, values)
+            culprit, dropped = _culprit(conflict, values)
             if conflict.name and conflict.name != culprit and conflict.name in values \
                     and conflict.name not in {e.key for e in errors}:
                 # The rule names a key of its own (docs/method.md sections 2-5) and the link gave it: name it.
@@ -224,43 +224,63 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
                 reason = f"{conflict.reason}; {culprit} falls back to its default"
             else:
                 named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
+            if len(dropped) > 1:
+                reason += (f"; none of {', '.join(k for k in conflict.keys if k in values)} repairs it alone, so "
+                           f"every figure the link gave for the {_group_name(culprit)} falls back to its default "
+                           f"together ({', '.join(f'{k}={_shown(raw.get(k, values[k]))}' for k in dropped)})")
             errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
-            values.pop(culprit)
+            for key in dropped:
+                values.pop(key)
             continue
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario) + _shape_note(scenario)),
                       given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
 
-def _culprit(conflict: Conflict, values: dict[str, Any]) -> str:
-    """The given key to drop so that a broken rule holds again.
+def _culprit(conflict: Conflict, values: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """The given key to blame for a broken rule, and the given keys to drop so that it holds again.
 
-    The rule's own keys come first. When the link gave none of them, the rule was broken by some other
-    override of a preset's figures (``experts_active`` on an MoE preset makes its dense part negative):
-    the first given key whose removal repairs the rule is the one to blame. The presets themselves obey
-    every rule (a catalogue test), so dropping every given key always repairs it.
+    The rule's own keys come first: the first of them whose removal repairs the rule is dropped alone
+    (``params_b=0.001`` on a given 80-layer shape: the count, not the shape). When the link gave several of them
+    and none repairs it alone (70 billion parameters in one layer of width 3), they are wrong together: dropping
+    them one by one would combine the rest with defaults into a model nobody asked for, so every figure the link
+    gave for that model (or card) falls back together. When the link gave none of the rule's keys, the rule was
+    broken by some other override of a preset's figures (``experts_active`` on an MoE preset makes its dense
+    part negative): the first given key whose removal repairs the rule is the one to blame. The presets
+    themselves obey every rule (a catalogue test), so dropping every given key always repairs it.
     """
     own = [k for k in conflict.keys if k in values]
     if own:
-        # The first of them whose removal repairs the rule (params_b=0.001 on a given 80-layer shape: the count,
-        # not the shape); when none does alone, the first.
-        return next((k for k in own if not _still_broken(conflict, {x: v for x, v in values.items() if x != k})),
-                    own[0])
+        alone = next((k for k in own if not _still_broken(conflict, {x: v for x, v in values.items() if x != k})),
+                     None)
+        if alone is not None:
+            return alone, (alone,)
+        group = next((g for g in (MODEL_FIGURES, CARD_FIGURES) if own[0] in g), ())
+        together = tuple(k for k in group if k in values) if len(own) > 1 else ()
+        return own[0], together or (own[0],)
     order = [k for k in (*MODEL_FIGURES, *CARD_FIGURES) if k in values] + \
             [k for k in values if k not in MODEL_FIGURES and k not in CARD_FIGURES]
     for key in order:
         if not _still_broken(conflict, {k: v for k, v in values.items() if k != key}):
-            return key
+            return key, (key,)
     if not order:  # nothing was given, so the catalogue itself broke a rule
         raise RuntimeError(f"catalogue row breaks a rule: {conflict.reason}")
-    return order[0]
+    return order[0], (order[0],)
+
+
+def _group_name(key: str) -> str:
+    """'model' or 'card': whose figures ``key`` is one of."""
+    return "model" if key in MODEL_FIGURES else "card"
 
 
 def _still_broken(conflict: Conflict, trial: dict[str, Any]) -> bool:
-    """Whether ``trial`` breaks the same rule as ``conflict`` (the reason's words before any figure in brackets)."""
+    """Whether ``trial`` breaks the same rule as ``conflict``: the same rule of the table, or for the engines'
+    rules the same words before any figure in brackets."""
     try:
         _resolve(trial, [])
     except Conflict as other:
+        if conflict.rule is not None:
+            return other.rule is conflict.rule
         return other.reason.split("(")[0] == conflict.reason.split("(")[0]
     return False
 

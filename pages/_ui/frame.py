@@ -35,15 +35,15 @@ def _enter_through_app() -> None:
 FAVICON = str(Path(__file__).resolve().parents[2] / "assets" / "favicon.png")
 
 
-PAGES = [  # (script, title, url_path): url paths are part of shared links and never change
-    ("pages/decision.py", "Decision", "decision"),
-    ("pages/fit.py", "Fit", "fit"),
-    ("pages/speed.py", "Speed", "speed"),
-    ("pages/cost.py", "Cost", "cost"),
-    ("pages/catalogue.py", "Models & cards", "catalogue"),
-    ("pages/levers.py", "Levers", "levers"),
-    ("pages/quantlab.py", "Quantization lab", "quant-lab"),
-    ("pages/validation.py", "Validation", "validation"),
+PAGES = [  # (script, title, url_path, heading): url paths are part of shared links and never change
+    ("pages/decision.py", "Decision", "decision", "Self-host or API?"),
+    ("pages/fit.py", "Fit", "fit", "Does it fit?"),
+    ("pages/speed.py", "Speed", "speed", "How fast does it decode?"),
+    ("pages/cost.py", "Cost", "cost", "What does a million tokens cost?"),
+    ("pages/catalogue.py", "Models & cards", "catalogue", "Models & cards"),
+    ("pages/levers.py", "Levers", "levers", "What would change the answer?"),
+    ("pages/quantlab.py", "Quantization lab", "quant-lab", "Quantization lab"),
+    ("pages/validation.py", "Validation", "validation", "How close are the figures to real engines?"),
 ]
 
 
@@ -58,7 +58,7 @@ def navigation():
     the first page: every visible page then keeps its own stable ``url_path``.
     """
     # No Material icons on the pages: the browser tab would fetch the current one from a font server outside.
-    visible = [st.Page(path, title=title, url_path=url) for path, title, url in PAGES]
+    visible = [st.Page(path, title=title, url_path=url) for path, title, url, _ in PAGES]
 
     def home() -> None:
         st.session_state.pop("_frame", None)
@@ -84,6 +84,8 @@ def frame(page: Any = None) -> None:
     with st.sidebar:
         # The address bar is the link; the button copies it (a plain button: light to draw on a first visit).
         _copy_link(key="_copy_link", height=40)
+    # The page's heading first, then what every page says on top (refused values, the memory flag, the accuracy).
+    st.title(next((h for _, _, url, h in PAGES if url == path), ""))
     header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
            accuracy=path != "quant-lab")
     st.session_state["_frame"] = True
