@@ -259,7 +259,7 @@ def memory(s: Scenario) -> Memory:
         context = sglang_context_gib(s) if given is None else given
         free = total - context
         kv = s.mem_util * free - loaded
-        reserve = (Block("taken before SGLang measures (CUDA context, communicators)", context),
+        reserve = (Block("CUDA context and communicators", context),
                    Block("left outside mem_fraction_static", (1 - s.mem_util) * free))
     elif rule == "trtllm":
         # The 2024 executor's own accounting starts from the total CUDA reports; a fitted reserve from the card's.

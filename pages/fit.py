@@ -102,9 +102,11 @@ ui.dataframe(
     },
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
-           "Each row puts every weight in its format; a checkpoint that stores parts in other formats has a row of "
-           "its own, first, at its average bits per weight. "
-           "A negative KV cache is the shortfall: the weights alone do not load. The quality cost is the one published for "
+           "Each row puts every weight in its format"
+           + ("; the first row is the checkpoint as set, its parts in their own formats, at its average bits per weight. "
+              if fit["weights"].iloc[0].startswith("checkpoint: ") else ". ")
+           + ("A negative KV cache is the shortfall: the weights alone do not load. " if (fit["free_gib"] < 0).any() else "")
+           + "The quality cost is the one published for "
            "the format, on the model named (a dash: nothing published, or a checkpoint's mix); the Levers page sets every "
            "format's memory "
            "and money beside it.")
