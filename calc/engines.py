@@ -8,7 +8,9 @@ activations and workspace (``overhead_gib``), the most sequences it schedules (`
 its throughput under full load (``tok_us``, host time per output token; ``eff_link``, the fraction of the
 interconnect's bandwidth its all-reduces reach), and ``eff_dequant``, the share of ``eff_bw`` its kernels keep when
 the weights are stored in fewer than 8 bits and unpacked on the fly, and ``kv_reread``, the share of its GQA
-re-reads a decode attention kernel pays when it reads each KV head once per query head rather than once. ``roofline`` is the textbook model of docs/method.md (70 % of every peak, no fixed costs).
+re-reads a decode attention kernel pays when it reads each KV head once per query head rather than once, and
+``eager_us``, the time each layer adds when the engine launches its kernels one by one instead of replaying a
+captured CUDA graph (``cuda_graphs=0``). ``roofline`` is the textbook model of docs/method.md (70 % of every peak, no fixed costs).
 
 The figures live in ``calc/data/engines.csv``, one row per engine and figure, each with how it was obtained
 (``basis``: ``definition``, ``fitted``, ``fixed`` from the engine's documentation or the measurements' notes,
@@ -110,6 +112,20 @@ def default_max_seqs(engine: str, card: str, torch_gib: float, batched_tokens: i
     return profile_seqs
 
 
+#: Profiles whose builds capture no CUDA graphs, so every layer of every step launches its kernels one by one: the
+#: llama.cpp builds before CUDA graphs (ggml-org/llama.cpp PR #6766, May 2024). Their ``cuda_graphs`` defaults to 0.
+NO_CUDA_GRAPHS = ("llamacpp-2024",)
+
+
+def default_cuda_graphs(engine: str) -> int:
+    """Whether the engine replays its decode steps as captured CUDA graphs when the launch does not say
+    (``cuda_graphs``): 0 for :data:`NO_CUDA_GRAPHS`, else 1 (vLLM, SGLang, TensorRT-LLM and current llama.cpp
+    builds capture them by default). A current llama.cpp build also runs without them on NVIDIA cards older than
+    Ampere (ggml/src/ggml-cuda/ggml-cuda.cu: ``cc < GGML_CUDA_CC_AMPERE`` disables them, lowered to Volta by PR
+    #25749 of July 2026); a link for such a card says ``cuda_graphs=0``."""
+    return 0 if engine in NO_CUDA_GRAPHS else 1
+
+
 #: The card vendors each engine runs on, where it does not run on every card the catalogue lists: TensorRT-LLM
 #: builds for NVIDIA GPUs only (NVIDIA/TensorRT-LLM README: "optimize inference on NVIDIA GPUs"), and llama.cpp
 #: has no backend for Intel's Gaudi accelerators (ggml-org/llama.cpp README, "Supported backends": Metal, CUDA,
@@ -161,7 +177,7 @@ def tp_rule(engine: str, heads: int, kv_heads: int, gpus: int, latent: bool) -> 
 IN_SAMPLE, CROSS_VALIDATED = "in-sample", "leave-one-source-out"
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
 FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link",
-           "layer_us", "eff_dequant", "kv_reread")
+           "layer_us", "eff_dequant", "kv_reread", "eager_us")
 #: The efficiencies the link's ``eff`` sets when their own keys are not given.
 EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
 #: The metrics a measurement row checks (report keys).
@@ -170,7 +186,7 @@ METRICS = ("step_ms", "max_throughput_tok_s")
 ROOFLINE = types.MappingProxyType({
     "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,
     "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0, "layer_us": 0.0, "eff_dequant": 1.0,
-    "kv_reread": 0.0,
+    "kv_reread": 0.0, "eager_us": 0.0,
 })
 #: How a figure was obtained, as ``engines.csv`` records it.
 BASES = ("definition", "fitted", "fixed", "prior", "copied")
@@ -205,7 +221,7 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
         raise EngineDataError(f"{where}: {engine} has no {figure}")
     if figure in (*EFFICIENCIES, "mem_util", "eff_link", "eff_dequant") and not 0 < value <= 1:
         raise EngineDataError(f"{where}: {figure} must be in (0, 1]")
-    if figure in ("step_us", "tok_us", "overhead_gib", "layer_us") and value < 0:
+    if figure in ("step_us", "tok_us", "overhead_gib", "layer_us", "eager_us") and value < 0:
         raise EngineDataError(f"{where}: {figure} must be >= 0")
     if figure == "kv_reread" and not 0 <= value <= 1:
         raise EngineDataError(f"{where}: kv_reread must be in [0, 1]")

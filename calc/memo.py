@@ -520,12 +520,14 @@ def assumptions(s: Scenario) -> list[str]:
          f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak, "
          f"{s.step_us:,.0f} µs fixed per step"
          + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
+         + (f", {s.eager_us:,.0f} µs more per layer without CUDA graphs (cuda_graphs=0)"
+            if s.eager_us and not s.cuda_graphs else "")
          + (f", weights below 8 bits read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
          + (f", the KV cache read {model.kv_read_factor(s):g} times a step (one read per query head)"
             if model.kv_read_factor(s) > 1 else "")
          + f", {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
-         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eff_dequant, kv_reread, mem_util, max_seqs); "
+         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eager_us, eff_dequant, kv_reread, mem_util, max_seqs); "
          + accuracy_text(s.engine, engines.error_band(s.engine))
          + (f"; {outside}" if outside else "") + "."),
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None

@@ -255,8 +255,9 @@ def resident_weight_seconds(s: Scenario) -> float:
 
 
 def fixed_step_seconds(s: Scenario) -> float:
-    """The engine's fixed time per decode step, ``(step_us + L*layer_us)*1e-6`` (docs/method.md section 8)."""
-    return (s.step_us + s.layers * s.layer_us) * US
+    """The engine's fixed time per decode step, ``(step_us + L*(layer_us + (1 - cuda_graphs)*eager_us))*1e-6``
+    (docs/method.md section 8): without CUDA graphs each layer also pays its kernels' launches, ``eager_us``."""
+    return (s.step_us + s.layers * (s.layer_us + (1 - s.cuda_graphs) * s.eager_us)) * US
 
 
 def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
@@ -288,7 +289,7 @@ class StepParts:
     compute_s: NDArray   # matrix arithmetic at the effective peak
     comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
     step_s: NDArray      # max(memory_s, compute_s) + comm_s + fixed_s
-    fixed_s: float = 0.0  # the engine's fixed time per step, (step_us + L*layer_us)*1e-6 (docs/method.md section 8)
+    fixed_s: float = 0.0  # the engine's fixed time per step, fixed_step_seconds (docs/method.md section 8)
 
     @property
     def compute_bound(self) -> NDArray:
@@ -301,7 +302,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
 
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cr(n)/(g*bw*eff_kv)`` (``Cr`` = :func:`cache_bytes_read`, ``Cg`` unless the
     engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
-    ``step = max(t_mem, t_cmp) + t_comm(B) + (step_us + L*layer_us)*1e-6``; weights below 8 bits are read at
+    ``step = max(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`fixed_step_seconds`); weights below 8 bits are read at
     ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """
     B = np.asarray(B, dtype=float)
@@ -339,7 +340,7 @@ def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Specul
     """One speculative round of ``k = spec_k`` drafts for ``B`` sequences at context ``n`` (default ``s.ctx``).
 
     ``t_v = max(Wr((k+1)*B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv), (k+1)*t_cmp(B)) + t_comm((k+1)*B)
-    + (step_us + L*layer_us)*1e-6`` (the cache is read once for the k + 1 tokens; an MoE touches the experts of
+    + t_fix`` (:func:`fixed_step_seconds`; the cache is read once for the k + 1 tokens; an MoE touches the experts of
     all of them),
     ``t_d = k*spec_c*step(B)``, ``tau`` from :func:`accepted_per_round`. With ``k = 0`` every figure is the plain
     step's. Arrays broadcast over ``B`` and ``n``.

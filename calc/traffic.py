@@ -7,7 +7,7 @@ A paged KV cache holds only what each request uses, so everything here is evalua
 Throughput under full load (docs/method.md section 8, ``docs/method.md`` section 8): ``B`` sequences in flight, as many as
 memory holds at ``in_tok + out_tok`` tokens each, capped at the engine's ``max_seqs``. They are spread over their
 decode, so a step reads each one's cache at the mean context ``in_tok + out_tok/2``; each step also pays the
-all-reduces at the profile's ``eff_link``, the fixed ``step_us + L*layer_us`` and ``tok_us`` of host time per sequence. Each
+all-reduces at the profile's ``eff_link``, the fixed time per step (``model.fixed_step_seconds``) and ``tok_us`` of host time per sequence. Each
 request's prefill takes ``t_pf = Fp/F`` plus its prompt's all-reduces of the replica's time on its own. Per request cycle of ``out_tok`` steps the
 replica emits ``B*out_tok`` tokens, so ``X(B) = B*out_tok / (out_tok*step_load(B) + B*t_pf)``. Replicas are sized
 from ``X`` at the serving batch; under ``engine=roofline`` they follow section 6 exactly (each request's cache
@@ -84,7 +84,7 @@ def throughput_batch(s: Scenario) -> int:
 def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
     """One decode step of ``B`` sequences at full load: the step of docs/method.md section 8 at the mean context
     (:func:`load_context`), its all-reduces at the profile's ``eff_link`` of the link bandwidth, plus ``tok_us``
-    of host time per sequence: ``max(t_mem, t_cmp) + t_comm/eff_link + (step_us + L*layer_us)*1e-6 + B*tok_us*1e-6``."""
+    of host time per sequence: ``max(t_mem, t_cmp) + t_comm/eff_link + t_fix + B*tok_us*1e-6`` (``t_fix``: ``model.fixed_step_seconds``)."""
     B = np.asarray(B, dtype=float)
     p = model.step_parts(s, B, load_context(s))
     comm = model.comm_seconds(s, B, s.eff_link)

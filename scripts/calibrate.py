@@ -64,12 +64,13 @@ DATA = "calc/data/measurements.csv"
 #: call for; a larger one would make batch-1 decoding of small models slower than any row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
-          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0)}
+          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
-         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0}
+         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
-PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0}
+PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
+               "eager_us": 100.0}
 PRIOR_WEIGHT = 1e-3
 #: Log error charged for a row the figures make impossible (nothing fits): a factor of about 20.
 MISS = 3.0
@@ -85,8 +86,8 @@ FITTED = {
     "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
-    "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant"),
-    "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant"),
+    "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant", "eager_us"),
+    "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-vulkan": ("eff_bw", "layer_us", "eff_dequant"),
 }
 #: Figures one profile shares with another: one figure fitted on both profiles' rows. A release family keeps the
@@ -106,6 +107,10 @@ SHARED = {
     **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
     ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
     ("llamacpp-2024", "eff_bw"): "llamacpp", ("llamacpp-2024", "eff_dequant"): "llamacpp",
+    # The builds before CUDA graphs launched every layer's kernels one by one (cuda_graphs=0): their time per
+    # layer is the current builds' plus those launches, and a current build that runs without graphs (a card
+    # older than Ampere) pays the same launches. Their rows fit the launches, the current builds' the rest.
+    ("llamacpp-2024", "layer_us"): "llamacpp", ("llamacpp", "eager_us"): "llamacpp-2024",
     ("llamacpp-vulkan", "eff_dequant"): "llamacpp",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
     ("sglang", "eff_link"): "vllm",
@@ -202,6 +207,19 @@ _ONE_READ = {
 }
 for _e, _why in _ONE_READ.items():
     FIXED[_e]["kv_reread"] = (0.0, _why)
+_NO_EAGER = {
+    "vllm": "no vllm row runs without CUDA graphs (--enforce-eager): its launches are not modelled (0)",
+    "sglang": "no sglang row runs without CUDA graphs (--disable-cuda-graph): its launches are not modelled (0)",
+    "trtllm": "no trtllm row runs without CUDA graphs: its launches are not modelled (0)",
+    "trtllm-2023": "TensorRT-LLM engines run each step as one prebuilt TensorRT engine: no per-layer launches",
+    "llamacpp-vulkan": "the Vulkan backend captures no CUDA graphs: its time per layer (layer_us) is its launches' "
+                       "already",
+}
+_NO_EAGER["vllm-2025"] = _NO_EAGER["vllm"]
+_NO_EAGER["trtllm-2024"] = _NO_EAGER["trtllm"]
+_NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
+for _e, _why in _NO_EAGER.items():
+    FIXED[_e]["eager_us"] = (0.0, _why)
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
@@ -217,7 +235,7 @@ class FastRows:
     ``calc.report``. A figure the row's own link sets (``max_seqs=8``) overrides the profile's, as in the report."""
 
     COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m", "X_ctx", "X_load")
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m", "X_ctx", "X_load", "eager")
 
     def __init__(self, rows: list[Measurement]):
         self.rows = list(rows)
@@ -278,6 +296,7 @@ class FastRows:
             cols["I"].append(s.in_tok)
             cols["Fp"].append(traffic.prefill_flops(s))
             cols["L"].append(s.layers)
+            cols["eager"].append(1.0 - s.cuda_graphs)
             cols["sub8_d"].append(float(s.weight_bits < 8))
             cols["sub8_m"].append(float(s.expert_weight_bits < 8))
         for k, v in cols.items():
@@ -300,7 +319,7 @@ class FastRows:
         # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
         bw_d = self.gbw * f["eff_bw"] * np.where(self.sub8_d > 0, f["eff_dequant"], 1.0)
         bw_m = self.gbw * f["eff_bw"] * np.where(self.sub8_m > 0, f["eff_dequant"], 1.0)
-        fixed = (f["step_us"] + self.L * f["layer_us"]) * 1e-6
+        fixed = (f["step_us"] + self.L * (f["layer_us"] + self.eager * f["eager_us"])) * 1e-6
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** self.B_step) / bw_m
                            + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (self.gbw * f["eff_kv"]),
@@ -425,7 +444,7 @@ def constrained(fast: FastRows, plan: Plan, vals: dict[str, float], slot: str) -
     """True when some row's prediction moves by more than 0.1 % as the slot moves by 10 % (or 100 µs / 1 GiB)."""
     name = slot.split(".")[-1]
     lo, hi = BOUNDS[name]
-    shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0, "layer_us": 10.0}.get(name)
+    shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0, "layer_us": 10.0, "eager_us": 10.0}.get(name)
     x = np.array([vals[s] for s in plan.slots])
     base = fast.predict(plan.figures(x, fast.engine))
     i = plan.slots.index(slot)
@@ -451,7 +470,7 @@ def on_bound(name: str, x: float) -> str:
 def rounded(name: str, x):
     if x is None:
         return None
-    if name in ("step_us", "tok_us", "layer_us"):
+    if name in ("step_us", "tok_us", "layer_us", "eager_us"):
         return round(x, 1)
     if name == "overhead_gib":
         return round(x, 2)

@@ -37,9 +37,12 @@ TRTLLM_RUNTIME_B, TRTLLM_DECODER_B = 9.25, 19.9  # bytes per sequence of max_bat
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
-# kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays).
+# kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
+# added when the kernels are launched one by one, without CUDA graphs).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
-                "eff_link", "layer_us", "eff_dequant", "kv_reread")
+                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us")
+# docs/method.md section 8: the llama.cpp builds of before May 2024 captured no CUDA graphs.
+NO_GRAPHS = ("llamacpp-2024",)
 
 
 @functools.cache
@@ -331,7 +334,7 @@ def resolve(params) -> dict:
     s["mem_util"] = _real(p, "mem_util", prof["mem_util"], 0, lo_open=True, hi=1)
     s["max_seqs"] = _integer(p, "max_seqs", prof["max_seqs"], 1, 65536)
     s["overhead_gib"] = _real(p, "overhead_gib", prof["overhead_gib"], 0)  # None: the engine's own accounting
-    s["cuda_graphs"] = _integer(p, "cuda_graphs", 1, 0, 1)
+    s["cuda_graphs"] = _integer(p, "cuda_graphs", 0 if s["engine"] in NO_GRAPHS else 1, 0, 1)
     # docs/method.md section 8.2: the tokens one step may hold, by engine (vLLM's by card).
     eng = ENGINE_BASE[s["engine"]]
     if eng == "vllm":
@@ -346,6 +349,7 @@ def resolve(params) -> dict:
     s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
     s["eff_dequant"] = _real(p, "eff_dequant", prof["eff_dequant"], 0, lo_open=True, hi=1)
     s["kv_reread"] = _real(p, "kv_reread", prof["kv_reread"], 0, hi=1)
+    s["eager_us"] = _real(p, "eager_us", prof["eager_us"], 0)
     # SPEC section 10: duty=auto (the default) is the traffic's implied duty, known once the traffic is evaluated
     s["_duty_auto"] = str(p.get("duty", "auto")).strip().lower() == "auto"
     s["duty"] = None if s["_duty_auto"] else _real(p, "duty", None, 0, lo_open=True, hi=1)
@@ -492,7 +496,8 @@ def _si(s) -> dict:
         reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
         mxfp4=s["weights_experts"] == "mxfp4",
-        step_s=(s["step_us"] + s["layers"] * s["layer_us"]) * 1e-6,  # docs/method.md s8: per step and per layer
+        # docs/method.md s8: per step and per layer, and per layer the launches without CUDA graphs
+        step_s=(s["step_us"] + s["layers"] * (s["layer_us"] + (1 - s["cuda_graphs"]) * s["eager_us"])) * 1e-6,
         # docs/method.md s8: weights stored below 8 bits are read at eff_dequant of eff_bw
         q=s["eff_dequant"] if s["_bpw"] < 8 else 1.0, q_e=s["eff_dequant"] if s["_bpw_e"] < 8 else 1.0,
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],

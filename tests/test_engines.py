@@ -184,7 +184,7 @@ def test_profiles_are_physically_plausible():
     for engine, prof in engines.profiles().items():
         assert all(0 < prof[k] <= 1 for k in ("eff_bw", "eff_kv", "eff_flops", "mem_util", "eff_link",
                                               "eff_dequant")), engine
-        assert min(prof["step_us"], prof["tok_us"], prof["layer_us"]) >= 0, engine
+        assert min(prof["step_us"], prof["tok_us"], prof["layer_us"], prof["eager_us"]) >= 0, engine
         # vLLM, SGLang and current TensorRT-LLM work their reserve out from the launch settings (calc/memory.py)
         assert (prof["overhead_gib"] is None) == (engine in engines.MODELLED_RESERVE), engine
         assert prof["overhead_gib"] is None or prof["overhead_gib"] >= 0, engine
@@ -201,7 +201,13 @@ def test_profiles_are_physically_plausible():
     assert {f for f in FIGURES if v05[f] != v07[f]} == {"kv_reread"}
     assert (v05["kv_reread"], v07["kv_reread"]) == (1.0, 0.0)
     assert all(engines.profile(e)["kv_reread"] == 0 for e in ENGINES if e != "trtllm-v05")
-    assert engines.profile("llamacpp-2024")["layer_us"] > engines.profile("llamacpp")["layer_us"]
+    # llama.cpp's builds share their time per layer and the launches that CUDA graphs save (eager_us): the builds
+    # of before May 2024 capture none, so their layers pay both; the other engines are not measured without graphs.
+    old, new = engines.profile("llamacpp-2024"), engines.profile("llamacpp")
+    assert (old["layer_us"], old["eager_us"]) == (new["layer_us"], new["eager_us"])
+    assert 0 < new["eager_us"] <= 500
+    assert all(engines.profile(e)["eager_us"] == 0 for e in ENGINES if engines.base(e) != "llamacpp"
+               or e == "llamacpp-vulkan")
 
 
 def _calibrate_module():
@@ -279,3 +285,21 @@ def test_an_old_printed_link_keeps_its_numbers():
     assert r["monthly_usd"] == pytest.approx(9169.6, rel=1e-12)
     v05 = report(OLD_TRTLLM_2023.replace("engine=trtllm-2023", "engine=trtllm-v05"))
     assert v05["max_throughput_tok_s"] < r["max_throughput_tok_s"]  # the same figures, eight reads of the cache
+
+
+def test_a_llamacpp_build_without_cuda_graphs_pays_its_launches_per_layer():
+    """docs/method.md section 8: without CUDA graphs every layer adds eager_us (a current llama.cpp build on a card
+    older than Ampere; the builds of before May 2024 by default); an engine no row measures without graphs keeps
+    its step."""
+    link = "model=llama-3.1-8b&card=rtx-4090&weights=q4_0&batch=1&ctx=256&engine=llamacpp"
+    graphs, eager = report(link), report(link + "&cuda_graphs=0")
+    prof = engines.profile("llamacpp")
+    assert eager["step_ms"] - graphs["step_ms"] == pytest.approx(32 * prof["eager_us"] / 1e3, rel=1e-9)
+    old = parse(link.replace("engine=llamacpp", "engine=llamacpp-2024")).scenario
+    assert old.cuda_graphs == 0
+    # The old builds are the current ones without graphs, but for the KV cache's share of the bandwidth (tied to
+    # the weights' there), which a 256-token context hardly reads.
+    assert report(link.replace("engine=llamacpp", "engine=llamacpp-2024"))["step_ms"] == pytest.approx(
+        eager["step_ms"], rel=1e-3)
+    vllm = "model=llama-3.1-8b&card=h100-sxm&weights=bf16&batch=1&ctx=256&engine=vllm"
+    assert report(vllm + "&cuda_graphs=0")["step_ms"] == report(vllm)["step_ms"]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .. import catalogue
-from ..engines import default_batched_tokens, default_max_seqs
+from ..engines import default_batched_tokens, default_cuda_graphs, default_max_seqs
 
 #: Vocabulary assumed for a custom model with a tied embedding table (Llama 4 and gpt-oss sizes bracket it).
 DEFAULT_VOCAB = 131072
@@ -212,6 +212,12 @@ eff_bw, eff_kv, eff_flops = _efficiency("eff_bw"), _efficiency("eff_kv"), _effic
 def max_batched_tokens(r: Resolving, base: Any) -> Any:
     """The engine's default for the card (docs/method.md section 8.2)."""
     return default_batched_tokens(r.get("engine"), r.get("card"), r.get("torch_gib"))
+
+
+@unless_given("cuda_graphs")
+def cuda_graphs(r: Resolving, base: Any) -> Any:
+    """The engine's default: 0 for builds that capture no CUDA graphs (calc/engines.py ``default_cuda_graphs``)."""
+    return default_cuda_graphs(r.get("engine"))
 
 
 @unless_given("max_seqs")

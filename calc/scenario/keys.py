@@ -364,6 +364,13 @@ KEY_TABLE: tuple[Key, ...] = (
        "as CUDA graphs pays almost none); added to step_us once per layer; default: the profile's.", "engine",
        lo=0, hi=1e5, unit="µs", step=10.0, fmt="%g",
        preset="engine"),
+    _K("eager_us", "float", "Time per layer added without CUDA graphs (µs)",
+       "What each layer of each step adds when the engine launches its kernels one by one instead of replaying a "
+       "captured CUDA graph (cuda_graphs=0); added to layer_us; measured for llama.cpp only (its builds before "
+       "CUDA graphs, and current builds on cards older than Ampere), 0 for the engines no row measures without "
+       "graphs; default: the profile's.", "engine",
+       lo=0, hi=1e5, unit="µs", step=10.0, fmt="%g",
+       preset="engine"),
     _K("eff_dequant", "float", "Bandwidth kept on weights below 8 bits (fraction of eff_bw)",
        "Share of eff_bw the kernels keep when the weights are stored in fewer than 8 bits and unpacked on the fly "
        "(4-bit and GGUF block formats); 1 = no loss; default: the profile's.", "engine",
@@ -382,9 +389,10 @@ KEY_TABLE: tuple[Key, ...] = (
        lo=1, hi=10_000_000, unit="tokens", step=512, slider=("pow2", 256, 131072),
        derive=d.max_batched_tokens, after=("engine", "card", "mem_gib", "torch_gib")),
     _K("cuda_graphs", "flag", "CUDA graphs captured",
-       "1 when the engine captures its decode steps as CUDA graphs (the default of every engine here); vLLM "
-       "reserves their memory before sizing its KV cache (since v0.21); 0 as with --enforce-eager.", "engine",
-       default=1),
+       "1 when the engine captures its decode steps as CUDA graphs (the default of every engine here but the "
+       "llama.cpp builds of before May 2024); vLLM reserves their memory before sizing its KV cache (since v0.21); "
+       "0 as with --enforce-eager, or llama.cpp on a card older than Ampere: each layer then adds eager_us.",
+       "engine", default=1, derive=d.cuda_graphs, after=("engine",)),
     # docs/method.md section 9: levers that change the answer.
     _K("spec_k", "int", "Speculative decoding: draft tokens per step",
        "Tokens a draft model proposes per step for the target to verify; 0 = off.", "levers",
