@@ -126,6 +126,18 @@ def default_cuda_graphs(engine: str) -> int:
     return 0 if engine in NO_CUDA_GRAPHS else 1
 
 
+#: Profiles whose engine captures a CUDA graph for a step of one sequence only: llama.cpp's CUDA backend gives up
+#: graphs when a step holds more than one token (ggml/src/ggml-cuda/ggml-cuda.cu: an ADD whose second operand has
+#: ``ne[1] > 1`` sets ``use_cuda_graph = false``, "disable CUDA graphs for batch size > 1 for now"), so its
+#: multi-slot decode and its prefill pay every layer's launches (``eager_us``). Its Vulkan build captures none.
+GRAPHS_FOR_ONE_SEQUENCE = ("llamacpp", "llamacpp-2024")
+
+
+def graphs_for_one_sequence_only(engine: str) -> bool:
+    """Whether ``engine`` replays a captured CUDA graph only for steps of one sequence (:data:`GRAPHS_FOR_ONE_SEQUENCE`)."""
+    return engine in GRAPHS_FOR_ONE_SEQUENCE
+
+
 #: The card vendors each engine runs on, where it does not run on every card the catalogue lists: TensorRT-LLM
 #: builds for NVIDIA GPUs only (NVIDIA/TensorRT-LLM README: "optimize inference on NVIDIA GPUs"), and llama.cpp
 #: has no backend for Intel's Gaudi accelerators (ggml-org/llama.cpp README, "Supported backends": Metal, CUDA,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import rules
+from . import engines, rules
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION, SECONDS_PER_HOUR, TERA, US
 
@@ -254,10 +254,15 @@ def resident_weight_seconds(s: Scenario) -> float:
     return float(_weight_seconds(s, None))
 
 
-def fixed_step_seconds(s: Scenario) -> float:
-    """The engine's fixed time per decode step, ``(step_us + L*(layer_us + (1 - cuda_graphs)*eager_us))*1e-6``
-    (docs/method.md section 8): without CUDA graphs each layer also pays its kernels' launches, ``eager_us``."""
-    return (s.step_us + s.layers * (s.layer_us + (1 - s.cuda_graphs) * s.eager_us)) * US
+def fixed_step_seconds(s: Scenario, B: ArrayLike = 1) -> NDArray:
+    """The engine's fixed time per step of ``B`` sequences (or tokens), ``(step_us + L*(layer_us + e*eager_us))*1e-6``
+    (docs/method.md section 3.4): ``e = 1`` where the step runs without a captured CUDA graph, so every layer also
+    pays its kernels' launches: ``cuda_graphs=0``, or a step of more than one sequence on an engine that captures
+    graphs for single-sequence steps only (:func:`calc.engines.graphs_for_one_sequence_only`: llama.cpp's CUDA
+    backend). Broadcasts over ``B``; seconds."""
+    B = np.asarray(B, dtype=float)
+    launches = (s.cuda_graphs == 0) | (engines.graphs_for_one_sequence_only(s.engine) & (B > 1))
+    return (s.step_us + s.layers * (s.layer_us + np.where(launches, s.eager_us, 0.0))) * US
 
 
 def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
@@ -289,7 +294,7 @@ class StepParts:
     compute_s: NDArray   # matrix arithmetic at the effective peak
     comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
     step_s: NDArray      # max(memory_s, compute_s) + comm_s + fixed_s
-    fixed_s: float = 0.0  # the engine's fixed time per step, fixed_step_seconds (docs/method.md section 8)
+    fixed_s: NDArray = 0.0  # the engine's fixed time per step, fixed_step_seconds (docs/method.md section 3.4)
 
     @property
     def compute_bound(self) -> NDArray:
@@ -313,7 +318,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     memory_s = weights_s + cache_s
     compute_s = B * _flops_per_token(s, n) / pk.flops
     comm_s = comm_seconds(s, B)
-    fixed_s = fixed_step_seconds(s)
+    fixed_s = fixed_step_seconds(s, B)
     return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s,
                      np.maximum(memory_s, compute_s) + comm_s + fixed_s, fixed_s)
 
@@ -350,7 +355,8 @@ def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Specul
     k = int(s.spec_k)
     plain = step_parts(s, B, n)
     memory_s = weight_read_seconds(s, (k + 1) * B) + plain.cache_s
-    verify_s = np.maximum(memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B) + plain.fixed_s
+    verify_s = (np.maximum(memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B)
+                + fixed_step_seconds(s, (k + 1) * B))
     draft_s = k * s.spec_c * plain.step_s
     tau = accepted_per_round(k, s.spec_alpha)
     round_s = verify_s + draft_s

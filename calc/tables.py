@@ -112,7 +112,7 @@ def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = 
         "cache_ms": np.broadcast_to(p.cache_s * MS_PER_S, batches.shape),
         "compute_ms": p.compute_s * MS_PER_S,
         "comm_ms": np.broadcast_to(p.comm_s * MS_PER_S, batches.shape),
-        "fixed_ms": np.full(batches.shape, p.fixed_s * MS_PER_S),
+        "fixed_ms": np.broadcast_to(p.fixed_s * MS_PER_S, batches.shape),
         "tok_s": batches / p.step_s,
         "tok_s_per_seq": 1 / p.step_s,
         "bound": np.where(p.compute_bound, "compute", "memory"),

@@ -155,7 +155,7 @@ def capacity(s: Scenario) -> Capacity:
     F = model.peaks(s).flops
     fp = prefill_flops(s)
     ttft_ms = (max(fp / F, model.resident_weight_seconds(s)) * MS_PER_S
-               + float(model.comm_seconds(s, s.in_tok)) * MS_PER_S + model.fixed_step_seconds(s) * MS_PER_S)
+               + float(model.comm_seconds(s, s.in_tok)) * MS_PER_S + float(model.fixed_step_seconds(s, s.in_tok)) * MS_PER_S)
     s_req = busy_seconds_per_request(s, bs)
     return Capacity(n, int(memory.max_batch(s, n)), bs, meets, step * MS_PER_S, tok_s, ttft_ms, s_req,
                     SECONDS_PER_DAY / (s.peak * s_req), s.out_tok / s_req)

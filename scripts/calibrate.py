@@ -235,7 +235,8 @@ class FastRows:
     ``calc.report``. A figure the row's own link sets (``max_seqs=8``) overrides the profile's, as in the report."""
 
     COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m", "X_ctx", "X_load", "eager")
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m", "X_ctx", "X_load", "no_graphs",
+            "one_seq_graphs")
 
     def __init__(self, rows: list[Measurement]):
         self.rows = list(rows)
@@ -296,7 +297,8 @@ class FastRows:
             cols["I"].append(s.in_tok)
             cols["Fp"].append(traffic.prefill_flops(s))
             cols["L"].append(s.layers)
-            cols["eager"].append(1.0 - s.cuda_graphs)
+            cols["no_graphs"].append(1.0 - s.cuda_graphs)
+            cols["one_seq_graphs"].append(float(engines.graphs_for_one_sequence_only(s.engine)))
             cols["sub8_d"].append(float(s.weight_bits < 8))
             cols["sub8_m"].append(float(s.expert_weight_bits < 8))
         for k, v in cols.items():
@@ -319,12 +321,14 @@ class FastRows:
         # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
         bw_d = self.gbw * f["eff_bw"] * np.where(self.sub8_d > 0, f["eff_dequant"], 1.0)
         bw_m = self.gbw * f["eff_bw"] * np.where(self.sub8_m > 0, f["eff_dequant"], 1.0)
-        fixed = (f["step_us"] + self.L * (f["layer_us"] + self.eager * f["eager_us"])) * 1e-6
+        def fixed(B):  # model.fixed_step_seconds: the launches where the step runs without a CUDA graph
+            launches = np.maximum(self.no_graphs, self.one_seq_graphs * (B > 1))
+            return (f["step_us"] + self.L * (f["layer_us"] + launches * f["eager_us"])) * 1e-6
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** self.B_step) / bw_m
                            + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (self.gbw * f["eff_kv"]),
                            self.fl / (self.gT * f["eff_flops"]))
-                + self.comm_step + fixed) * 1e3
+                + self.comm_step + fixed(self.B_step)) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
         # calc/memory.py: vLLM's, SGLang's and TensorRT-LLM 2024's cache is their own accounting (no fitted figure
         # enters it); the other TensorRT-LLM profiles take mem_util of what the weights and a fitted reserve leave of
@@ -338,7 +342,7 @@ class FastRows:
         tau = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** B) / bw_m
                           + B * (self.C_load + f["kv_reread"] * self.X_load) / (self.gbw * f["eff_kv"]),
                           B * self.fl_load / (self.gT * f["eff_flops"]))
-               + B * self.cb / f["eff_link"] + self.cl + fixed + B * f["tok_us"] * 1e-6)
+               + B * self.cb / f["eff_link"] + self.cl + fixed(B) + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
             thr = B * self.O / (self.O * tau + B * (self.Fp / (self.gT * f["eff_flops"])
                                                      + self.I * self.cb / f["eff_link"]))

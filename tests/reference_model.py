@@ -41,8 +41,10 @@ DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied t
 # added when the kernels are launched one by one, without CUDA graphs).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
                 "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us")
-# docs/method.md section 8: the llama.cpp builds of before May 2024 captured no CUDA graphs.
+# docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
+# backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
+ONE_TOKEN_GRAPHS = ("llamacpp", "llamacpp-2024")
 
 
 @functools.cache
@@ -349,7 +351,8 @@ def resolve(params) -> dict:
     s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
     s["eff_dequant"] = _real(p, "eff_dequant", prof["eff_dequant"], 0, lo_open=True, hi=1)
     s["kv_reread"] = _real(p, "kv_reread", prof["kv_reread"], 0, hi=1)
-    s["eager_us"] = _real(p, "eager_us", prof["eager_us"], 0)
+    # a link that gives layer_us and not eager_us pins the whole time per layer (docs/calibration.md section 7)
+    s["eager_us"] = _real(p, "eager_us", 0.0 if "layer_us" in p else prof["eager_us"], 0)
     # SPEC section 10: duty=auto (the default) is the traffic's implied duty, known once the traffic is evaluated
     s["_duty_auto"] = str(p.get("duty", "auto")).strip().lower() == "auto"
     s["duty"] = None if s["_duty_auto"] else _real(p, "duty", None, 0, lo_open=True, hi=1)
@@ -496,8 +499,9 @@ def _si(s) -> dict:
         reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
         mxfp4=s["weights_experts"] == "mxfp4",
-        # docs/method.md s8: per step and per layer, and per layer the launches without CUDA graphs
-        step_s=(s["step_us"] + s["layers"] * (s["layer_us"] + (1 - s["cuda_graphs"]) * s["eager_us"])) * 1e-6,
+        # docs/method.md s3.4: per step and per layer; fixed_s(m, B) adds the launches without a CUDA graph
+        step_us=s["step_us"], layer_us=s["layer_us"], eager_us=s["eager_us"],
+        one_token_graphs=s["engine"] in ONE_TOKEN_GRAPHS,
         # docs/method.md s8: weights stored below 8 bits are read at eff_dequant of eff_bw
         q=s["eff_dequant"] if s["_bpw"] < 8 else 1.0, q_e=s["eff_dequant"] if s["_bpw_e"] < 8 else 1.0,
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
@@ -670,8 +674,15 @@ def t_comm(m, B, link_eff=1.0):
     return 2 * m["L"] * (2 * (g - 1) / g * B * m["hidden"] * 2 / (m["link"] * link_eff) + m["link_s"])
 
 
+def fixed_s(m, B):
+    """docs/method.md section 3.4: step_us + L*layer_us, plus L*eager_us where the step runs without a CUDA graph
+    (cuda_graphs=0, or llama.cpp's CUDA backend at more than one token a step)."""
+    launches = m["graphs"] == 0 or (m["one_token_graphs"] and B > 1)
+    return (m["step_us"] + m["L"] * (m["layer_us"] + (m["eager_us"] if launches else 0.0))) * 1e-6
+
+
 def step(m, B, n):
-    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + m["step_s"]  # docs/method.md section 8: + t_comm + step_us
+    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + fixed_s(m, B)  # docs/method.md section 8: + t_comm + t_fix
 
 
 def break_even(m, n):
@@ -743,7 +754,7 @@ def prefill_flops(m, in_tok):
 def ttft_ms(m, in_tok):
     # docs/method.md section 7 (contract: W resident, comm = t_comm at B = in_tok); docs/method.md section 8: plus one step_us
     return max(prefill_flops(m, in_tok) / m["F"], resident_seconds(m)) * 1e3 \
-        + t_comm(m, in_tok) * 1e3 + m["step_s"] * 1e3
+        + t_comm(m, in_tok) * 1e3 + fixed_s(m, in_tok) * 1e3
 
 
 # docs/method.md s8: throughput under full load. B sequences in flight, each holding in + out/2 tokens on average;
@@ -752,7 +763,7 @@ def ttft_ms(m, in_tok):
 
 def load_step(m, B, s):
     nbar = s["in_tok"] + s["out_tok"] / 2
-    return max(t_mem(m, B, nbar), t_cmp(m, B, nbar)) + t_comm(m, B, m["eff_link"]) + m["step_s"] + B * m["tok_s"]
+    return max(t_mem(m, B, nbar), t_cmp(m, B, nbar)) + t_comm(m, B, m["eff_link"]) + fixed_s(m, B) + B * m["tok_s"]
 
 
 def load_prefill(m, s):
@@ -795,7 +806,7 @@ def spec_round(m, B, n):
     """SPEC section 8: one round of speculative decoding at batch B, context n: (t_v + t_d, tau)."""
     k = m["spec_k"]
     t_v = max(read_seconds(m, (k + 1) * B) + m["a"] * B * cache_read_bytes(m, n) / m["BWkv"],
-              (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + m["step_s"]
+              (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + fixed_s(m, (k + 1) * B)
     t_d = k * m["spec_c"] * step(m, B, n)
     tau = (1 - m["alpha"] ** (k + 1)) / (1 - m["alpha"])
     return t_v + t_d, tau

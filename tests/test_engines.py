@@ -303,3 +303,19 @@ def test_a_llamacpp_build_without_cuda_graphs_pays_its_launches_per_layer():
         eager["step_ms"], rel=1e-3)
     vllm = "model=llama-3.1-8b&card=h100-sxm&weights=bf16&batch=1&ctx=256&engine=vllm"
     assert report(vllm + "&cuda_graphs=0")["step_ms"] == report(vllm)["step_ms"]
+
+
+def test_llamacpp_decodes_several_sequences_without_a_cuda_graph():
+    """llama.cpp's CUDA backend captures a graph for a one-token step only (docs/method.md section 3.4): at batch 4
+    every layer pays its launches, at batch 1 not; its Vulkan build and vLLM are unaffected; a link that pins
+    layer_us alone (a printed link of before eager_us) keeps its numbers."""
+    link = "model=llama-3.1-8b&card=rtx-4090&weights=q4_0&ctx=256&engine=llamacpp"
+    prof = engines.profile("llamacpp")
+    one, four = report(link + "&batch=1"), report(link + "&batch=4")
+    no_launch = report(link + "&batch=4&eager_us=0")
+    assert four["step_ms"] - no_launch["step_ms"] == pytest.approx(32 * prof["eager_us"] / 1e3, rel=1e-9)
+    assert report(link + "&batch=1&eager_us=0")["step_ms"] == one["step_ms"]
+    pinned = report(link + f"&batch=4&layer_us={prof['layer_us']}")
+    assert pinned["step_ms"] == no_launch["step_ms"]
+    vulkan = link.replace("engine=llamacpp", "engine=llamacpp-vulkan")
+    assert report(vulkan + "&batch=4&eager_us=50")["step_ms"] == report(vulkan + "&batch=4&eager_us=0")["step_ms"]

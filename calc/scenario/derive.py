@@ -214,6 +214,13 @@ def max_batched_tokens(r: Resolving, base: Any) -> Any:
     return default_batched_tokens(r.get("engine"), r.get("card"), r.get("torch_gib"))
 
 
+@unless_given("eager_us")
+def eager_us(r: Resolving, base: Any) -> Any:
+    """The profile's, except beside a link's own ``layer_us``: a link that pins the time per layer pins all of it
+    (a printed link of before ``eager_us`` existed keeps its numbers; docs/calibration.md section 7)."""
+    return 0.0 if r.given("layer_us") else base
+
+
 @unless_given("cuda_graphs")
 def cuda_graphs(r: Resolving, base: Any) -> Any:
     """The engine's default: 0 for builds that capture no CUDA graphs (calc/engines.py ``default_cuda_graphs``)."""

@@ -368,9 +368,10 @@ KEY_TABLE: tuple[Key, ...] = (
        "What each layer of each step adds when the engine launches its kernels one by one instead of replaying a "
        "captured CUDA graph (cuda_graphs=0); added to layer_us; measured for llama.cpp only (its builds before "
        "CUDA graphs, and current builds on cards older than Ampere), 0 for the engines no row measures without "
-       "graphs; default: the profile's.", "engine",
+       "graphs; also paid by a llama.cpp step of more than one sequence, for which its CUDA backend captures no "
+       "graph; default: the profile's (0 where the link gives layer_us alone).", "engine",
        lo=0, hi=1e5, unit="µs", step=10.0, fmt="%g",
-       preset="engine"),
+       preset="engine", derive=d.eager_us),
     _K("eff_dequant", "float", "Bandwidth kept on weights below 8 bits (fraction of eff_bw)",
        "Share of eff_bw the kernels keep when the weights are stored in fewer than 8 bits and unpacked on the fly "
        "(4-bit and GGUF block formats); 1 = no loss; default: the profile's.", "engine",
