@@ -76,17 +76,29 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
 TIE_SHARE = 0.10
 
 
+#: The ways to serve the traffic of SPEC section 9 that are neither renting nor the API alone.
+OTHER_WAYS = ("own", "hybrid", "hybrid_own")
+
+
 def recommendation(s: Scenario, verdict: str | None, self_host: float | None, api: float,
-                   cheaper_bill: float | None) -> str | None:
-    """The answer a reader is given (the Decision page's and the memo's headline, the report's ``recommendation``):
-    ``"api-cheaper-row"`` where the catalogue's cheapest row for the model bills more than :data:`TIE_SHARE` less
-    than self-hosting while the row priced in the link leaves the verdict at self-hosting or a tie (a verdict must
-    not rest on a price nobody has to pay), unless the data may not leave (``why=residency``); else ``verdict``."""
-    if verdict not in ("api", "self-host") or self_host is None or cheaper_bill is None or procure.data_stays(s.why):
+                   cheaper_bill: float | None, best: str | None = None, best_usd: float | None = None) -> str | None:
+    """The answer a reader is given (the Decision page's and the memo's headline, the report's ``recommendation``).
+
+    ``verdict`` is renting against the API row priced in the link (SPEC section 6). Where the cheapest way of
+    section 9, ``best`` (monthly bill ``best_usd``, USD), is buying or a fleet with the API taking the overflow, that
+    way is the answer (one of :data:`OTHER_WAYS`): a reader told "call the API" while buying is cheaper is told the
+    wrong thing. ``"api-cheaper-row"`` where the catalogue's cheapest row for the model (``cheaper_bill``) bills more
+    than :data:`TIE_SHARE` less than the self-hosting the answer would rest on, while the row priced in the link
+    leaves it at self-hosting or a tie (a verdict must not rest on a price nobody has to pay), unless the data may
+    not leave (``why=residency``). Else ``verdict``."""
+    if verdict not in ("api", "self-host") or self_host is None:
         return verdict
-    if verdict == "api" and not _tied(self_host, api):
-        return verdict
-    return "api-cheaper-row" if cheaper_bill < (1 - TIE_SHARE) * self_host else verdict
+    other = best if best in OTHER_WAYS and best_usd is not None else None
+    host = best_usd if other else self_host
+    if cheaper_bill is not None and not procure.data_stays(s.why) \
+            and (other or verdict == "self-host" or _tied(self_host, api)) and cheaper_bill < (1 - TIE_SHARE) * host:
+        return "api-cheaper-row"
+    return other or verdict
 
 
 def _tied(self_host: float | None, api: float | None) -> bool:

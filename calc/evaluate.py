@@ -100,7 +100,8 @@ class Bill:
     break_even_req_day: float | None
     cheaper_api: str | None       # the catalogue's cheapest API row for the model, when 5 % below the link's row
     cheaper_api_usd_month: float | None  # ... and its bill for this traffic
-    recommendation: str | None    # the verdict, or "api-cheaper-row" where that row beats self-hosting
+    recommendation: str | None    # the verdict; "own"/"hybrid"/"hybrid_own" where that way is cheapest;
+    #                               "api-cheaper-row" where that row beats self-hosting
 
 
 @dataclass(frozen=True)
@@ -290,7 +291,6 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "break_even_req_day": traffic.break_even_req_day(s, cap),
         "cheaper_api": (cheaper := cheaper_api_row(s)) and cheaper[0],
         "cheaper_api_usd_month": cheaper and cheaper[1],
-        "recommendation": recommendation(s, verdict, self_host, api_month, cheaper and cheaper[1]),
         # docs/method.md section 8: the engine, each figure used and where it came from, full load, the error band.
         "engine": s.engine,
         "engine_profile": engines.figures_used(s),
@@ -309,6 +309,9 @@ def evaluate(parsed: Parsed) -> Evaluation:
     reps = int(costs["replicas"][()]) if fits_traffic else None
     opts, own_missing = procure.options(s, cap, reps, implied if fits_traffic else None, self_host, api_month)
     values.update({f.name: getattr(opts, f.name) for f in fields(procure.Options)})
+    bills = {"own": opts.own_usd_month, "hybrid": opts.hybrid_usd_month, "hybrid_own": opts.hybrid_own_usd_month}
+    values["recommendation"] = recommendation(s, verdict, self_host, api_month, cheaper and cheaper[1], opts.best,
+                                              bills.get(opts.best))
     # The best option at either end of the capacity band (docs/calibration.md section 6): marginal when it differs.
     values["best_at_band_ends"] = None
     if band_ends and opts.best is not None:

@@ -192,7 +192,10 @@ def verdict_sentence(d: Decision) -> str:
         parts = [text]
     else:
         sh, api = money(d.self_host_usd_month), money(d.api_usd_month)
-        if d.verdict == "api":
+        if d.verdict == "api" and d.report["recommendation"] in BEST_HEADLINE:  # said after: a cheaper way than both
+            first = (f"The API is cheaper than renting: at {vol} requests a day it costs {api} a month, while "
+                     f"renting needs {hw} and costs {sh} a month including upkeep.")
+        elif d.verdict == "api":
             first = (f"The API is cheaper: at {vol} requests a day it costs {api} a month, while "
                      f"self-hosting needs {hw} and costs {sh} a month including upkeep.")
         else:
@@ -349,6 +352,11 @@ def cheaper_api_wins(d: Decision) -> bool:
     return d.report["recommendation"] == "api-cheaper-row"
 
 
+#: Headlines where the cheapest way to serve the traffic (SPEC section 9) is neither renting nor the API alone.
+BEST_HEADLINE = {"own": "Buy the cards", "hybrid": "Rent for the base load, the API for the overflow",
+                 "hybrid_own": "Buy for the base load, the API for the overflow"}
+
+
 def headline(d: Decision) -> str:
     """A two-to-six word verdict for a heading; a margin inside the figures' accuracy is called a tie. A self-host
     or a tie at the link's API row that a cheaper row for the same model turns into the API's says so: a verdict
@@ -358,6 +366,12 @@ def headline(d: Decision) -> str:
         return {"own": "Buy the cards (the data may not leave)"}.get(best, "Self-host (the data may not leave)")
     if cheaper_api_wins(d):
         return "Call the API, at the cheaper provider below"
+    best = d.report["recommendation"]
+    if best in BEST_HEADLINE:
+        # The verdict is renting against the API (SPEC section 6); a cheaper way of section 9 is what to do.
+        if d.report.get("best_marginal"):
+            return f"Marginal ({OPTION_WORDS[best]}, inside the capacity error)"
+        return BEST_HEADLINE[best] + (" (renting loses to the API)" if d.verdict == "api" and best == "own" else "")
     if d.verdict in ("api", "self-host") and is_tie(d):
         return f"Too close to call ({'self-hosting' if d.verdict == 'self-host' else 'the API'} by a hair)"
     if d.verdict in ("api", "self-host") and d.marginal:

@@ -88,7 +88,8 @@ def test_page_where_self_hosting_wins():
     assert not at.exception
     verdict = texts(at.info)
     # Under the default engine (vLLM's profile, fitted and cross-validated by source) 19 cards carry the busiest hour.
-    assert verdict.startswith("**Self-host.**") and "19 L40S 48 GB cards" in verdict
+    # Renting beats the API, and buying the same cards beats renting: the headline is what to do, buy them.
+    assert verdict.startswith("**Buy the cards.** Self-hosting is cheaper") and "19 L40S 48 GB cards" in verdict
     # API: 3e6 requests x 30 days x (1000 + 300 tokens) x 0.2 USD per 1M = 23,400 USD.
     assert "11,807 USD a month" in verdict and "23,400 USD a month" in verdict
     assert "self-hosting costs 10,101 USD to 14,082 USD a month. The verdict holds across that range." in verdict
@@ -227,7 +228,8 @@ def test_the_cheapest_api_row_for_the_model_is_shown_up_front_with_a_link_that_c
     at, _ = open_decision({"model": "llama-3.1-70b", "req_day": "200000", "in_tok": "1500", "out_tok": "300"})
     callout = next(w.value for w in at.warning if "A cheaper API for this model" in w.value)
     assert "would bill 1,404 USD a month, against 9,504 USD" in callout
-    assert "Self-hosting costs 13,000 USD" in callout
+    # Buying (8,738 USD) beats the row priced here, and that cheaper row beats buying: the API's, said up front.
+    assert "At that price the API is cheaper than self-hosting." in callout
     link = callout.split("](", 1)[1].rstrip(")")
     other = report(urlsplit(link).query)
     assert other["scenario"]["api"] == "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"
@@ -298,3 +300,21 @@ def test_the_command_line_gives_the_answer_the_page_and_memo_give():
     assert "Priced against the API row in the link, of every way to serve this traffic" in text
     # Where no cheaper row beats self-hosting the answer is the verdict.
     assert report("")["recommendation"] == report("")["verdict"] == "api"
+
+
+def test_the_headline_is_the_cheapest_way_when_buying_beats_the_api_that_beats_renting():
+    """SPEC section 6's verdict is renting against the API; a reader told "call the API" while buying is cheaper
+    is told the wrong thing, so the headline and the report's recommendation name the cheapest way (section 9)."""
+    link = ("model=llama-3.1-70b&card=h100-sxm&gpus=2&weights=fp8&usd_hr=3.1&req_day=300000&in_tok=2000&out_tok=500"
+            "&api_in=0.88&api_out=0.88&api_cached=0.88")
+    r = report(link)
+    assert (r["verdict"], r["best"]) == ("api", "own")
+    assert r["own_usd_month"] < r["api_usd_month"] < r["self_host_usd_month"]
+    # The catalogue's cheapest row for the model bills less than buying: that is the answer.
+    assert r["cheaper_api_usd_month"] < r["own_usd_month"] and r["recommendation"] == "api-cheaper-row"
+    # At a quoted API price (typed in the link, so no catalogue row stands in for it), buying is the answer.
+    quoted = link.replace("api_in=0.88&api_out=0.88&api_cached=0.88", "api_in=0.9&api_out=0.9&api_cached=0.9")
+    r = report(quoted)
+    assert (r["verdict"], r["best"], r["cheaper_api"], r["recommendation"]) == ("api", "own", None, "own")
+    memo_text = memo(evaluate(parse(quoted)))
+    assert "**Buy the cards (renting loses to the API).** The API is cheaper than renting:" in memo_text

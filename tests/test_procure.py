@@ -109,7 +109,10 @@ def test_the_verdict_names_a_cheaper_way_than_the_two_it_compares():
     from calc.memo import verdict_sentence
     d = evaluate(parse("model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300")).decision
     assert d.report["best"] == "own"
-    assert "Of every way to serve this traffic, the cheapest is buying the cards" in verdict_sentence(d)
+    # Buying beats the row priced in the link; the catalogue's cheapest row beats buying, so it is said against that row.
+    assert d.report["recommendation"] == "api-cheaper-row"
+    assert ("Priced against the API row in the link, of every way to serve this traffic, the cheapest is buying the "
+            "cards") in verdict_sentence(d)
 
 
 # ---------------------------------------------------------------- the charts' tables (SPEC section 9)
