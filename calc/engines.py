@@ -146,6 +146,18 @@ ENGINE_VENDORS = types.MappingProxyType({"trtllm": ("NVIDIA",), "llamacpp": ("NV
 #: Weight format kinds an engine cannot load: TensorRT-LLM reads no GGUF file (its checkpoints are converted from
 #: Hugging Face weights; GGUF is llama.cpp's format).
 ENGINE_REFUSES_KINDS = types.MappingProxyType({"trtllm": ("gguf",)})
+#: The formats llama.cpp cannot load, with the GGUF type that stands for each: it reads GGUF files only, whose
+#: weight types are its block formats (Q4_K_M, Q8_0 and the others), 16- and 32-bit floats, MXFP4 and (since
+#: ggml-org/llama.cpp PR #19769, February 2026) NVFP4; a GPTQ or AWQ integer checkpoint or an FP8 one is converted
+#: to one of those first (convert_hf_to_gguf.py), so it is priced in that type.
+GGUF_COUNTERPART = types.MappingProxyType({"int4": "q4_k_m", "int4-g128": "q4_k_m", "int4-g64": "q4_k_m",
+                                           "int8": "q8_0", "fp8": "q8_0"})
+
+
+def engine_weights(engine: str, weights: str) -> str:
+    """The weight format ``engine`` runs when the link does not choose one and ``weights`` is the model's or the
+    default: llama.cpp takes the GGUF counterpart (:data:`GGUF_COUNTERPART`) of a format it cannot load."""
+    return GGUF_COUNTERPART.get(weights, weights) if base(engine) == "llamacpp" else weights
 
 
 def card_rule(engine: str, vendor: str | None, card_name: str | None) -> str | None:
@@ -159,6 +171,10 @@ def card_rule(engine: str, vendor: str | None, card_name: str | None) -> str | N
 
 def format_rule(engine: str, weights: str, kind: str | None) -> str | None:
     """Why ``engine`` cannot load weights in format ``weights`` of ``kind`` (None: it can)."""
+    if base(engine) == "llamacpp" and weights in GGUF_COUNTERPART:
+        return (f"{ENGINE_NAMES[engine]} cannot load {weights} weights: it loads GGUF files, whose types are its "
+                f"block formats (q4_k_m, q8_0 and others), 16- and 32-bit floats, mxfp4 and nvfp4 (the GGUF "
+                f"counterpart of {weights} is {GGUF_COUNTERPART[weights]})")
     if kind is None or kind not in ENGINE_REFUSES_KINDS.get(base(engine), ()):
         return None
     return f"{ENGINE_NAMES[engine]} cannot load {weights} weights: {kind.upper()} files are llama.cpp's format"

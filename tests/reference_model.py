@@ -20,6 +20,8 @@ from calc import catalogue
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
 #: docs/method.md section 2.1: llama.cpp's GGUF block formats.
 GGUF_FORMATS = frozenset({"q8_0", "q4_0", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k", "iq4_xs"})
+#: docs/method.md section 5: the formats llama.cpp cannot load, and the GGUF type a conversion gives each.
+GGUF_COUNTERPART = {"int4": "q4_k_m", "int4-g128": "q4_k_m", "int4-g64": "q4_k_m", "int8": "q8_0", "fp8": "q8_0"}
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8 `engine`: every profile id
     ENGINES = tuple(row["engine"] for row in csv.DictReader(_f))
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8.2: each profile's engine
@@ -308,14 +310,19 @@ def resolve(params) -> dict:
     # Run settings (docs/method.md section 1).
     s["gpus"] = _integer(p, "gpus", 1, 1)
     # docs/method.md section 8: a preset may ship its own formats; experts take `weights` when only that is given.
+    # docs/method.md section 5: llama.cpp loads GGUF files, so a default it cannot load is its GGUF counterpart.
+    gguf = ENGINE_BASE.get(str(p.get("engine", DEFAULT_ENGINE)).strip()) == "llamacpp"
+
+    def loads(fmt):
+        return GGUF_COUNTERPART.get(fmt, fmt) if gguf else fmt
     shipped = not custom and base.get("weights")
-    s["weights"], s["_bpw"] = _bits(p, "weights", base["weights"] if shipped else "int4-g128", WEIGHT_BITS)
-    ships = shipped and ("weights" not in p or s["weights"] == base["weights"])  # the preset's own format kept
-    experts_default = base["weights_experts"] if ships else s["weights"]
+    s["weights"], s["_bpw"] = _bits(p, "weights", loads(base["weights"] if shipped else "int4-g128"), WEIGHT_BITS)
+    ships = shipped and s["weights"] == base["weights"]  # the preset's own format kept (and loaded by the engine)
+    experts_default = loads(base["weights_experts"]) if ships else s["weights"]
     s["weights_experts"], s["_bpw_e"] = _bits(p, "weights_experts", experts_default, WEIGHT_BITS)
     # docs/method.md section 2.1: the other parts a checkpoint keeps apart follow the same rule.
     for key, col in (("weights_attn", "_bpw_a"), ("weights_embed", "_bpw_emb")):
-        s[key], s[col] = _bits(p, key, (base[key] or s["weights"]) if ships else s["weights"], WEIGHT_BITS)
+        s[key], s[col] = _bits(p, key, loads(base[key] or s["weights"]) if ships else s["weights"], WEIGHT_BITS)
     s["layers_full"] = _integer(p, "layers_full", int(base["layers_full"]) if ships else 0, 0)
     s["kv"], s["_kvb"] = _bits(p, "kv", "fp16", KV_BITS)
     # SPEC section 10: ctx=auto (the default) is a request of the traffic, in_tok + out_tok (set once those are read)
@@ -439,6 +446,8 @@ def resolve(params) -> dict:
         _bad("engine", s["engine"], "an engine that runs on the card")
     if ENGINE_BASE[s["engine"]] == "trtllm" and s["weights"] in GGUF_FORMATS:
         _bad("weights", s["weights"], "a format TensorRT-LLM loads")
+    if ENGINE_BASE[s["engine"]] == "llamacpp" and s["weights"] in GGUF_COUNTERPART:
+        _bad("weights", s["weights"], "a format llama.cpp loads")
     if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
         _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
     if s["active_b"] > s["params_b"]:

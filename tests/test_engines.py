@@ -49,7 +49,9 @@ def test_roofline_is_the_spec_model():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_printed_scenario_is_a_complete_link(engine):
-    r = report(f"engine={engine}&model=llama-3.1-8b&card=l40s&gpus=2")
+    # bf16, which every engine loads: a default the engine runs in another type carries a note the link it prints
+    # (which names the type) does not need.
+    r = report(f"engine={engine}&model=llama-3.1-8b&card=l40s&gpus=2&weights=bf16")
     again = report(r["scenario"])
     assert again == r
 
@@ -136,7 +138,8 @@ def test_max_throughput_counts_prefill_and_memory():
 def test_replicas_rest_on_the_throughput_model(engine):
     """Busy seconds per request are out_tok over the engine's throughput at the serving batch; where that batch is
     the full-load batch (memory caps it first), the replicas carry exactly max_throughput_tok_s each."""
-    r = report(f"engine={engine}&model=llama-3.1-70b&weights=fp8&gpus=2&in_tok=2000&out_tok=500&req_day=200000")
+    weights = "q8_0" if engine == "llamacpp" else "fp8"  # llama.cpp loads GGUF types only
+    r = report(f"engine={engine}&model=llama-3.1-70b&weights={weights}&gpus=2&in_tok=2000&out_tok=500&req_day=200000")
     s = load(r["scenario"]).scenario
     assert r["serving_batch"] == r["throughput_batch"]
     s_req = traffic.capacity(s).s_req
@@ -319,3 +322,20 @@ def test_llamacpp_decodes_several_sequences_without_a_cuda_graph():
     assert pinned["step_ms"] == no_launch["step_ms"]
     vulkan = link.replace("engine=llamacpp", "engine=llamacpp-vulkan")
     assert report(vulkan + "&batch=4&eager_us=50")["step_ms"] == report(vulkan + "&batch=4&eager_us=0")["step_ms"]
+
+
+def test_llamacpp_loads_gguf_types_only_and_prices_a_default_it_cannot_load_as_its_gguf_counterpart():
+    """docs/method.md section 5: llama.cpp reads GGUF files, so int4-g128 (the default), int8 and fp8 are not its
+    formats: a link that names one is refused with the counterpart named; a link that names none is priced in the
+    counterpart and says so; mxfp4 and nvfp4 are GGUF types."""
+    p = parse("engine=llamacpp")
+    assert p.scenario.weights == "q4_k_m" and not p.errors
+    assert any("GGUF counterpart of int4-g128" in w for w in p.warnings)
+    refused = parse("engine=llamacpp&weights=fp8")
+    assert [e.key for e in refused.errors] == ["weights"] and "q8_0" in refused.errors[0].reason
+    assert refused.scenario.engine == "llamacpp"
+    assert not parse("engine=llamacpp&weights=nvfp4").errors and not parse("engine=llamacpp&weights=bf16").errors
+    # A shipped FP8 checkpoint becomes one GGUF conversion: q8_0 throughout, no part kept at 16 bits.
+    s = parse("model=llama-3.1-405b-fp8&gpus=8&engine=llamacpp").scenario
+    assert (s.weights, s.weights_attn, s.weights_embed, s.layers_full) == ("q8_0", "q8_0", "q8_0", 0)
+    assert parse("engine=vllm").scenario.weights == "int4-g128"

@@ -24,6 +24,27 @@ def test_the_engine_picker_is_keyed_by_engine_and_brings_the_profile():
     assert "real engines were measured this far from it" in texts(at.caption)
 
 
+def test_choosing_llamacpp_in_the_sidebar_brings_a_weight_format_it_loads():
+    at = open_app({}, "pages/fit.py")
+    assert at.query_params["weights"] == "int4-g128"
+    at.selectbox(key="engine").set_value("llamacpp").run()
+    assert not at.exception and not at.error
+    assert at.query_params["engine"] == "llamacpp" and at.query_params["weights"] == "q4_k_m"
+    assert at.session_state["weights"] == "q4_k_m"  # the widget shows the format in use
+
+
+def test_a_card_the_chosen_engine_does_not_run_on_says_the_engine_fell_back():
+    at = open_app({"engine": "trtllm"}, "pages/decision.py")
+    at.selectbox(key="card").set_value("mi300x").run()
+    assert not at.exception
+    assert at.query_params["engine"] == "vllm"
+    assert "TensorRT-LLM does not run on Instinct MI300X" in texts(at.error)
+    at.run()  # still said on the next run, until the engine is chosen again
+    assert "TensorRT-LLM does not run on Instinct MI300X" in texts(at.error)
+    at.selectbox(key="engine").set_value("sglang").run()
+    assert "TensorRT-LLM does not run" not in texts(at.error)
+
+
 def test_the_speed_page_draws_the_ideal_beside_the_engine():
     at = open_app({"engine": "trtllm"}, "pages/speed.py")
     assert not at.exception

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .. import catalogue
-from ..engines import default_batched_tokens, default_cuda_graphs, default_max_seqs
+from ..engines import default_batched_tokens, default_cuda_graphs, default_max_seqs, engine_weights
 
 #: Vocabulary assumed for a custom model with a tied embedding table (Llama 4 and gpt-oss sizes bracket it).
 DEFAULT_VOCAB = 131072
@@ -142,12 +142,13 @@ def link_gbs(r: Resolving, base: Any) -> Any:
 # --------------------------------------------------------------------------- the checkpoint (docs/method.md 2.1, 8)
 
 def _shipped(r: Resolving) -> Mapping[str, Any] | None:
-    """The preset's row when its checkpoint ships formats of its own and the link does not choose other weights
-    (a link that names the preset's own format, weights=fp8 for the 405B FP8 release, keeps its parts)."""
+    """The preset's row when its checkpoint ships formats of its own and the weights are its format: the link
+    chooses no other (a link that names the preset's own format, weights=fp8 for the 405B FP8 release, keeps its
+    parts), and the engine loads it (llama.cpp runs a GGUF conversion of the 405B FP8 release, in q8_0 whole)."""
     preset = r.row("model")
     if preset is None or preset.get("weights") is None:
         return None
-    return preset if not r.given("weights") or r.get("weights") == preset["weights"] else None
+    return preset if r.get("weights") == preset["weights"] else None
 
 
 def _part(key: str) -> Derive:
@@ -156,7 +157,7 @@ def _part(key: str) -> Derive:
         shipped = _shipped(r)
         if shipped is None:
             return r.get("weights")
-        return shipped[key] if shipped[key] is not None else r.get("weights")
+        return engine_weights(r.get("engine"), shipped[key]) if shipped[key] is not None else r.get("weights")
     derive.__doc__ = f"{key}: the shipped checkpoint's, else the weight format."
     return derive
 
@@ -212,6 +213,12 @@ eff_bw, eff_kv, eff_flops = _efficiency("eff_bw"), _efficiency("eff_kv"), _effic
 def max_batched_tokens(r: Resolving, base: Any) -> Any:
     """The engine's default for the card (docs/method.md section 8.2)."""
     return default_batched_tokens(r.get("engine"), r.get("card"), r.get("torch_gib"))
+
+
+@unless_given("weights")
+def weights(r: Resolving, base: Any) -> Any:
+    """The model's or the default format, in the type the engine loads (llama.cpp: its GGUF counterpart)."""
+    return engine_weights(r.get("engine"), base)
 
 
 @unless_given("eager_us")

@@ -240,7 +240,7 @@ KEY_TABLE: tuple[Key, ...] = (
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
     _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
        default=DEFAULT_WEIGHTS, slider=("formats", 1, 32),
-       preset="model", custom=None, drops_with_preset=False),
+       preset="model", custom=None, drops_with_preset=False, derive=d.weights),
     _K("weights_experts", "weights", "Routed-expert weight format",
        "Format of the routed-expert weights of an MoE model (gpt-oss ships them in mxfp4); default: the weight format.",
        "precision", slider=("formats", 1, 32),

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import catalogue, rules
-from ..engines import MODELLED_RESERVE, card_rule, format_rule, tp_rule
+from ..engines import ENGINE_NAMES, MODELLED_RESERVE, card_rule, engine_weights, format_rule, tp_rule
 from ..engines import profile as engine_profile
 from .derive import AUTO, Conflict, card_peak
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
@@ -20,6 +20,7 @@ from .keys import (
     CUSTOM,
     DEFAULT_CARD,
     DEFAULT_MODEL,
+    DEFAULT_WEIGHTS,
     FROM_DEFAULT,
     KEY_TABLE,
     KEYS,
@@ -194,6 +195,19 @@ def _shape_note(s: Scenario) -> list[str]:
     return [note] if note else []
 
 
+def _gguf_note(s: Scenario, given: frozenset[str]) -> list[str]:
+    """Said where llama.cpp runs the GGUF counterpart of the model's or the default format (calc/engines.py
+    ``engine_weights``) because the link chose no weights."""
+    if "weights" in given:
+        return []
+    row = catalogue.models().get(s.model) or {}
+    shipped = row.get("weights") or DEFAULT_WEIGHTS
+    if engine_weights(s.engine, shipped) == shipped:
+        return []
+    return [f"{ENGINE_NAMES[s.engine]} loads GGUF files, so the weights are priced as {s.weights}, the GGUF "
+            f"counterpart of {shipped} (set weights to choose another GGUF type)"]
+
+
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
@@ -232,8 +246,8 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
             for key in dropped:
                 values.pop(key)
             continue
-        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + _custom_card_note(scenario) + _shape_note(scenario)),
-                      given)
+        notes = _custom_card_note(scenario) + _shape_note(scenario) + _gguf_note(scenario, given)
+        return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + notes), given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
 

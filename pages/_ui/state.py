@@ -74,6 +74,9 @@ def _on_parent_value(key: str, value: Any) -> None:
     parsed = parse(with_change(widget_params(), key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
+    for e in parsed.errors:
+        if e.key != key:  # another input the change made impossible (TensorRT-LLM on an AMD card): said, not silent
+            _link_errors()[e.key] = e
     if any(e.key == key for e in parsed.errors):
         st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
 
