@@ -57,6 +57,16 @@ ENGINE_NAMES = types.MappingProxyType({e: v["name"] for e, v in FAMILIES.items()
 #: Engines that split every attention layer's heads over the cards of a tensor-parallel group (llama.cpp
 #: splits whole layers or matrix rows, and the roofline splits nothing).
 HEAD_SPLITTING = ("vllm", "sglang", "trtllm")
+#: Engines that split a model over its cards by whole layers (llama.cpp's default ``--split-mode layer``): each
+#: card holds every KV head of its own layers, and the cards take turns within a step, so a step reads and
+#: computes at one card's peaks and hands the activations on at each of the ``g - 1`` boundaries instead of
+#: all-reducing (docs/method.md section 5).
+LAYER_SPLITTING = ("llamacpp",)
+
+
+def splits_layers(engine: str) -> bool:
+    """Whether ``engine`` splits its model over the cards by whole layers (:data:`LAYER_SPLITTING`)."""
+    return base(engine) in LAYER_SPLITTING
 #: Profiles whose reserve for activations and runtime memory is worked out from the launch settings
 #: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
 #: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime or of the current

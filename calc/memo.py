@@ -18,7 +18,7 @@ import pandas as pd
 from . import catalogue, engines, memory, model, procure, tables, traffic
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
-from .notes import api_stand_in, outside_measurements, scenario_warnings
+from .notes import api_stand_in, beyond_trained_context, outside_measurements, scenario_warnings
 from .scenario import KEY_TABLE, KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
@@ -205,6 +205,10 @@ def verdict_sentence(d: Decision) -> str:
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
         parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
     parts.insert(0, residency_sentence(d))
+    beyond = beyond_trained_context(s)
+    if beyond:  # the requests themselves cannot be served: said before any bill
+        why = beyond.split(": ", 1)[1]  # the headline says that nothing can be served
+        parts.insert(0, why[0].upper() + why[1:] + ".")
     parts.append(options_sentence(d))
     parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
@@ -361,6 +365,8 @@ def headline(d: Decision) -> str:
     """A two-to-six word verdict for a heading; a margin inside the figures' accuracy is called a tie. A self-host
     or a tie at the link's API row that a cheaper row for the same model turns into the API's says so: a verdict
     must not rest on a price nobody has to pay."""
+    if beyond_trained_context(d.scenario):
+        return "No request can be served as set"
     if residency(d) and d.verdict in ("api", "self-host"):
         best = d.report.get("best")
         return {"own": "Buy the cards (the data may not leave)"}.get(best, "Self-host (the data may not leave)")

@@ -124,12 +124,16 @@ def state_bytes(s: Scenario) -> float:
 def kv_heads_per_card(s: Scenario) -> int:
     """KV heads each card holds under tensor parallel: ``ceil(Hkv/g)``, at least one. Engines copy a head to
     several cards rather than split it (docs/method.md sections 2-5, v2); under MLA every card holds the whole latent."""
+    if engines.splits_layers(s.engine):
+        return s.kv_heads  # every head of its own layers
     return max(1, -(-s.kv_heads // s.gpus))
 
 
 def kv_copy_factor(s: Scenario) -> float:
-    """Cache a replica holds over the model's own cache: ``g*ceil(Hkv/g)/Hkv``, ``g`` under MLA; 1 on one card
-    and whenever ``g`` divides ``Hkv``."""
+    """Cache a replica holds over the model's own cache: ``g*ceil(Hkv/g)/Hkv``, ``g`` under MLA; 1 on one card,
+    whenever ``g`` divides ``Hkv``, and where the engine splits by whole layers (no head is copied)."""
+    if engines.splits_layers(s.engine):
+        return 1.0
     if s.kv_latent:
         return float(s.gpus)
     return s.gpus * kv_heads_per_card(s) / s.kv_heads
@@ -161,7 +165,7 @@ def kv_read_factor(s: Scenario) -> float:
     (the latent is shared by every head by construction) and for a model without GQA."""
     if s.kv_latent or not s.kv_reread:
         return 1.0
-    q_per_kv = (s.heads / s.gpus) / kv_heads_per_card(s)
+    q_per_kv = (s.heads / speed_cards(s)) / kv_heads_per_card(s)
     return 1.0 + s.kv_reread * max(0.0, q_per_kv - 1.0)
 
 
@@ -189,9 +193,16 @@ class Peaks:
     kv: float       # g * bw_tbs * 1e12 * eff_kv
 
 
+def speed_cards(s: Scenario) -> int:
+    """The cards whose peaks add up within one step: ``g`` under tensor parallel, 1 where the engine splits by
+    whole layers and the cards take turns (:func:`calc.engines.splits_layers`; docs/method.md section 5)."""
+    return 1 if engines.splits_layers(s.engine) else s.gpus
+
+
 def peaks(s: Scenario) -> Peaks:
-    """The effective peak of each part of a step: ``g * peak * eff_part`` (docs/method.md section 8)."""
-    g = s.gpus
+    """The effective peak of each part of a step: ``g * peak * eff_part`` (docs/method.md section 8), with ``g``
+    the cards that work at once (:func:`speed_cards`)."""
+    g = speed_cards(s)
     return Peaks(g * s.tflops * TERA * s.eff_flops, g * s.bw_tbs * TERA * s.eff_bw, g * s.bw_tbs * TERA * s.eff_kv)
 
 
@@ -272,6 +283,8 @@ def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:
 def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     """Tensor-parallel all-reduce time per step: two ring all-reduces of ``B*hidden*2`` bytes per layer,
     ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``; 0 on one card (docs/method.md sections 2-5).
+    Where the engine splits by whole layers, one hand-over of ``B*hidden*2`` bytes at each of the ``g - 1``
+    boundaries: ``(g-1)*(B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``.
 
     ``link_eff`` is the fraction of the link's bandwidth reached: 1 in the decode step of docs/method.md;
     the throughput under load passes the profile's ``eff_link`` (:func:`calc.traffic.load_step_seconds`).
@@ -280,6 +293,8 @@ def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     if s.gpus <= 1:
         return np.zeros_like(B)
     g = s.gpus
+    if engines.splits_layers(s.engine):  # the activations handed on once at each of the g - 1 boundaries
+        return (g - 1) * (B * s.hidden * 2 / (s.link_gbs * BILLION * link_eff) + s.link_us * US)
     per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * BILLION * link_eff) + s.link_us * US
     return 2 * s.layers * per_reduce
 

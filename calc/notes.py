@@ -10,6 +10,22 @@ from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
 from .scenario import CUSTOM, DEFAULT_MODEL, WEIGHT_FORMATS, Scenario, preset_figures
 
+#: How :func:`beyond_trained_context` begins, so the pages can say it loudly.
+BEYOND_CONTEXT = "no request can be served as set"
+
+
+def beyond_trained_context(s: Scenario) -> str | None:
+    """Where a request (``in_tok + out_tok``) is longer than the model preset's trained context, why neither the
+    cards nor the API can serve it (engines and APIs refuse a prompt plus output beyond ``max_position_embeddings``
+    unless the context is extended); None otherwise, and for a custom model, whose context is not known."""
+    preset = catalogue.models().get(s.model)
+    request = s.in_tok + s.out_tok
+    if not preset or not preset.get("max_ctx") or request <= preset["max_ctx"]:
+        return None
+    return (f"{BEYOND_CONTEXT}: a request holds {request:,} tokens (in_tok + out_tok), beyond {preset['name']}'s "
+            f"trained context of {preset['max_ctx']:,} tokens, which engines and APIs refuse; every figure below "
+            "prices requests this model cannot take")
+
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
     """Which figures of a preset model or card the scenario overrides (explicit keys win over presets).
@@ -146,9 +162,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"]:
         out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
     request = s.in_tok + s.out_tok
-    if preset and preset.get("max_ctx") and request > preset["max_ctx"]:
-        out.append(f"a request holds {request:,} tokens, beyond {preset['name']}'s trained context of "
-                   f"{preset['max_ctx']:,} tokens")
+    beyond = beyond_trained_context(s)
+    if beyond:
+        out.append(beyond)
     if request > s.ctx:
         out.append(f"a request holds {request:,} tokens (prompt + output), more than the {s.ctx:,}-token context "
                    "the Fit, Speed and Cost figures assume")

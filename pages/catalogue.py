@@ -36,9 +36,12 @@ if picked:
                                 help="The batch where the step turns from memory-bound to compute-bound"),
         "batch": NUM("Batch", format="%d", width=55, help="The batch used"),
         "step_ms": NUM("Step ms", format="%.2f", width=60), "tok_s": NUM("tok/s", format="%.0f", width=60),
-        "usd_per_mtok": NUM("USD/1M", format="%.3f", width=65,
-                            help="USD per 1M output tokens at the duty its replicas would run at" if s.duty is None
-                            else f"USD per 1M output tokens at duty {s.duty:.0%}"),
+        "usd_per_mtok": NUM("Decode USD/1M", format="%.3f", width=95,
+                            help="USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
+                                 "prompts not counted; the Cost page's 'decode only' figure) at the duty its "
+                                 "replicas would run at" if s.duty is None
+                            else "USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
+                                 f"prompts not counted) at duty {s.duty:.0%}"),
         "memory_caps_batch": CHECK("Mem caps", width=70, help="Memory caps the batch before compute does"),
         "monthly_usd": NUM("USD/mo", format="%,.0f", width=70)},
         column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",

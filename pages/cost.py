@@ -26,10 +26,11 @@ def per_mtok(x):
 c0.metric("Self-hosting per month", words.money(d.self_host_usd_month),
           help=f"The Decision page's bill: {d.replicas or 0:,} replica(s) of {s.gpus} card(s) for the busiest hour, "
                "rented for the month, plus the upkeep.")
-c1.metric("Whole bill per 1M tokens", "—" if whole is None else f"{whole:,.3f} USD",
+c1.metric("Whole bill per 1M output tokens", "—" if whole is None else f"{whole:,.3f} USD",
           help="The same bill over the month's output tokens (prompt time and idle capacity included).")
-c2.metric(f"Decode, batch {r['batch']:,}, duty {r['duty_used']:.0%}", per_mtok(r["usd_per_mtok"]),
-          help="One replica's rent plus the upkeep per million output tokens at this batch and duty, counting the "
+c2.metric(f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
+          help=f"One replica's rent plus the upkeep per million output tokens at batch {r['batch']:,} and duty "
+               f"{r['duty_used']:.0%}, counting the "
                "decode steps only (the prompts' processing is not in it): the cost surface below. The whole bill "
                "beside it counts the prompts and the idle capacity.")
 c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
@@ -50,7 +51,7 @@ ui.details()  # the first draw of a session ends here
 st.subheader("Cost surface: USD per 1M output tokens by batch and duty cycle, decode only")
 st.caption("One replica's rent plus the upkeep over the output tokens its decode steps produce: the prompts' "
            "processing is not counted, so with long prompts a real replica costs more per token than this surface "
-           "says. The whole bill per 1M tokens at the top counts the prompts and the idle capacity.")
+           "says. The whole bill per 1M output tokens at the top counts the prompts and the idle capacity.")
 if s.usd_hr is None:
     st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
     st.stop()

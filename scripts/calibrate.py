@@ -259,8 +259,9 @@ class FastRows:
 
             def reread(n: float, s=s, once=once) -> float:
                 return s.attn * float(model.cache_bytes_read(once, n) - model.cache_bytes(s, n))
-            cols["gbw"].append(g * s.bw_tbs * 1e12)
-            cols["gT"].append(g * s.tflops * 1e12)
+            gs = model.speed_cards(s)  # the cards whose peaks add up within a step (1 where layers are split)
+            cols["gbw"].append(gs * s.bw_tbs * 1e12)
+            cols["gT"].append(gs * s.tflops * 1e12)
             cols["mem"].append(s.mem_gib)
             cols["g"].append(g)
             cols["W"].append(model.weight_bytes(s))
@@ -291,8 +292,12 @@ class FastRows:
             cols["C_load"].append(s.attn * float(model.cache_bytes(s, n_load)))
             cols["X_load"].append(reread(n_load))
             cols["fl_load"].append(float(model._flops_per_token(s, n_load)))
-            cols["cb"].append(2 * s.layers * 2 * (g - 1) / g * s.hidden * 2 / (s.link_gbs * 1e9) if g > 1 else 0.0)
-            cols["cl"].append(2 * s.layers * s.link_us * 1e-6 if g > 1 else 0.0)
+            # model.comm_seconds per sequence (cb, over eff_link) and per step (cl): all-reduces, or hand-overs
+            # at the g - 1 boundaries where the engine splits by layers.
+            hops = (g - 1) if engines.splits_layers(s.engine) else 2 * s.layers * 2 * (g - 1) / g
+            cols["cb"].append(hops * s.hidden * 2 / (s.link_gbs * 1e9) if g > 1 else 0.0)
+            cols["cl"].append(((g - 1) if engines.splits_layers(s.engine) else 2 * s.layers) * s.link_us * 1e-6
+                              if g > 1 else 0.0)
             cols["O"].append(s.out_tok)
             cols["I"].append(s.in_tok)
             cols["Fp"].append(traffic.prefill_flops(s))

@@ -492,14 +492,17 @@ def printed_tokens(m, free: float, n: int) -> tuple[float, float]:
 def _si(s) -> dict:
     """docs/method.md sections 2-4 symbols: P, Pa, Pe, g, bpw, kvb, L, H, Hkv, d, a, plus F and BW."""
     g = s["gpus"]
+    # docs/method.md section 5: llama.cpp splits by whole layers; its cards take turns, so one card's peaks count.
+    lsplit = ENGINE_BASE[s["engine"]] == "llamacpp"
+    gs = 1 if lsplit else g
     return dict(
-        P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g,
+        P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g, lsplit=lsplit,
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
-        F=g * s["tflops"] * 1e12 * s["eff_flops"],  # docs/method.md sections 2-4 effective peaks, s7 one per part
-        BW=g * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
-        BWkv=g * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
+        F=gs * s["tflops"] * 1e12 * s["eff_flops"],  # docs/method.md sections 2-4 effective peaks, s7 one per part
+        BW=gs * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
+        BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], torch=s["torch_gib"],
         V=s["vocab"], Llin=s["linear_layers"], state=s["linear_layers"] * s["state_kib"] * 1024,
@@ -573,6 +576,9 @@ def cache_bytes(m, n):
     """docs/method.md sections 2-5 v2: Cg(n), the cluster total with tensor-parallel copies of the KV heads (MLA: of the latent)."""
     g = m["g"]
     # docs/method.md section 2.3: plus the linear-attention state, split by heads (not copied)
+    if m["lsplit"]:  # docs/method.md section 5: every card holds every head of its own layers, nothing copied
+        per_token = m["lat"] * m["kvb"] / 8 if m["lat"] else 2 * m["Hkv"] * m["d"] * m["kvb"] / 8
+        return per_token * ltok(m, n) + m["state"]
     if m["lat"]:
         return g * m["lat"] * m["kvb"] / 8 * ltok(m, n) + m["state"]  # docs/method.md sections 2-5: MLA Cg(n)
     per_card = max(1, math.ceil(m["Hkv"] / g))
@@ -585,7 +591,7 @@ def cache_read_bytes(m, n):
     extra; never under MLA; the linear-attention state once."""
     if m["lat"] or not m["reread"]:
         return cache_bytes(m, n)
-    g = m["g"]
+    g = 1 if m["lsplit"] else m["g"]
     per_card = max(1, math.ceil(m["Hkv"] / g))
     times = 1 + m["reread"] * max(0.0, m["H"] / g / per_card - 1)
     return (cache_bytes(m, n) - m["state"]) * times + m["state"]
@@ -680,6 +686,8 @@ def t_comm(m, B, link_eff=1.0):
     g = m["g"]
     if g == 1:
         return 0.0
+    if m["lsplit"]:  # docs/method.md section 5: the activations handed on at each of the g - 1 layer boundaries
+        return (g - 1) * (B * m["hidden"] * 2 / (m["link"] * link_eff) + m["link_s"])
     return 2 * m["L"] * (2 * (g - 1) / g * B * m["hidden"] * 2 / (m["link"] * link_eff) + m["link_s"])
 
 
@@ -779,6 +787,8 @@ def load_prefill(m, s):
     """Fp/F plus the bytes of the prompt's all-reduces at eff_link (no latency term)."""
     if m["g"] == 1:
         prompt_comm = 0.0
+    elif m["lsplit"]:  # docs/method.md section 5: the prompt's activations handed on at each layer boundary
+        prompt_comm = (m["g"] - 1) * s["in_tok"] * m["hidden"] * 2 / (m["link"] * m["eff_link"])
     else:
         g = m["g"]
         prompt_comm = 2 * m["L"] * 2 * (g - 1) / g * s["in_tok"] * m["hidden"] * 2 / (m["link"] * m["eff_link"])

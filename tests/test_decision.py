@@ -318,3 +318,15 @@ def test_the_headline_is_the_cheapest_way_when_buying_beats_the_api_that_beats_r
     assert (r["verdict"], r["best"], r["cheaper_api"], r["recommendation"]) == ("api", "own", None, "own")
     memo_text = memo(evaluate(parse(quoted)))
     assert "**Buy the cards (renting loses to the API).** The API is cheaper than renting:" in memo_text
+
+
+def test_requests_beyond_the_models_trained_context_are_said_loudly_not_priced_quietly():
+    link = {"model": "llama-3.1-8b", "in_tok": "1000", "out_tok": "200000"}
+    text = memo(evaluate(parse(urlencode(link))))
+    assert "**No request can be served as set.** A request holds 201,000 tokens (in_tok + out_tok)" in text
+    assert "trained context of 131,072 tokens" in text
+    at = open_app(link, "pages/decision.py")
+    assert not at.exception
+    assert "No request can be served as set" in texts(at.error)
+    assert "No request can be served as set" not in texts(at.caption)
+    assert "served as set" not in memo(evaluate(parse("model=llama-3.1-8b&out_tok=2000")))

@@ -37,9 +37,9 @@ def test_tensor_parallel_counts_the_kv_copies(link, max_batch, copies):
 @pytest.mark.parametrize("kv_heads, gpus, per_card", [(8, 1, 8), (8, 2, 4), (8, 3, 3), (8, 8, 1), (8, 16, 1),
                                                       (1, 4, 1), (5, 2, 3), (64, 64, 1), (6, 4, 2)])
 def test_each_card_holds_ceil_of_kv_heads_over_cards(kv_heads, gpus, per_card):
-    # llama.cpp splits whole layers, so it takes any number of cards (vLLM would refuse 3 cards for 64 heads)
+    # The contract's tensor parallel (the roofline takes any number of cards; vLLM would refuse 3 cards for 64 heads)
     r = report(f"model=custom&params_b=1&layers=2&heads={8 * kv_heads}&kv_heads={kv_heads}&head_dim=128&gpus={gpus}"
-               "&kv=fp16&ctx=1000&engine=llamacpp")
+               "&kv=fp16&ctx=1000&engine=roofline")
     assert r["kv_heads_per_card"] == per_card
     assert r["kv_copy_factor"] == pytest.approx(gpus * per_card / kv_heads)
     assert r["kv_gib_per_sequence"] * GIB == pytest.approx(2 * gpus * per_card * 128 * 2 * 2 * 1000)

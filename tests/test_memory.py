@@ -190,9 +190,25 @@ def test_engines_that_split_heads_refuse_a_size_that_does_not_divide_them(engine
     assert report(f"model=llama-3.1-8b&gpus=16&engine={engine}&card=h100-sxm")["kv_copy_factor"] == 2
 
 
-@pytest.mark.parametrize("engine", ["roofline", "llamacpp"])
-def test_engines_that_split_layers_take_any_size(engine):
-    assert report(f"model=llama-3.1-8b&gpus=3&engine={engine}")["kv_copy_factor"] == pytest.approx(9 / 8)
+@pytest.mark.parametrize("engine, copies", [("roofline", 9 / 8), ("llamacpp", 1.0)])
+def test_engines_that_split_no_heads_take_any_size(engine, copies):
+    # The roofline's tensor parallel copies a KV head over cards that do not divide them; llama.cpp gives each
+    # card whole layers with all their heads, so nothing is copied.
+    r = report(f"model=llama-3.1-8b&gpus=3&engine={engine}&weights=bf16")
+    assert r["kv_copy_factor"] == pytest.approx(copies)
+
+
+def test_llamacpp_over_several_cards_gains_memory_not_speed():
+    """docs/method.md section 5: llama.cpp's cards take turns within a step (whole layers each), so a step of one
+    sequence reads at one card's bandwidth and hands the activations on once per boundary, never all-reduces."""
+    one = report("model=llama-3.1-8b&card=rtx-4090&weights=q8_0&engine=llamacpp&batch=1&ctx=4096")
+    two = report("model=llama-3.1-8b&card=rtx-4090&weights=q8_0&engine=llamacpp&batch=1&ctx=4096&gpus=2")
+    s = parse("model=llama-3.1-8b&card=rtx-4090&weights=q8_0&engine=llamacpp&gpus=2").scenario
+    hop_ms = (s.hidden * 2 / (s.link_gbs * 1e9) + s.link_us * 1e-6) * 1e3
+    assert two["step_ms"] == pytest.approx(one["step_ms"] + hop_ms, rel=1e-9)
+    assert two["free_gib"] > one["free_gib"] + 15
+    tp = report("model=llama-3.1-8b&card=rtx-4090&weights=q8_0&engine=roofline&batch=1&ctx=4096&gpus=2")
+    assert tp["comm_ms"] > two["comm_ms"] > 0
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -126,6 +126,10 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     for w in report["warnings"]:
         if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
             st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
+    for w in report["warnings"]:
+        if w.startswith(notes.BEYOND_CONTEXT):  # the requests themselves cannot be served: said before any figure
+            st.error(f"**{plain(w[0].upper() + w[1:].split(': ', 1)[0])}:** {plain(w.split(': ', 1)[1])}.",
+                     icon=":material/block:")
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
@@ -153,7 +157,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
                    + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
     for w in report["warnings"]:
-        if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF)):  # said above
+        if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
+                             notes.BEYOND_CONTEXT)):  # said above
             st.caption("Note: " + plain(w))
 
 
