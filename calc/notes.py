@@ -244,7 +244,7 @@ def what_if(s: Scenario, implied_duty: float | None) -> list[str]:
     out = []
     n = max(1, s.in_tok + s.out_tok)
     if "ctx" not in s.follows_traffic and s.ctx != n:
-        out.append(f"{WHAT_IF} context: the Fit, Speed and Cost figures use {s.ctx:,} tokens per sequence "
+        out.append(f"{WHAT_IF} context: the Fit, Speed and Cost figures use {s.ctx:,} token{'s' if s.ctx != 1 else ''} per sequence "
                    f"(ctx={s.ctx}); a request of the traffic holds {n:,} (prompt + output), which sizes the "
                    "replicas and the bill on the Decision page; ctx=auto follows the traffic")
     if "duty" not in s.follows_traffic and implied_duty is not None and not math.isclose(s.duty, implied_duty,

@@ -80,7 +80,8 @@ if r["kv_cache_gib"] <= 0:
              f"what it takes ({mem.share_text}).")
 elif len(short):
     st.error(f"Short by {-float(short.iloc[0]):,.2f} GiB per card: {r['batch']:,} sequence{'s' if r['batch'] != 1 else ''}"
-             f" of {s.ctx:,} tokens need more than the {mem.kv_cache_gib:,.2f} GiB of KV cache the engine holds.")
+             f" of {s.ctx:,} tokens {'needs' if r['batch'] == 1 else 'need'} more than the {mem.kv_cache_gib:,.2f} GiB of KV "
+             "cache the engine holds.")
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")

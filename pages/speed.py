@@ -22,11 +22,18 @@ if r["batch"] > mb:
                icon=":material/warning:")
 c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
-c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s", help="All sequences together, decode steps only.")
+c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s",
+          help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
 c5.metric("Serving the traffic", "—" if full is None else f"{full:,.0f} tok/s",
-          help="Output tokens a second one replica delivers on the traffic's requests, their prompts processed "
-               "too (full load): the figure that sizes the replicas and the bill on the Decision page.")
+          help=f"Output tokens a second one replica delivers on the traffic's requests ({s.in_tok:,} + {s.out_tok:,} "
+               "tokens each, not the context above), their prompts processed too, at full load: the figure that "
+               "sizes the replicas and the bill on the Decision page.")
+request_tokens = ui.evaluation().decision.cap.n
+if full is not None and full > r["tok_s"] and s.ctx != request_tokens:
+    st.caption(f"Serving the traffic exceeds the decode throughput here because the traffic's requests hold "
+               f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
+               "them in memory and read less cache a step.")
 c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
 c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
           help="Where compute time equals memory time: below it adding a sequence is almost free.")

@@ -348,3 +348,11 @@ def test_typing_a_context_into_the_auto_box_keeps_it_when_the_box_becomes_a_slid
     assert not at.exception
     assert at.select_slider(key="ctx").value == 8192 and at.query_params["ctx"] == "8192"
     assert "8,192 tokens per sequence (ctx=8192)" in texts(at.info)
+
+
+def test_a_context_set_on_the_slider_goes_back_to_auto():
+    at = open_app({"ctx": "8192"}, "pages/fit.py")
+    assert at.query_params["ctx"] == "8192"
+    at.button(key="_auto_ctx").click().run()
+    assert not at.exception
+    assert at.query_params["ctx"] == "auto"

@@ -70,6 +70,12 @@ def _stop_text(value: Any) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:.4g}"
 
 
+def _to_auto(key: str, parent: str | None) -> None:
+    """The key's input is cleared: it follows the traffic again (an empty box means auto)."""
+    st.session_state[key] = None
+    _on_override(key, parent)
+
+
 def _slider(key: str, parent: str | None, common: dict) -> None:
     """A select-slider over the key's stops (calc.scenario.slider_stops), keyed by the link key."""
     stops = slider_stops(key, st.session_state.get(key))
@@ -133,6 +139,9 @@ def _widget(key: str) -> None:
     kinds[key] = sliding
     if sliding:
         _slider(key, parent, common)
+        if spec.empty == "auto":  # a slider has no empty state: a way back to the value that follows the traffic
+            st.button(f"Back to {key}=auto", key=f"_auto_{key}", on_click=_to_auto, args=(key, parent),
+                      type="tertiary", help=f"Clear {key}: it follows the traffic again.")
     elif spec.kind == "id":
         st.selectbox(_label(key), _options_with(_preset_options(key), st.session_state.get(key)),
                      format_func=_preset_text(key), on_change=_on_parent, args=(key,), **common)
