@@ -356,3 +356,12 @@ def test_a_context_set_on_the_slider_goes_back_to_auto():
     at.button(key="_auto_ctx").click().run()
     assert not at.exception
     assert at.query_params["ctx"] == "auto"
+
+
+def test_the_cards_slider_offers_only_sizes_the_engine_can_split_the_model_over():
+    at = open_app({"gpus": "2"}, "pages/fit.py")  # Llama 3.1 70B: 64 query heads, 8 KV heads, under vLLM
+    stops = at.select_slider(key="gpus").options
+    assert "2" in stops and "4" in stops and "8" in stops
+    assert "3" not in stops and "6" not in stops
+    roofline = open_app({"gpus": "2", "engine": "roofline"}, "pages/fit.py")
+    assert "3" in roofline.select_slider(key="gpus").options

@@ -11,7 +11,7 @@ from calc import (
     catalogue,
     parse,
 )
-from calc.engines import ENGINE_NAMES
+from calc.engines import ENGINE_NAMES, tp_rule
 from calc.hf_config import HFConfigError, from_hf_config_json_with_notes
 from calc.scenario import (
     CUSTOM,
@@ -79,6 +79,10 @@ def _to_auto(key: str, parent: str | None) -> None:
 def _slider(key: str, parent: str | None, common: dict) -> None:
     """A select-slider over the key's stops (calc.scenario.slider_stops), keyed by the link key."""
     stops = slider_stops(key, st.session_state.get(key))
+    if key == "gpus":  # only the sizes the engine can split this model over (its tensor-parallel rule), and the value
+        get = st.session_state.get
+        stops = [g for g in stops if g == get(key) or tp_rule(
+            str(get("engine")), int(get("heads") or 1), int(get("kv_heads") or 1), g, bool(get("kv_latent"))) is None]
     st.select_slider(_label(key), options=stops, format_func=_stop_text, on_change=_on_override,
                      args=(key, parent), **common)
 
