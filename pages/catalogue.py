@@ -25,24 +25,24 @@ if picked:
     # precision are the scenario's, in the caption; the CSV has them).
     CHECK = st.column_config.CheckboxColumn
     ui.dataframe(cmp, pin="card", column_config={
-        "card": st.column_config.TextColumn("Card", width=125),
+        "card": st.column_config.TextColumn("Card", width=115),
         "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
         "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
         "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
         "usd_hr": NUM("USD/h", format="%.2f", width=55, help="Reference rent per card-hour"),
         "fits": CHECK("Fits", width=45, help="The weights fit"),
         "max_batch": NUM("Max batch", format="%d", width=70),
-        "break_even_batch": NUM("Break-even", format="%.0f", width=75,
+        "break_even_batch": NUM("Break-even", format="%.0f", width=70,
                                 help="The batch where the step turns from memory-bound to compute-bound"),
         "batch": NUM("Batch", format="%d", width=55, help="The batch used"),
         "step_ms": NUM("Step ms", format="%.2f", width=60), "tok_s": NUM("tok/s", format="%.0f", width=60),
-        "usd_per_mtok": NUM("Decode USD/1M", format="%.3f", width=95,
+        "usd_per_mtok": NUM("Decode/1M", format="%.3f", width=80,
                             help="USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  "prompts not counted; the Cost page's 'decode only' figure) at the duty its "
                                  "replicas would run at" if s.duty is None
                             else "USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  f"prompts not counted) at duty {s.duty:.0%}"),
-        "memory_caps_batch": CHECK("Mem caps", width=70, help="Memory caps the batch before compute does"),
+        "memory_caps_batch": CHECK("Mem caps", width=65, help="Memory caps the batch before compute does"),
         "monthly_usd": NUM("USD/mo", format="%,.0f", width=70)},
         column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",
                       "step_ms", "tok_s", "usd_per_mtok", "memory_caps_batch", "monthly_usd"])
