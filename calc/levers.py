@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue
+from . import catalogue, engines
 from .decision import TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, with_change
@@ -56,12 +56,20 @@ def _quality_text(fmt: str, kv: bool = False) -> str:
     return f"quality: {r['metric']} {r['delta_text']} on {r['model']} ({r['source_short']})"
 
 
+def _loads(engine: str, fmt: str) -> bool:
+    """Whether ``engine`` loads weights in ``fmt`` (calc/engines.py ``format_rule``: llama.cpp GGUF types only,
+    TensorRT-LLM no GGUF)."""
+    kind = catalogue.weight_formats().get(fmt, {}).get("kind")
+    return engines.format_rule(engine, fmt, kind) is None
+
+
 def levers(ev: Evaluation) -> list[Lever]:
     """The levers that apply to the scenario of ``ev`` (each a real change of at least one key)."""
     s = ev.scenario
     out: list[Lever] = []
-    for fmt in WEIGHT_STEPS:
-        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits:
+    # The steps in the types the engine loads (llama.cpp: q8_0 and q4_k_m for fp8 and int4-g128).
+    for fmt in dict.fromkeys(engines.engine_weights(s.engine, f) for f in WEIGHT_STEPS):
+        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and _loads(s.engine, fmt):
             out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)",
                              _quality_text(fmt)))
@@ -168,13 +176,15 @@ def best_text(table: pd.DataFrame) -> str:
 
 
 def format_table(ev: Evaluation) -> pd.DataFrame:
-    """Every weight format of the catalogue applied to the scenario of ``ev``: ``format``, ``bits`` (stored bits per
+    """Every weight format of the catalogue the engine loads, applied to the scenario of ``ev``: ``format``, ``bits`` (stored bits per
     weight), ``weights_gib``, ``max_batch`` (sequences that fit at ``ctx``), ``self_host_usd_month`` and
     ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit with ``quality_source`` (None
     where the catalogue has nothing published). Ordered by bits."""
     params = dict(ev.scenario.to_params())
     rows = []
     for fmt, bits in sorted(WEIGHT_FORMATS.items(), key=lambda kv: (kv[1], kv[0])):
+        if not _loads(ev.scenario.engine, fmt):  # a row would show the fallback's figures under this format's name
+            continue
         after = evaluate(parse(with_change(params, "weights", fmt)))
         published = catalogue.quality().get(fmt, [])
         q = published[0] if published else None

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import catalogue, memory, model, notes, procure, traffic, words
+from . import catalogue, engines, memory, model, notes, procure, traffic, words
 from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario
 from .units import BILLION, MS_PER_S
@@ -62,14 +62,16 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
               formats: Iterable[str] | None = None) -> pd.DataFrame:
     """Sequences that fit at each context for each weight format (rows) on the scenario's cards.
 
-    ``formats`` defaults to 16-, 8- and 4-bit weights plus the scenario's own format. Columns:
+    ``formats`` defaults to 16-, 8- and 4-bit weights plus the scenario's own format; a format the engine cannot
+    load becomes the one it runs instead (:func:`calc.engines.engine_weights`). Columns:
     ``weights`` (format), ``bits_per_weight``, ``weights_gib``, ``free_gib`` (for the cache, all cards),
     one ``seqs_at_<n>`` column per context, then ``quality`` (the published quality cost against 16-bit, from
     ``catalogue.quality``; None where nothing is published) and ``quality_source``.
     """
     if formats is None:
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
-    formats = list(dict.fromkeys(formats))
+    # Each in the type the engine loads (llama.cpp: a GGUF counterpart), never a format it would refuse.
+    formats = list(dict.fromkeys(engines.engine_weights(s.engine, str(f)) for f in formats))
     bits = [WEIGHT_FORMATS.get(f) or float(f) for f in formats]
     # Each row puts every weight in its format; a checkpoint whose parts differ gets a row of its own, first.
     variants = [s.model_copy(update={

@@ -68,7 +68,7 @@ chart = (
         tooltip=["part", alt.Tooltip("gib_per_card:Q", format=",.2f", title="GiB per card"),
                  alt.Tooltip("gib_total:Q", format=",.2f", title="GiB all cards")],
     )
-    .properties(height=32 * len(shown))
+    .properties(height=32 * len(shown) + 56)  # the chart's height holds its x axis and title too (autosize fit)
 )
 rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib]})).mark_rule(color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
 st.altair_chart(alt.layer(chart, rule), width="stretch")

@@ -129,3 +129,15 @@ def test_formats_without_a_published_figure_say_so():
               if "weights" in lv.change}
     assert prices["bf16"] == "quality: none lost (16-bit is the reference)" and "OpenLLM" in prices["fp8"]
     assert "nothing published for iq4_xs" in levers._quality_text("iq4_xs")
+
+
+def test_llamacpp_is_offered_only_the_weight_formats_it_loads():
+    """A row or a lever in a format llama.cpp refuses would show the fallback's figures under that format's name."""
+    from calc import evaluate, levers, parse, tables
+    ev = evaluate(parse("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090"))
+    names = [lever.name for lever in levers.levers(ev)]
+    assert "Weights in q8_0" in names and not any(n in names for n in ("Weights in fp8", "Weights in int4-g128"))
+    formats = set(levers.format_table(ev)["format"])
+    assert {"q4_k_m", "q8_0", "bf16", "mxfp4"} <= formats and not formats & {"fp8", "int8", "int4-g128"}
+    fit = tables.fit_table(ev.scenario, (2048,), ["bf16", "fp8", "int4-g128", "q4_k_m"])
+    assert list(fit["weights"]) == ["bf16 (16-bit)", "q8_0 (8.5-bit)", "q4_k_m (4.8213-bit)"]
