@@ -93,7 +93,9 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     not leave (``why=residency``). Else ``verdict``."""
     if verdict not in ("api", "self-host") or self_host is None:
         return verdict
-    other = best if best in OTHER_WAYS and best_usd is not None else None
+    # Renting as the cheapest way where the verdict is the API's: the day's profile autoscales the rented fleet,
+    # which section 6's fixed fleet for the busiest hour does not.
+    other = best if (best in OTHER_WAYS or (best == "rent" and verdict == "api")) and best_usd is not None else None
     host = best_usd if other else self_host
     if cheaper_bill is not None and not procure.data_stays(s.why) \
             and (other or verdict == "self-host" or _tied(self_host, api)) and cheaper_bill < (1 - TIE_SHARE) * host:

@@ -309,7 +309,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
     reps = int(costs["replicas"][()]) if fits_traffic else None
     opts, own_missing = procure.options(s, cap, reps, implied if fits_traffic else None, self_host, api_month)
     values.update({f.name: getattr(opts, f.name) for f in fields(procure.Options)})
-    bills = {"own": opts.own_usd_month, "hybrid": opts.hybrid_usd_month, "hybrid_own": opts.hybrid_own_usd_month}
+    bills = {"rent": opts.rent_usd_month, "own": opts.own_usd_month, "hybrid": opts.hybrid_usd_month,
+             "hybrid_own": opts.hybrid_own_usd_month}
     values["recommendation"] = recommendation(s, verdict, self_host, api_month, cheaper and cheaper[1], opts.best,
                                               bills.get(opts.best))
     # The best option at either end of the capacity band (docs/calibration.md section 6): marginal when it differs.

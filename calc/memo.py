@@ -78,7 +78,8 @@ def volume_sentence(d: Decision) -> str:
         return ""
     if d.break_even is None:
         a, b = sig_pair(d.api_per_request, d.rent_per_request)
-        return (f"Self-hosting never breaks even, at any volume: through the API a request costs about {a} USD, "
+        who = "Renting" if d.report["recommendation"] in BEST_HEADLINE else "Self-hosting"
+        return (f"{who} never breaks even, at any volume: through the API a request costs about {a} USD, "
                 f"while card rent alone comes to {b} USD a request even on a replica kept as busy as the busiest "
                 "hour allows.")
     if d.break_even == 0:
@@ -201,6 +202,11 @@ def verdict_sentence(d: Decision) -> str:
         else:
             first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
                      f"including upkeep, while the API costs {api} a month.")
+        rent = d.report.get("rent_usd_month")
+        if s.autoscale and rent is not None and d.self_host_usd_month is not None \
+                and abs(rent - d.self_host_usd_month) > 0.5:  # SPEC section 6's fleet runs all day; section 9's scales
+            first = first[:-1] + (f" (a fleet for the busiest hour, all day; scaled to the day's profile, renting "
+                                  f"costs {money(rent)} a month).")
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
         parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
@@ -242,6 +248,16 @@ def marginal_best_text(r: dict) -> str:
     others = sorted({b for b in r["best_at_band_ends"] if b != r["best"]}, key=procure.OPTIONS.index)
     return (f" (marginal: within the engine's capacity error, {' or '.join(OPTION_WORDS[o] for o in others)} "
             "would be cheaper)")
+
+
+def cheaper_row_beats_text(d: Decision) -> str:
+    """", though ... would bill less" where the catalogue's cheapest API row for the model beats every way priced
+    against the link's row (the headline's answer, :func:`cheaper_api_wins`), else ""."""
+    if not cheaper_api_wins(d) or d.cheaper_api is None:
+        return ""
+    api_id, bill = d.cheaper_api
+    return (f", priced against the API row in the link; the catalogue's cheapest row for this model ({api_id}) "
+            f"would bill {money(bill)} a month, less than any of them")
 
 
 def options_sentence(d: Decision) -> str:
@@ -357,7 +373,8 @@ def cheaper_api_wins(d: Decision) -> bool:
 
 
 #: Headlines where the cheapest way to serve the traffic (SPEC section 9) is neither renting nor the API alone.
-BEST_HEADLINE = {"own": "Buy the cards", "hybrid": "Rent for the base load, the API for the overflow",
+BEST_HEADLINE = {"rent": "Rent the cards, scaled to the day", "own": "Buy the cards",
+                 "hybrid": "Rent for the base load, the API for the overflow",
                  "hybrid_own": "Buy for the base load, the API for the overflow"}
 
 

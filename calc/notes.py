@@ -159,7 +159,8 @@ def scenario_warnings(s: Scenario) -> list[str]:
             apis[s.api]["family"] != apis[preset["api_ref"]]["family"]:
         out.append(f"the API row {s.api} prices {apis[s.api]['family']}, not {preset['name']}: the comparison is "
                    "with another model's price list")
-    if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"]:
+    if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"] and \
+            not ("ctx" in s.follows_traffic and beyond_trained_context(s)):  # said once, loudly, for the requests
         out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
     request = s.in_tok + s.out_tok
     beyond = beyond_trained_context(s)

@@ -101,7 +101,8 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
 
 def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = None) -> pd.DataFrame:
     """Decode step by batch at context ``n`` (default ``s.ctx``): every part of the step in ms,
-    tokens/s overall and per sequence, which term binds, and whether memory holds that batch."""
+    tokens/s overall and per sequence, which term binds, and whether the batch is reachable (``fits_in_memory``:
+    memory holds it and the engine schedules that many sequences, ``max_seqs``)."""
     batches = BATCHES if batches is None else np.asarray(batches)
     n = s.ctx if n is None else n
     p = model.step_parts(s, batches, n)
@@ -118,7 +119,7 @@ def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = 
         "tok_s": batches / p.step_s,
         "tok_s_per_seq": 1 / p.step_s,
         "bound": np.where(p.compute_bound, "compute", "memory"),
-        "fits_in_memory": batches <= mb,
+        "fits_in_memory": batches <= memory.seqs_cap(s, mb),  # memory holds it and the engine schedules it
     })
 
 
@@ -127,13 +128,14 @@ def cost_surface(s: Scenario, batches: np.ndarray | None = None,
     """USD per million tokens (rent + upkeep) over duty x batch: one broadcast expression.
 
     Returns ``(usd_per_mtok, rent, reachable)``, each shaped ``(len(duties), len(batches))``;
-    ``reachable`` is False where memory cannot hold the batch at ``s.ctx``. Rent is NaN for an unpriced card.
+    ``reachable`` is False where memory cannot hold the batch at ``s.ctx`` or the engine schedules fewer sequences
+    (``max_seqs``). Rent is NaN for an unpriced card.
     """
     batches = BATCHES if batches is None else np.asarray(batches)
     duties = DUTIES if duties is None else np.asarray(duties)
     tok_s = batches / model.step_seconds(s, batches)
     rent, upkeep = model.cost_per_mtok(s, tok_s[None, :], duties[:, None])
-    reachable = np.broadcast_to(batches <= int(memory.max_batch(s, s.ctx)), rent.shape)
+    reachable = np.broadcast_to(batches <= memory.seqs_cap(s, int(memory.max_batch(s, s.ctx))), rent.shape)
     return rent + upkeep, rent, reachable
 
 
@@ -152,7 +154,7 @@ def cost_by_duty(s: Scenario, batches: Sequence[int], duties: Sequence[float] = 
     tok_s = batches / model.step_seconds(s, batches)
     rent, upkeep = model.cost_per_mtok(s, tok_s[:, None], duties[None, :])
     rows = []
-    mb = int(memory.max_batch(s, s.ctx))
+    mb = memory.seqs_cap(s, int(memory.max_batch(s, s.ctx)))  # memory holds it and the engine schedules it
     for i, b in enumerate(batches):
         for j, d in enumerate(duties):
             rows.append({"batch": int(b), "fits_in_memory": bool(b <= mb), "tok_s": float(tok_s[i]), "duty": float(d),

@@ -74,8 +74,11 @@ heat = base.mark_rect().encode(
 cross = base.mark_text(color="#888888", fontSize=9).encode(text="cell:N")
 st.altair_chart((heat + cross).properties(height=420), width="stretch")
 if not grid["reachable"].all():
-    st.caption(f"Grey cells marked × need more than the {r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens: "
-               "the roofline prices them, the card cannot reach them.")
+    capped = s.max_seqs is not None and s.max_seqs < r["max_batch"]
+    limit = (f"{s.max_seqs:,} sequences the engine schedules per step (max_seqs)" if capped else
+             f"{r['max_batch']:,} sequences memory holds at {s.ctx:,} tokens")
+    st.caption(f"Grey cells marked × need more than the {limit}: the roofline prices them, the engine cannot reach "
+               "them.")
 
 st.subheader("By duty cycle, for a few batches")
 picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
@@ -84,7 +87,7 @@ wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
 ui.dataframe(wide,
              column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%.0f"),
-                            "fits_in_memory": st.column_config.CheckboxColumn("fits in memory"),
+                            "fits_in_memory": st.column_config.CheckboxColumn("reachable", help="Memory holds the batch and the engine schedules that many sequences (max_seqs)"),
                             **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
 st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only. Rows: a single stream, the batch memory holds, the batch in use, "
            "and the break-even batch (the textbook figure).")

@@ -155,7 +155,7 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
                   "payback_months", "sensitive_to"])
 best = tables.OPTION_NAMES.get(r["best"] or "", "none")
-st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}. Buying pays the cards and servers off over {s.years:g} years at "
+st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}{dm.cheaper_row_beats_text(d)}. Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
            f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); a fleet plus the API needs the day's traffic (Traffic: profile), "
            "hour by hour. "

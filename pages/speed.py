@@ -76,10 +76,10 @@ if be is None:
                "weights-only textbook roofline).")
 
 st.subheader("Throughput by batch")
-tp = sweep.assign(reachable=np.where(sweep["fits_in_memory"], "fits in memory", "beyond memory"))
+tp = sweep.assign(reachable=np.where(sweep["fits_in_memory"], "reachable", "beyond memory or max_seqs"))
 tp_chart = alt.Chart(tp).mark_line(point=False).encode(
     x=x, y=alt.Y("tok_s:Q", title="tokens/s, all sequences"),
-    color=alt.Color("reachable:N", scale=alt.Scale(domain=["fits in memory", "beyond memory"], range=["#4c78a8", "#bbbbbb"]),
+    color=alt.Color("reachable:N", scale=alt.Scale(domain=["reachable", "beyond memory or max_seqs"], range=["#4c78a8", "#bbbbbb"]),
                     legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0)),
     tooltip=["batch", alt.Tooltip("tok_s:Q", format=",.0f"), alt.Tooltip("tok_s_per_seq:Q", format=",.1f", title="per sequence")])
 per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
@@ -118,5 +118,7 @@ bars = alt.Chart(parts).mark_bar().encode(
 st.altair_chart(bars, width="stretch")
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
            "the step, and the tensor-parallel all-reduce and the engine's fixed time per step (launches, scheduling, "
-           f"sampling) add to either. Faded: batches beyond the {mb:,} sequences memory holds.")
+           "sampling) add to either. Faded: batches beyond "
+           + (f"the {s.max_seqs:,} sequences the engine schedules per step (max_seqs)."
+              if s.max_seqs is not None and s.max_seqs < mb else f"the {mb:,} sequences memory holds."))
 ui.download_csv(sweep, "speed-by-batch")

@@ -85,7 +85,7 @@ def test_a_shape_wrong_in_several_keys_falls_back_whole_not_key_by_key():
     given = "model=custom&params_b=70&layers=1&hidden=3&heads=1&kv_heads=1&head_dim=3"
     p = parse(given)
     assert [(e.key, e.rule) for e in p.errors] == [("hidden", True)]
-    assert "falls back to its default together" in p.errors[0].reason
+    assert "falls back to its default together" in p.errors[0].reason and "(params_b=70, layers=1" in p.errors[0].reason
     assert "layers=1" in p.errors[0].reason and "head_dim=3" in p.errors[0].reason
     default = parse("model=custom").scenario
     for key in ("params_b", "layers", "hidden", "heads", "kv_heads", "head_dim"):

@@ -508,3 +508,15 @@ def test_compare_cards():
     assert not bool(l4["fits"]) and l4["max_batch"] == 0
     for col in ("step_ms", "tok_s", "usd_per_mtok", "break_even_batch", "usd_hr", "monthly_usd"):
         assert math.isnan(l4[col]), col
+
+
+def test_batches_past_the_engines_cap_are_not_drawn_as_reachable():
+    """llama.cpp schedules 4 sequences per step (max_seqs): a batch memory holds but the engine never runs is
+    marked like one memory cannot hold, on the Speed and Cost pages' tables."""
+    from calc import parse
+    s = parse("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&weights=q4_k_m").scenario
+    assert s.max_seqs == 4
+    sweep = tables.speed_sweep(s, batches=np.array([1, 4, 5, 16]))
+    assert list(sweep["fits_in_memory"]) == [True, True, False, False]
+    by_duty = tables.cost_by_duty(s, [4, 8])
+    assert set(by_duty[by_duty["batch"] == 8]["fits_in_memory"]) == {False}

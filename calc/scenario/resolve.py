@@ -240,8 +240,9 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
                 named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
             if len(dropped) > 1:
                 reason += (f"; none of {', '.join(k for k in conflict.keys if k in values)} repairs it alone, so "
-                           f"every figure the link gave for the {_group_name(culprit)} falls back to its default "
-                           f"together ({', '.join(f'{k}={_shown(raw.get(k, values[k]))}' for k in dropped)})")
+                           f"every figure the link gave for the {_group_name(culprit)} "
+                           f"({', '.join(f'{k}={_shown(raw.get(k, values[k]))}' for k in dropped)}) falls back to its "
+                           f"default together")
             errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
             for key in dropped:
                 values.pop(key)
