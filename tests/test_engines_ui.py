@@ -39,9 +39,15 @@ def test_a_card_the_chosen_engine_does_not_run_on_says_the_engine_fell_back():
     assert not at.exception
     assert at.query_params["engine"] == "vllm"
     assert "TensorRT-LLM does not run on Instinct MI300X" in texts(at.error)
-    at.run()  # still said on the next run, until the engine is chosen again
+    at.run()  # still said on the next run, until another input changes
     assert "TensorRT-LLM does not run on Instinct MI300X" in texts(at.error)
     at.selectbox(key="engine").set_value("sglang").run()
+    assert "TensorRT-LLM does not run" not in texts(at.error)
+    at.selectbox(key="card").set_value("h100-sxm").run()
+    at.selectbox(key="engine").set_value("trtllm").run()
+    at.selectbox(key="card").set_value("mi300x").run()
+    assert "TensorRT-LLM does not run on Instinct MI300X" in texts(at.error)
+    at.checkbox(key="cuda_graphs").uncheck().run()  # any other input: the page no longer says it
     assert "TensorRT-LLM does not run" not in texts(at.error)
 
 

@@ -62,7 +62,8 @@ def _errors() -> dict[str, FieldError]:
     """Everything to show beside the inputs this run: the link's rejected values and the rules the
     current inputs break."""
     parsed = st.session_state.get("_parsed")
-    return {**_link_errors(), **({e.key: e for e in parsed.errors} if parsed is not None else {})}
+    return {**_link_errors(), **st.session_state.get("_fallbacks", {}),
+            **({e.key: e for e in parsed.errors} if parsed is not None else {})}
 
 
 def _on_parent(key: str) -> None:
@@ -74,9 +75,9 @@ def _on_parent_value(key: str, value: Any) -> None:
     parsed = parse(with_change(widget_params(), key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
-    for e in parsed.errors:
-        if e.key != key:  # another input the change made impossible (TensorRT-LLM on an AMD card): said, not silent
-            _link_errors()[e.key] = e
+    # Another input this change made impossible (TensorRT-LLM on an AMD card) is said, not switched silently,
+    # until the next change of any input.
+    st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors if e.key != key}
     if any(e.key == key for e in parsed.errors):
         st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
 
@@ -86,6 +87,7 @@ def _on_override(key: str, parent: str | None) -> None:
     others derive from (the weight format, which the checkpoint's other parts follow) drops them, as a preset
     does."""
     _link_errors().pop(key, None)
+    st.session_state["_fallbacks"] = {}
     if parent and st.session_state.get(parent) != CUSTOM:
         st.session_state[parent] = CUSTOM
     if key in DEPENDENTS and key not in ("model", "card"):
