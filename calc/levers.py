@@ -16,7 +16,7 @@ import pandas as pd
 from . import catalogue, engines
 from .decision import TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
-from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, with_change
+from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, weights_refusal, with_change
 from .words import ENGINE_NAMES, money
 
 #: Weight formats a lever tries, from wider to narrower.
@@ -56,20 +56,13 @@ def _quality_text(fmt: str, kv: bool = False) -> str:
     return f"quality: {r['metric']} {r['delta_text']} on {r['model']} ({r['source_short']})"
 
 
-def _loads(engine: str, fmt: str) -> bool:
-    """Whether ``engine`` loads weights in ``fmt`` (calc/engines.py ``format_rule``: llama.cpp GGUF types only,
-    TensorRT-LLM no GGUF)."""
-    kind = catalogue.weight_formats().get(fmt, {}).get("kind")
-    return engines.format_rule(engine, fmt, kind) is None
-
-
 def levers(ev: Evaluation) -> list[Lever]:
     """The levers that apply to the scenario of ``ev`` (each a real change of at least one key)."""
     s = ev.scenario
     out: list[Lever] = []
     # The steps in the types the engine loads (llama.cpp: q8_0 and q4_k_m for fp8 and int4-g128).
     for fmt in dict.fromkeys(engines.engine_weights(s.engine, f) for f in WEIGHT_STEPS):
-        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and _loads(s.engine, fmt):
+        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and not weights_refusal(s.engine, fmt):
             out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)",
                              _quality_text(fmt)))
@@ -183,7 +176,7 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
     params = dict(ev.scenario.to_params())
     rows = []
     for fmt, bits in sorted(WEIGHT_FORMATS.items(), key=lambda kv: (kv[1], kv[0])):
-        if not _loads(ev.scenario.engine, fmt):  # a row would show the fallback's figures under this format's name
+        if weights_refusal(ev.scenario.engine, fmt):  # a row would show the fallback's figures under this format's name
             continue
         after = evaluate(parse(with_change(params, "weights", fmt)))
         published = catalogue.quality().get(fmt, [])

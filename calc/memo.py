@@ -212,9 +212,8 @@ def verdict_sentence(d: Decision) -> str:
         parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
     parts.insert(0, residency_sentence(d))
     beyond = beyond_trained_context(s)
-    if beyond:  # the requests themselves cannot be served: said before any bill
-        why = beyond.split(": ", 1)[1]  # the headline says that nothing can be served
-        parts.insert(0, why[0].upper() + why[1:] + ".")
+    if beyond:  # the requests themselves cannot be served: said before any bill (the headline says so)
+        parts.insert(0, beyond[0].upper() + beyond[1:] + ".")
     parts.append(options_sentence(d))
     parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))

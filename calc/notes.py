@@ -17,14 +17,15 @@ BEYOND_CONTEXT = "no request can be served as set"
 def beyond_trained_context(s: Scenario) -> str | None:
     """Where a request (``in_tok + out_tok``) is longer than the model preset's trained context, why neither the
     cards nor the API can serve it (engines and APIs refuse a prompt plus output beyond ``max_position_embeddings``
-    unless the context is extended); None otherwise, and for a custom model, whose context is not known."""
+    unless the context is extended), a clause that follows :data:`BEYOND_CONTEXT`; None otherwise, and for a
+    custom model, whose context is not known."""
     preset = catalogue.models().get(s.model)
     request = s.in_tok + s.out_tok
     if not preset or not preset.get("max_ctx") or request <= preset["max_ctx"]:
         return None
-    return (f"{BEYOND_CONTEXT}: a request holds {request:,} tokens (in_tok + out_tok), beyond {preset['name']}'s "
-            f"trained context of {preset['max_ctx']:,} tokens, which engines and APIs refuse; every figure below "
-            "prices requests this model cannot take")
+    return (f"a request holds {request:,} tokens (in_tok + out_tok), beyond {preset['name']}'s trained context of "
+            f"{preset['max_ctx']:,} tokens, which engines and APIs refuse; every figure below prices requests this "
+            "model cannot take")
 
 
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
@@ -159,13 +160,13 @@ def scenario_warnings(s: Scenario) -> list[str]:
             apis[s.api]["family"] != apis[preset["api_ref"]]["family"]:
         out.append(f"the API row {s.api} prices {apis[s.api]['family']}, not {preset['name']}: the comparison is "
                    "with another model's price list")
+    beyond = beyond_trained_context(s)
     if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"] and \
-            not ("ctx" in s.follows_traffic and beyond_trained_context(s)):  # said once, loudly, for the requests
+            not ("ctx" in s.follows_traffic and beyond):  # said once, loudly, for the requests
         out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
     request = s.in_tok + s.out_tok
-    beyond = beyond_trained_context(s)
     if beyond:
-        out.append(beyond)
+        out.append(f"{BEYOND_CONTEXT}: {beyond}")
     if request > s.ctx:
         out.append(f"a request holds {request:,} tokens (prompt + output), more than the {s.ctx:,}-token context "
                    "the Fit, Speed and Cost figures assume")

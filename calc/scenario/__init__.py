@@ -15,7 +15,7 @@ command line uses it).
 - ``hints``: how the app's sliders move.
 """
 
-from .derive import AUTO, DEFAULT_VOCAB, card_torch_gib, day_weights
+from .derive import AUTO, DEFAULT_VOCAB, card_torch_gib, day_weights, weights_refusal
 from .edit import with_change
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .hints import slider_stops
@@ -49,5 +49,6 @@ __all__ = [
     "DEFAULT_WEIGHTS", "DEPENDENTS", "FROM_DEFAULT", "KEYS", "KEY_TABLE", "KV_FORMATS", "LINK", "LINK_ACCEPTED",
     "MAX_LINK_CHARS", "MAX_LINK_FIELDS", "MODEL_FIGURES", "NONE_GIVEN", "PRESET", "RANGES", "REASON_IDS", "SOURCES",
     "UNKNOWN", "WEIGHT_FORMATS", "FieldError", "Key", "LinkInputs", "Parsed", "Scenario", "ScenarioError",
-    "card_torch_gib", "day_weights", "link_too_long", "load", "parse", "preset_figures", "slider_stops", "split_link", "with_change",
+    "card_torch_gib", "day_weights", "link_too_long", "load", "parse", "preset_figures", "slider_stops", "split_link", "weights_refusal",
+    "with_change",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .. import catalogue
-from ..engines import default_batched_tokens, default_cuda_graphs, default_max_seqs, engine_weights
+from ..engines import default_batched_tokens, default_cuda_graphs, default_max_seqs, engine_weights, format_rule
 
 #: Vocabulary assumed for a custom model with a tied embedding table (Llama 4 and gpt-oss sizes bracket it).
 DEFAULT_VOCAB = 131072
@@ -213,6 +213,13 @@ eff_bw, eff_kv, eff_flops = _efficiency("eff_bw"), _efficiency("eff_kv"), _effic
 def max_batched_tokens(r: Resolving, base: Any) -> Any:
     """The engine's default for the card (docs/method.md section 8.2)."""
     return default_batched_tokens(r.get("engine"), r.get("card"), r.get("torch_gib"))
+
+
+def weights_refusal(engine: str, weights: str) -> str | None:
+    """Why ``engine`` cannot load weights in format ``weights`` (calc/engines.py ``format_rule`` with the format's
+    kind from the catalogue), or None when it can."""
+    fmt = catalogue.weight_formats().get(weights)
+    return format_rule(engine, weights, fmt and fmt.get("kind"))
 
 
 @unless_given("weights")

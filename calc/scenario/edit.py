@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import catalogue, engines
+from .derive import weights_refusal
 from .keys import CUSTOM, DEFAULT_MODEL, DEPENDENTS, KEYS
 
 
@@ -28,11 +29,10 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
     out[key] = value
     # Keep the weight format only where the new engine loads it (llama.cpp reads GGUF types, TensorRT-LLM none):
     # dropped, it becomes the engine's own default (docs/method.md section 5), and the report says which.
-    if key == "engine" and value in engines.FAMILIES and "weights" in out:
-        fmt = catalogue.weight_formats().get(str(out["weights"]))
-        if engines.format_rule(str(value), str(out["weights"]), fmt and fmt.get("kind")):
-            for k in ("weights", *DEPENDENTS["weights"]):
-                out.pop(k, None)
+    if key == "engine" and value in engines.FAMILIES and "weights" in out \
+            and weights_refusal(str(value), str(out["weights"])):
+        for k in ("weights", *DEPENDENTS["weights"]):
+            out.pop(k, None)
     # Keep the compute precision only where the new card has units for it.
     if key == "card" and value in catalogue.cards() and \
             catalogue.cards()[value]["peaks"].get(str(out.get("compute", "bf16"))) is None:

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import catalogue, rules
-from ..engines import ENGINE_NAMES, MODELLED_RESERVE, card_rule, engine_weights, format_rule, tp_rule
+from ..engines import ENGINE_NAMES, MODELLED_RESERVE, card_rule, engine_weights, tp_rule
 from ..engines import profile as engine_profile
-from .derive import AUTO, Conflict, card_peak
+from .derive import AUTO, Conflict, card_peak, weights_refusal
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .keys import (
     CARD_FIGURES,
@@ -132,14 +132,13 @@ def _card_rule(r: _Resolving) -> None:
 
 
 def _engine_rule(r: _Resolving) -> None:
-    """The engine must run on the card (engines.card_rule), load the weight format (engines.format_rule) and
+    """The engine must run on the card (engines.card_rule), load the weight format (derive.weights_refusal) and
     accept the tensor-parallel size (engines.tp_rule)."""
     card = r.row("card")
     rule = card_rule(r.get("engine"), card and card.get("vendor"), card and card.get("name"))
     if rule:
         raise Conflict(("engine",), rule)
-    fmt = catalogue.weight_formats().get(r.get("weights"))
-    rule = format_rule(r.get("engine"), r.get("weights"), fmt and fmt.get("kind"))
+    rule = weights_refusal(r.get("engine"), r.get("weights"))
     if rule:
         raise Conflict(("weights",), rule)
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))

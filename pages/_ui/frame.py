@@ -126,10 +126,10 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     for w in report["warnings"]:
         if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
             st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
-    for w in report["warnings"]:
-        if w.startswith(notes.BEYOND_CONTEXT):  # the requests themselves cannot be served: said before any figure
-            st.error(f"**{plain(w[0].upper() + w[1:].split(': ', 1)[0])}:** {plain(w.split(': ', 1)[1])}.",
-                     icon=":material/block:")
+    beyond = notes.beyond_trained_context(scenario)
+    if beyond:  # the requests themselves cannot be served: said before any figure
+        st.error(f"**{notes.BEYOND_CONTEXT[0].upper() + notes.BEYOND_CONTEXT[1:]}:** {plain(beyond)}.",
+                 icon=":material/block:")
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
