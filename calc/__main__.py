@@ -195,7 +195,19 @@ def _plan(parsed, args: argparse.Namespace) -> int:
                 print(f"error: weights={f!r} is not accepted: weights takes {KEYS['weights'].accepted}",
                       file=sys.stderr)
                 return 2
+    from .scenario import weights_refusal
+    engine = parsed.scenario.engine
+    refused = {f: why for f in (formats or []) if (why := weights_refusal(engine, f))}
+    for f, why in refused.items():
+        print(f"note: weights={f} is left out: {why}", file=sys.stderr)
+    if formats and len(refused) == len(formats):
+        print(f"error: none of the formats asked for loads in engine={engine}", file=sys.stderr)
+        return 2
+    formats = [f for f in formats if f not in refused] if formats else None
     rows = [asdict(r) for r in plan(parsed.scenario, formats)]
+    if not rows:
+        print("note: no card preset fits this model and traffic with the formats and cards per replica tried "
+              "(1, 2, 4, 8)", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=2, allow_nan=False))
         return 0

@@ -100,14 +100,20 @@ def levers(ev: Evaluation) -> list[Lever]:
                          f"rent at {s.usd_hr * (1 - COMMITMENT_DISCOUNT):,.2f} instead of {s.usd_hr:,.2f} USD per "
                          "card-hour",
                          "commitment: paid every hour of the term, whether the traffic comes or not"))
+    # llama.cpp gives each card whole layers (engines.splits_layers): more cards add memory, not speed.
+    layers = engines.splits_layers(s.engine)
     if s.gpus < 64:
-        out.append(Lever(f"{s.gpus * 2} cards per replica", {"gpus": s.gpus * 2},
-                         f"tensor parallel over {s.gpus * 2} cards instead of {s.gpus}: more memory for the cache, "
-                         "faster steps, all-reduces added", "money: each replica rents twice the cards"))
+        what = (f"whole layers split over {s.gpus * 2} cards instead of {s.gpus}: more memory for the cache, the "
+                "same step speed, a hand-over of the activations at each boundary" if layers else
+                f"tensor parallel over {s.gpus * 2} cards instead of {s.gpus}: more memory for the cache, "
+                "faster steps, all-reduces added")
+        out.append(Lever(f"{s.gpus * 2} cards per replica", {"gpus": s.gpus * 2}, what,
+                         "money: each replica rents twice the cards"))
     if s.gpus > 1:
+        split = "whole layers split over" if layers else "tensor parallel over"
         out.append(Lever(f"{s.gpus // 2} card{'s' if s.gpus // 2 > 1 else ''} per replica", {"gpus": s.gpus // 2},
-                         f"tensor parallel over {s.gpus // 2} instead of {s.gpus}: fewer cards per replica, less "
-                         "memory for the cache", "latency: slower steps"))
+                         f"{split} {s.gpus // 2} instead of {s.gpus}: fewer cards per replica, less "
+                         "memory for the cache", "latency: about the same step" if layers else "latency: slower steps"))
     return out
 
 

@@ -505,7 +505,9 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
     rows = [
         ("model", model_name(s) + ("" if s.model == "custom" else f" ({s.model})")),
         ("card", card_name(s) + ("" if s.card == "custom" else f" ({s.card})")),
-        ("gpus", f"{s.gpus} per replica (tensor parallel)"),
+        ("gpus", f"{s.gpus} per replica ("
+                 + ("whole layers per card" if engines.splits_layers(s.engine) else "tensor parallel") + ")"),
+        ("engine", f"{ENGINE_NAMES.get(s.engine, s.engine)} ({s.engine})"),
         ("weights", weights_text(s)),
         ("kv", kv_text(s)),
         ("compute", f"{s.compute}, {s.tflops:g} TFLOP/s dense per card"),
@@ -529,6 +531,11 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
          if s.spec_k else "off"),
         ("upkeep", f"{s.upkeep:,.0f} USD a month"),
         ("hours", f"{s.hours:g} hours a month"),
+        ("profile", "none (every hour as the peak factor says)" if s.profile is None
+         else (f"{s.profile}" if s.profile in catalogue.profiles() else "24 hourly weights of the link's own")),
+        ("autoscale", "on: a rented fleet runs, each hour, the replicas that hour needs" if s.autoscale
+         else "off: the rented fleet runs all day"),
+        ("why", "none given" if not s.why else ", ".join(s.why.split(","))),
     ]
     # Every other figure a preset brings that is not its shape (the card's interconnect, price and power, and any
     # figure a new key reads from a preset), in the key table's words.

@@ -40,7 +40,8 @@ ui.dataframe(shown, pin="lever", column_config={
 ui.download_csv(table, "levers")
 
 st.subheader("Weight formats: memory and money against published quality")
-st.caption("Every weight format of the catalogue on this scenario: the memory its weights take, the sequences that "
+st.caption(f"Every weight format of the catalogue that {words.ENGINE_NAMES[s.engine]} loads, on this scenario: the memory its "
+           "weights take, the sequences that "
            "fit at the context set, the self-hosting bill for the traffic, and the quality cost published for it "
            "(against 16-bit, on the model named; a dash: nothing published).")
 formats = ui.format_table(s.to_query())

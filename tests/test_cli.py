@@ -89,3 +89,14 @@ def test_a_bare_query_whose_value_holds_an_address_is_still_read():
     out = run("duty=[click](http://evil.example/)")
     assert out.returncode == 2 and "duty='[click](http://evil.example/)'" in out.stderr
     assert json.loads(run("/cost?ctx=4096").stdout)["scenario"]["ctx"] == 4096
+
+
+def test_plan_names_the_formats_the_engine_refuses():
+    """A format llama.cpp does not load is left out with its reason; none left is an error, not an empty table."""
+    only = run("--plan", "model=llama-3.1-8b&req_day=20000&engine=llamacpp", "--weights", "fp8")
+    assert only.returncode == 2 and "weights=fp8 is left out" in only.stderr and "q8_0" in only.stderr
+    assert "none of the formats asked for loads in engine=llamacpp" in only.stderr
+    mixed = run("--plan", "model=llama-3.1-8b&req_day=20000&engine=llamacpp", "--weights", "fp8,q4_k_m")
+    assert mixed.returncode == 0 and "weights=fp8 is left out" in mixed.stderr
+    rows = mixed.stdout.strip().splitlines()
+    assert len(rows) > 1 and all(",q4_k_m," in row for row in rows[1:])

@@ -141,3 +141,13 @@ def test_llamacpp_is_offered_only_the_weight_formats_it_loads():
     assert {"q4_k_m", "q8_0", "bf16", "mxfp4"} <= formats and not formats & {"fp8", "int8", "int4-g128"}
     fit = tables.fit_table(ev.scenario, (2048,), ["bf16", "fp8", "int4-g128", "q4_k_m"])
     assert list(fit["weights"]) == ["bf16 (16-bit)", "q8_0 (8.5-bit)", "q4_k_m (4.8213-bit)"]
+
+
+def test_card_levers_say_how_the_engine_splits_the_model():
+    """llama.cpp gives each card whole layers: more cards add memory, not speed, and no all-reduce."""
+    from calc import evaluate, levers, parse
+    cpp = {lv.name: lv for lv in levers.levers(evaluate(parse("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2")))}
+    assert "whole layers split over 4 cards" in cpp["4 cards per replica"].what
+    assert "all-reduce" not in cpp["4 cards per replica"].what and "tensor parallel" not in cpp["1 card per replica"].what
+    vllm = {lv.name: lv for lv in levers.levers(evaluate(parse("model=llama-3.1-70b&card=h100-sxm&gpus=2")))}
+    assert "tensor parallel over 4 cards" in vllm["4 cards per replica"].what
