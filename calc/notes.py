@@ -214,7 +214,34 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if s.kv_latent:
         out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
                    "an engine that expands keys and values needs the plain formula")
+    release = vllm_release_note(s)
+    if release:
+        out.append(release)
     return out
+
+
+#: How far the KV cache of vLLM's 2025 releases may differ from the current releases' before the notes say so.
+RELEASE_GAP = 0.10
+
+
+def vllm_release_note(s: Scenario) -> str | None:
+    """Where the scenario runs the current vLLM and its 2025 releases (``vllm-2025``: the PyTorch-sort sampler
+    profile, MXFP4 experts through Marlin, no CUDA-graph reserve; calc/memory.py ``VLLM_RELEASES``) would size the
+    KV cache more than :data:`RELEASE_GAP` apart, both figures, so that a log from an older release is compared
+    with its own; None otherwise (no link that sets ``overhead_gib`` replaces the release's accounting)."""
+    if s.engine != "vllm" or s.overhead_gib is not None:
+        return None
+    now = memory.memory(s).kv_cache_gib
+    then = memory.memory(s.model_copy(update={"engine": "vllm-2025"})).kv_cache_gib
+    if now <= 0 or abs(then - now) <= RELEASE_GAP * now:
+        return None
+    why = "their sampler's profiling run holds more" + (
+        ", and their Marlin kernels pad the MXFP4 experts" if s.experts and s.weights_experts == "mxfp4" else "")
+    then_text = (f"size this KV cache at {then:,.2f} GiB per card, not {now:,.2f}" if then > 0 else
+                 f"leave no memory for the KV cache (short by {-then:,.2f} GiB per card) where the current ones leave "
+                 f"{now:,.2f}")
+    return (f"vLLM's 2025 releases (v0.10 to v0.14) {then_text}: {why}; compare a log of one of them with "
+            "engine=vllm-2025")
 
 
 def checkpoint_parts(s: Scenario) -> str | None:

@@ -26,7 +26,7 @@ def per_mtok(x):
 c0.metric("Self-hosting per month", words.money(d.self_host_usd_month),
           help=f"The Decision page's bill: {d.replicas or 0:,} replica(s) of {s.gpus} card(s) for the busiest hour, "
                "rented for the month, plus the upkeep.")
-c1.metric("All-in per 1M output tokens", "—" if whole is None else f"{whole:,.3f} USD",
+c1.metric("All-in per 1M output", "—" if whole is None else f"{whole:,.3f} USD",
           help="The whole self-hosting bill per 1M output tokens: the same bill over the month's output tokens (prompt time and idle capacity included).")
 c2.metric(f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
           help=f"One replica's rent plus the upkeep per million output tokens at batch {r['batch']:,} and duty "

@@ -65,3 +65,16 @@ def test_a_batch_cap_only_just_below_the_knee_is_said_to_be_close_to_the_rooflin
     assert not cap_just_below_knee(78, 28320) and not cap_just_below_knee(48, None)
     assert not cap_just_below_knee(90, 85.26)  # at or past the knee: no flag at all
     assert cap_just_below_knee(95, 100) and not cap_just_below_knee(94, 100) and NEAR_KNEE_SHARE == 0.05
+
+
+def test_a_vllm_scenario_says_when_the_2025_releases_size_the_cache_apart():
+    """The gpt-oss-120b printout of vLLM 0.11 (1.71 GiB) is the 2025 accounting's: the current profile names it."""
+    from calc import load
+    from calc.notes import scenario_warnings
+    s = load("model=gpt-oss-120b&card=h100-sxm&engine=vllm&ctx=131072&mem_util=0.95&max_batched_tokens=1024").scenario
+    note = [w for w in scenario_warnings(s) if "2025 releases" in w]
+    assert len(note) == 1 and "1.94 GiB per card, not 7.81" in note[0] and "engine=vllm-2025" in note[0]
+    assert "MXFP4" in note[0]
+    assert not [w for w in scenario_warnings(load("model=llama-3.1-8b&card=l40s").scenario) if "2025 releases" in w]
+    assert not [w for w in scenario_warnings(load(
+        "model=gpt-oss-120b&card=h100-sxm&engine=vllm-2025&ctx=131072&mem_util=0.95").scenario) if "2025 releases" in w]
