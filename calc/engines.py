@@ -71,7 +71,7 @@ def splits_layers(engine: str) -> bool:
 #: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
 #: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime or of the current
 #: releases' buffers is in the data.
-MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm-2024")
+MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm-2024", "llamacpp", "llamacpp-vulkan", "llamacpp-2024")
 
 
 #: Tokens per KV-cache block, as each engine pages its cache: vLLM's ``block_size`` 16 on CUDA (vllm/config/cache.py;
@@ -101,12 +101,31 @@ def default_batched_tokens(engine: str, card: str, torch_gib: float) -> int:
 
     vLLM (V1, API server): 8192 on a card of at least 70 GiB that is not an A100, else 2048
     (vllm/engine/arg_utils.py ``get_batch_defaults``). SGLang: ``chunked_prefill_size`` 8192; TensorRT-LLM:
-    ``max_num_tokens`` 8192 (its BuildConfig default); llama.cpp: ``n_batch`` 2048; roofline: 8192 (unused).
+    ``max_num_tokens`` 8192 (its BuildConfig default); llama.cpp: ``n_ubatch`` 512, the tokens one graph computes
+    (``-ub``; common/common.h; its ``n_batch`` of 2048 is split into such steps); roofline: 8192 (unused).
     """
     b = base(engine)
     if b == "vllm":
         return 8192 if torch_gib >= 70 and "a100" not in card else 2048
-    return 2048 if b == "llamacpp" else 8192
+    return LLAMACPP_UBATCH if b == "llamacpp" else 8192
+
+
+#: llama.cpp's default physical batch, ``n_ubatch`` (common/common.h ``n_ubatch = 512``): its compute buffers are
+#: reserved for a graph of that many tokens.
+LLAMACPP_UBATCH = 512
+#: llama.cpp builds that run without flash attention unless told (``-fa``): the builds before ggml-org/llama.cpp PR
+#: #15434 (August 2025, flash attention ``auto``, which CUDA resolves to on). Their ``flash_attn`` defaults to 0.
+NO_FLASH_ATTENTION = ("llamacpp-2024",)
+#: llama.cpp builds whose server reserves logits for its slots only, not for every token of a physical batch
+#: (ggml-org/llama.cpp PR #23861, May 2026: ``n_outputs_max = n_parallel * (1 + n_draft)``).
+OUTPUTS_PER_SLOT = ("llamacpp", "llamacpp-vulkan")
+
+
+def default_flash_attn(engine: str) -> int:
+    """Whether the engine computes attention with a flash-attention kernel when the launch does not say
+    (``flash_attn``): 0 for :data:`NO_FLASH_ATTENTION`, else 1. Only llama.cpp's memory reads it: without it, its
+    compute buffer holds the attention scores of a whole physical batch (docs/method.md section 8.2)."""
+    return 0 if engine in NO_FLASH_ATTENTION else 1
 
 
 def default_max_seqs(engine: str, card: str, torch_gib: float, batched_tokens: int,

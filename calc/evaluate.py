@@ -43,8 +43,9 @@ class Memory:
     weights_loaded_gib: float        # per card, as the engine loads them (its kernels' padding included)
     kv_cache_gib: float              # the KV cache the engine allocates, all cards (vLLM: "Available KV cache memory" x g)
     kv_cache_gib_per_card: float
-    kv_tokens: float                 # vLLM's "GPU KV cache size", SGLang's max_total_num_tokens
+    kv_tokens: float                 # vLLM's "GPU KV cache size", SGLang's max_total_num_tokens, llama.cpp's cells
     max_concurrency: float           # vLLM's "Maximum concurrency for ctx tokens per request"
+    reserve_gib_per_card: dict       # the engine's reserve block by block, GiB per card (llama.cpp: "compute buffer")
 
 
 @dataclass(frozen=True)
@@ -257,10 +258,11 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "fits": bool(free > 0),
         "max_batch": mb,
         "weights_loaded_gib": mem.weights_loaded_gib,
-        "kv_cache_gib": max(0.0, free) / model.GiB,
-        "kv_cache_gib_per_card": max(0.0, mem.kv_cache_gib),
+        "kv_cache_gib": max(0.0, mem.allocated_bytes) / model.GiB,
+        "kv_cache_gib_per_card": max(0.0, mem.allocated_gib),
         "kv_tokens": memory.kv_tokens(s, mem),
         "max_concurrency": memory.max_concurrency(s, mem),
+        "reserve_gib_per_card": {b.name: b.gib for b in mem.reserve},
         "break_even_batch": be,
         "batch": batch,
         "step_ms": step_s * MS_PER_S,

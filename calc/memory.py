@@ -3,8 +3,13 @@ the engine's own reserve, and the KV cache, per card, in GiB (``2**30`` bytes).
 
 Each engine sizes its KV cache by its own rule, from a different total:
 
-- **roofline** and **llama.cpp**: ``mem_util`` of the card (``mem_gib``, as nvidia-smi reports it) less the
-  reserve ``overhead_gib`` (llama.cpp's compute buffers) and the weights.
+- **roofline**: ``mem_util`` of the card (``mem_gib``, as nvidia-smi reports it) less the reserve ``overhead_gib``
+  and the weights.
+- **llama.cpp** (``src/llama-context.cpp``): the card less the CUDA context, the weights it offloads (the input
+  embedding table stays in host memory) and its compute buffers, reserved for a graph of ``n_ubatch`` tokens
+  (``max_batched_tokens``): the logits of its output rows, or the attention's working set over the context (the
+  scores of every head without flash attention), whichever is larger. It allocates the KV cache it is told,
+  ``n_ctx`` cells: ``max_seqs`` slots of ``ctx`` tokens, padded to 256 cells; the rest of the card stays free.
 - **vLLM** (``vllm/v1/worker/gpu_worker.py`` ``determine_available_memory``): the total CUDA reports
   (``torch_gib``) times ``gpu_memory_utilization`` (``mem_util``), less the weights as loaded, the activation peak
   of its profiling run, the memory that appears outside PyTorch's allocator during it and, since v0.21, the
@@ -78,6 +83,20 @@ TRTLLM_DECODER_BYTES = 19.9
 #: Memory SGLang's weight load takes per card beside the checkpoint's bytes (rotary tables, buffers, the
 #: allocator's blocks): the same printout's "Load weight end ... mem usage=15.54 GB" against 15.26 GiB of weights.
 SGLANG_LOAD_EXTRA_GIB = 0.3
+#: The CUDA context a llama.cpp process holds on each card beside the buffers it prints, GiB: llama.cpp prints no
+#: figure for it; the context SGLang found taken on the same kind of start (``SGLANG_CONTEXT_GIB``) stands for it.
+LLAMACPP_CONTEXT_GIB = SGLANG_CONTEXT_GIB
+#: llama.cpp pads its context to whole multiples of 256 cells (src/llama-context.cpp ``GGML_PAD(n_ctx, 256)``).
+LLAMACPP_CELL_PAD = 256
+#: llama.cpp's compute buffer: how many f32 tensors of the residual stream's width (``n_ubatch x hidden``) it
+#: holds beside the output head (1), beside the attention (4), and at least in any phase (15) (docs/method.md
+#: section 8.2). Read from start-up printouts: Pythia 2.8B on a V100 (ggml-org/ci, build 4343), Llama 3 8B
+#: (developer0hye/llama-3-korean-bllossom-8b-q4-docker README), a Mistral-shaped 7B at 2,048 and 32,768 cells
+#: (fedora-copr/logdetective PR #106), Gemma 7B (ggml-org/llama.cpp PR #5631), within 0.1 % where the logits or
+#: the attention scores set the size (6 % under for Pythia without flash attention); the floor is the one current
+#: server's printout with logits per slot (nehaai/kvcalc README, Llama 3 8B, 124 MiB), above what the same graph
+#: takes on the CPU backend (about 6 widths), so that a card is not over-filled.
+LLAMACPP_OUT_WIDTHS, LLAMACPP_ATTN_WIDTHS, LLAMACPP_FLOOR_WIDTHS = 1, 4, 15
 
 
 def sglang_context_gib(s) -> float:
@@ -111,8 +130,17 @@ class Memory:
     total_gib: float          # the total the engine takes its share of (torch_gib for vLLM and SGLang)
     weights_loaded_gib: float
     reserve: tuple[Block, ...]
-    kv_cache_gib: float
+    kv_cache_gib: float       # the room the engine has for its cache (what max_batch divides)
     gpus: int
+    kv_alloc_gib: float | None = None  # the cache it allocates where it is told a size (llama.cpp's n_ctx cells)
+    cells: int | None = None           # llama.cpp's n_ctx, the cells of that cache
+    kv_asked_gib: float | None = None  # what those cells take per card, allocated or not
+
+    @property
+    def allocated_gib(self) -> float:
+        """The KV cache the engine allocates per card: its whole room (vLLM, SGLang, TensorRT-LLM), or the cells it
+        is told where that is less (llama.cpp)."""
+        return self.kv_cache_gib if self.kv_alloc_gib is None else self.kv_alloc_gib
 
     @property
     def reserve_gib(self) -> float:
@@ -120,8 +148,9 @@ class Memory:
 
     @property
     def unclaimed_gib(self) -> float:
-        """The part of the card the engine leaves alone (its share's complement, and what the driver keeps)."""
-        return self.card_gib - self.weights_loaded_gib - self.reserve_gib - max(self.kv_cache_gib, 0.0)
+        """The part of the card the engine leaves alone (its share's complement, what the driver keeps, and llama.cpp's
+        room beyond the cells it allocates)."""
+        return self.card_gib - self.weights_loaded_gib - self.reserve_gib - max(self.allocated_gib, 0.0)
 
     @property
     def needed_gib(self) -> float:
@@ -138,6 +167,9 @@ class Memory:
             return f"{pct} (mem_fraction_static) of the memory free when it starts"
         if self.rule == "trtllm":
             return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
+        if self.rule == "llamacpp" and self.cells is not None:
+            return (f"the {self.cells:,} cells it is told (n_ctx: max_seqs slots of ctx tokens) on the card's "
+                    f"{self.card_gib:,.2f} GiB")
         return f"the card's {self.card_gib:,.2f} GiB" if self.mem_util >= 1 else \
             f"{pct} of the card's {self.card_gib:,.2f} GiB"
 
@@ -146,15 +178,21 @@ class Memory:
         name = engines.ENGINE_NAMES.get(self.engine, self.engine)
         parts = [f"{self.weights_loaded_gib:,.2f} GiB of weights as loaded"]
         parts += [f"{b.gib:,.2f} GiB {b.name}" for b in self.reserve if b.gib > 0]
-        kv = (f"{self.kv_cache_gib:,.2f} GiB for the KV cache" if self.kv_cache_gib > 0
+        kv = (f"{self.allocated_gib:,.2f} GiB for the KV cache" if self.kv_cache_gib > 0
               else f"nothing for the KV cache (short by {-self.kv_cache_gib:,.2f} GiB)")
+        left = "stay free beside its cells" if self.cells is not None else "are left outside its share"
         return (f"Per card, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; "
-                f"{self.unclaimed_gib:,.2f} GiB of the {self.card_gib:,.2f} GiB card are left outside its share.")
+                f"{self.unclaimed_gib:,.2f} GiB of the {self.card_gib:,.2f} GiB card {left}.")
 
     @property
     def kv_cache_bytes(self) -> float:
-        """The KV cache over every card of the replica, bytes (negative: the shortfall)."""
+        """The room for the KV cache over every card of the replica, bytes (negative: the shortfall)."""
         return self.kv_cache_gib * self.gpus * GiB
+
+    @property
+    def allocated_bytes(self) -> float:
+        """The KV cache the engine allocates over every card of the replica, bytes (negative: the shortfall)."""
+        return self.allocated_gib * self.gpus * GiB
 
 
 def _vllm_release(s: Scenario) -> dict | None:
@@ -175,6 +213,8 @@ def loaded_weight_bytes(s: Scenario) -> float:
     W = weight_bytes(s)
     if engines.base(s.engine) == "sglang":
         return W + s.gpus * SGLANG_LOAD_EXTRA_GIB * GiB
+    if engines.base(s.engine) == "llamacpp":
+        return W - input_table_bytes(s)
     release = _vllm_release(s)
     if release is None or s.weights_experts != "mxfp4" or not s.experts:
         return W
@@ -185,6 +225,39 @@ def loaded_weight_bytes(s: Scenario) -> float:
         padded = (math.ceil(width / 128) * 128) * (math.ceil(s.hidden / 256) * 256)
         return W + experts * (padded / (width * s.hidden) - 1)
     return W + M * 8 / 32 / 8  # the 8-bit scale of every 32 weights, held twice
+
+
+def input_table_bytes(s: Scenario) -> float:
+    """Bytes of the input-embedding table (``embed_b``, in the embedding part's format), which llama.cpp keeps in
+    host memory ("CPU_Mapped model buffer"): 0 where input and output share one table, which it copies to the card
+    that holds the output layer."""
+    part = next((p for p in model.weight_parts(s) if p.name == "embeddings and LM head"), None)
+    return 0.0 if part is None else min(model.embed_params(s), part.params) * part.bits / 8
+
+
+def llamacpp_cells(s: Scenario) -> int:
+    """llama.cpp's ``n_ctx``: ``max_seqs`` slots of ``ctx`` tokens (one slot without a cap), padded to 256 cells
+    (llama-server runs its slots on one unified cache of ``n_ctx`` cells; src/llama-context.cpp)."""
+    slots = 1 if s.max_seqs is None else int(s.max_seqs)
+    return int(math.ceil(slots * s.ctx / LLAMACPP_CELL_PAD) * LLAMACPP_CELL_PAD)
+
+
+def llamacpp_compute_bytes(s: Scenario) -> float:
+    """llama.cpp's compute buffer on the card that holds the output layer, bytes: the largest phase of a graph of
+    ``ub = min(n_ubatch, n_ctx)`` tokens (``max_batched_tokens``; ggml's allocator reuses what a phase frees), of
+    ``max(4*n_out*V + 4*ub*E, A, 4*ub*20*E)`` with ``A = 2*ub*n_kv + 16*ub*E`` under flash attention (its f16 mask)
+    and ``4*ub*n_kv*(H + 1) + 16*ub*E`` without (the f32 scores of every head and the mask); ``n_kv`` the cells,
+    ``n_out`` the output rows: the slots for a server that reserves logits per slot (ggml-org/llama.cpp PR #23861),
+    else ``ub`` (docs/method.md section 8.2)."""
+    cells = llamacpp_cells(s)
+    ub = min(int(s.max_batched_tokens), cells)
+    E, V = float(s.hidden), float(s.vocab)
+    slots = 1 if s.max_seqs is None else int(s.max_seqs)
+    n_out = min(slots, ub) if s.engine in engines.OUTPUTS_PER_SLOT else ub
+    out = 4.0 * n_out * V + 4.0 * LLAMACPP_OUT_WIDTHS * ub * E
+    attn = (2.0 * ub * cells if s.flash_attn else 4.0 * ub * cells * (s.heads + 1)) \
+        + 4.0 * LLAMACPP_ATTN_WIDTHS * ub * E
+    return max(out, attn, 4.0 * LLAMACPP_FLOOR_WIDTHS * ub * E)
 
 
 #: The widest dense MLP a token passes through, in widths of the residual stream: Gemma 2 27B's 36,864 over 4,608 is
@@ -269,6 +342,18 @@ def memory(s: Scenario) -> Memory:
         kv = s.mem_util * (total - loaded - over)
         if kv > 0:
             reserve += (Block("left outside the KV fraction", (1 - s.mem_util) * (total - loaded - over)),)
+    elif rule == "llamacpp":
+        total = s.mem_gib
+        reserve = ((Block("CUDA context", LLAMACPP_CONTEXT_GIB),
+                    Block("compute buffers", llamacpp_compute_bytes(s) / GiB)) if given is None
+                   else (Block("reserve (overhead_gib)", given),))
+        kv = s.mem_util * total - loaded - sum(b.gib for b in reserve)
+        cells = llamacpp_cells(s)
+        slots = 1 if s.max_seqs is None else int(s.max_seqs)
+        # The slots share the cells (a unified cache); each card holds the layers it was given.
+        asked = slots * float(cache_bytes(s, cells / slots)) / g / GiB
+        return Memory(rule, s.engine, s.mem_util, s.mem_gib, total, loaded, reserve, kv, g,
+                      kv_alloc_gib=min(asked, kv) if kv > 0 else kv, cells=cells, kv_asked_gib=asked)
     else:
         total = s.mem_gib
         over = 0.0 if given is None else given
@@ -294,7 +379,7 @@ def kv_tokens(s: Scenario, mem: Memory | None = None) -> float:
     (``max_total_num_tokens``) print it: ``floor(kv / Cg(ctx) * ctx / b) * b`` with ``b`` the engine's tokens per
     block (:func:`calc.engines.kv_block_tokens`; docs/method.md section 8.2)."""
     mem = memory(s) if mem is None else mem
-    raw = max(0.0, mem.kv_cache_bytes) / float(cache_bytes(s, s.ctx)) * s.ctx
+    raw = max(0.0, mem.allocated_bytes) / float(cache_bytes(s, s.ctx)) * s.ctx
     b = _block_rounding(s)
     # A hair of slack so a count that is a whole number of blocks in exact arithmetic is not floored one block down.
     return raw if b == 1 else math.floor(raw / b + 1e-9) * b

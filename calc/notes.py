@@ -217,6 +217,13 @@ def scenario_warnings(s: Scenario) -> list[str]:
     release = vllm_release_note(s)
     if release:
         out.append(release)
+    if mem.cells is not None and mb > 0 and mem.kv_asked_gib > mem.kv_cache_gib:
+        slots = 1 if s.max_seqs is None else int(s.max_seqs)
+        out.append(f"{ENGINE_NAMES.get(s.engine, s.engine)} told {mem.cells:,} cells ({slots} slot"
+                   f"{'s' if slots != 1 else ''} of {s.ctx:,} tokens) would not start: they take "
+                   f"{mem.kv_asked_gib:,.2f} GiB per card and {mem.kv_cache_gib:,.2f} are free beside the weights and "
+                   "its buffers; fewer slots (max_seqs) fit, and its --fit (on by default) "
+                   "shrinks n_ctx to what is free less 1 GiB")
     return out
 
 

@@ -14,10 +14,11 @@ c1.metric("Weights as loaded, per card", f"{r['weights_loaded_gib']:,.2f} GiB",
                "the engine's kernels add.")
 c2.metric("KV cache, all cards" if s.gpus > 1 else "KV cache", f"{r['kv_cache_gib']:,.1f} GiB",
           help=f"{r['kv_cache_gib_per_card']:,.2f} GiB per card: what the engine allocates for the cache (vLLM prints "
-               "it as 'Available KV cache memory').")
+               "it as 'Available KV cache memory', llama.cpp as its 'KV buffer size': the cells it is told, max_seqs "
+               "slots of ctx tokens).")
 c3.metric("KV cache tokens", f"{r['kv_tokens']:,.0f}",
-          help=f"vLLM's 'GPU KV cache size', SGLang's max_total_num_tokens: {r['max_concurrency']:,.2f} sequences "
-               f"of {s.ctx:,} tokens.")
+          help=f"vLLM's 'GPU KV cache size', SGLang's max_total_num_tokens, llama.cpp's cells: "
+               f"{r['max_concurrency']:,.2f} sequences of {s.ctx:,} tokens.")
 c4.metric("Sequences that fit", f"{r['max_batch']:,}",
           help=f"Whole sequences of {s.ctx:,} tokens; {r['kv_gib_per_sequence']:,.2f} GiB each. Batch used: "
                f"{r['batch']:,}.")

@@ -129,8 +129,8 @@ _LLAMACPP_FIXED = {
     "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold models of 22 to 80 layers): it is "
                      "fitted per layer (layer_us)"),
     "mem_util": (1.0, "llama.cpp allocates the cache it is told to (no memory fraction)"),
-    "overhead_gib": (4.0, "not constrained by the rows (batch-1 steps do not depend on memory): docs/method.md's "
-                          "default reserve, conservative for llama.cpp's compute buffers"),
+    "overhead_gib": (None, "empty: llama.cpp's own allocation, worked out from the launch settings (the CUDA "
+                           "context and its compute buffers: calc/memory.py, docs/method.md section 8.2)"),
     "max_seqs": (4, "llama-server's default of 4 parallel slots (--parallel auto; ggml-org/llama.cpp issue 17989)"),
 }
 MODELLED = ("empty: the engine's own accounting, worked out from the launch settings (calc/memory.py, "

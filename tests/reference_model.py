@@ -36,6 +36,13 @@ SGLANG_P2P_INIT_GIB = 2.0  # per card, tensor parallel over a fabric of at least
 SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
 TRTLLM_CONTEXT_GIB = 0.75  # docs/method.md 8.2: TensorRT-LLM 2024's CUDA context and libraries, per card
 TRTLLM_RUNTIME_B, TRTLLM_DECODER_B = 9.25, 19.9  # bytes per sequence of max_batch_size and vocabulary token
+# docs/method.md 8.2: llama.cpp's CUDA context (GiB per card), its cells' padding, its physical batch, the f32 tensors
+# of the hidden width its compute buffer holds beside the output head, beside the attention and at least; the
+# builds without flash attention by default, and those whose server reserves logits per slot.
+LLAMACPP_CONTEXT_GIB, LLAMACPP_PAD, LLAMACPP_UB = 0.3, 256, 512
+LLAMACPP_WIDTHS = (1, 4, 15)
+NO_FLASH = ("llamacpp-2024",)
+SLOT_OUTPUTS = ("llamacpp", "llamacpp-vulkan")
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
@@ -121,7 +128,7 @@ LINK_KEYS = (
     "link_gbs", "link_us", "embed_b",
     # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
     "vocab", "linear_layers", "state_kib", "torch_gib", "weights_attn", "weights_embed", "layers_full",
-    "max_batched_tokens", "cuda_graphs",
+    "max_batched_tokens", "cuda_graphs", "flash_attn",
     # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
     # docs/method.md section 8
@@ -349,8 +356,9 @@ def resolve(params) -> dict:
     if eng == "vllm":
         tokens_default = 8192 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 2048
     else:
-        tokens_default = 2048 if eng == "llamacpp" else 8192
+        tokens_default = LLAMACPP_UB if eng == "llamacpp" else 8192
     s["max_batched_tokens"] = _integer(p, "max_batched_tokens", tokens_default, 1)
+    s["flash_attn"] = _integer(p, "flash_attn", 0 if s["engine"] in NO_FLASH else 1, 0, 1)
     if eng == "vllm" and "max_seqs" not in p:  # docs/method.md section 8.2: vLLM's default by card
         s["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     s["tok_us"] = _real(p, "tok_us", prof["tok_us"], 0)
@@ -507,6 +515,7 @@ def _si(s) -> dict:
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], torch=s["torch_gib"],
         V=s["vocab"], Llin=s["linear_layers"], state=s["linear_layers"] * s["state_kib"] * 1024,
         bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
+        fa=s["flash_attn"], slot_outputs=s["engine"] in SLOT_OUTPUTS, ctx=s["ctx"],
         graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
         reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
@@ -550,6 +559,8 @@ def loaded_bytes(m):
     W = weight_bytes(m)
     if m["rule"] == "sglang":
         return W + m["g"] * SGLANG_LOAD_EXTRA_GIB * GIB
+    if m["rule"] == "llamacpp":  # the input table stays in host memory
+        return W - min(m["Pe"], parts(m)[0][0]) * m["bpw_emb"] / 8
     if not (m["mxfp4"] and m["E"] and m["rule"] == "vllm"):
         return W
     M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
@@ -616,6 +627,33 @@ def vllm_activation(m):
     return max(forward, rows * m["V"] * m["release"][0])  # logits all-gathered: the whole vocabulary per card
 
 
+def llamacpp_cells(m):
+    """docs/method.md section 8.2: n_ctx, max_seqs slots of ctx tokens padded to 256 cells."""
+    slots = m["seqs"] or 1
+    return math.ceil(slots * m["ctx"] / LLAMACPP_PAD) * LLAMACPP_PAD
+
+
+def llamacpp_compute(m):
+    """docs/method.md section 8.2: llama.cpp's compute buffer on the card with the output layer, bytes."""
+    cells = llamacpp_cells(m)
+    ub = min(m["T"], cells)
+    n_out = min(m["seqs"] or 1, ub) if m["slot_outputs"] else ub
+    w_out, w_attn, w_floor = LLAMACPP_WIDTHS
+    out = 4 * n_out * m["V"] + 4 * w_out * ub * m["hidden"]
+    scores = 2 * ub * cells if m["fa"] else 4 * ub * cells * (m["H"] + 1)
+    return max(out, scores + 4 * w_attn * ub * m["hidden"], 4 * w_floor * ub * m["hidden"])
+
+
+def kv_alloc_gib_per_card(m):
+    """docs/method.md section 8.2: the KV cache the engine allocates per card: llama.cpp its cells (at most its
+    room), every other engine its whole room."""
+    room = kv_gib_per_card(m)
+    if m["rule"] != "llamacpp" or room <= 0:
+        return room
+    slots = m["seqs"] or 1
+    return min(room, slots * cache_bytes(m, llamacpp_cells(m) / slots) / m["g"] / GIB)
+
+
 def kv_gib_per_card(m):
     """docs/method.md section 8.2: the KV cache each engine's rule leaves on one card, GiB (negative: short)."""
     w = loaded_bytes(m) / m["g"] / GIB
@@ -634,6 +672,8 @@ def kv_gib_per_card(m):
             over = TRTLLM_CONTEXT_GIB + (forward_activation(m) + sv * (2 + TRTLLM_RUNTIME_B + TRTLLM_DECODER_B)) / GIB
             return u * (m["torch"] - w - over)
         return u * (m["mem"] - w - over)
+    if m["rule"] == "llamacpp" and over is None:
+        over = LLAMACPP_CONTEXT_GIB + llamacpp_compute(m) / GIB
     return u * m["mem"] - over - w
 
 
@@ -1037,7 +1077,8 @@ def reference_report(params) -> dict:
     st = step(m, B, n)
     tok_s = B / st
     free = free_bytes(m)
-    printed = printed_tokens(m, free, n)
+    alloc = m["g"] * kv_alloc_gib_per_card(m) * GIB  # docs/method.md section 8.2: the cache the engine allocates
+    printed = printed_tokens(m, alloc, n)
     r = dict(
         weights_gib=weight_bytes(m) / GIB,
         kv_bytes_per_token=kv_bytes_per_token(m),
@@ -1047,8 +1088,8 @@ def reference_report(params) -> dict:
         max_batch=mb,
         # docs/method.md section 8.2: figures worded as the engines print them.
         weights_loaded_gib=loaded_bytes(m) / m["g"] / GIB,
-        kv_cache_gib=max(0.0, free) / GIB,
-        kv_cache_gib_per_card=max(0.0, free) / GIB / m["g"],
+        kv_cache_gib=max(0.0, alloc) / GIB,
+        kv_cache_gib_per_card=max(0.0, alloc) / GIB / m["g"],
         kv_tokens=printed[0],
         max_concurrency=printed[1],
         break_even_batch=be,

@@ -85,10 +85,10 @@ def test_choosing_another_engine_brings_its_own_efficiencies_not_the_links_eff()
 
 
 def test_an_engine_cap_below_memory_is_named_not_memory():
-    """llama.cpp schedules 4 sequences; an RTX 4090 holds 15 of Llama 3.1 8B at 8,192 tokens: the flag names the
+    """llama.cpp schedules 4 sequences; an RTX 4090 holds 19 of Llama 3.1 8B at 8,192 tokens: the flag names the
     engine's cap, not memory."""
     at = open_app({"model": "llama-3.1-8b", "card": "rtx-4090", "engine": "llamacpp", "weights": "q4_k_m",
                    "ctx": "8192"}, "pages/fit.py")
     flag = texts(at.warning)
     assert "The engine caps the batch before compute does" in flag and "at most 4 sequences per step" in flag
-    assert "memory holds 15 at 8,192 tokens" in flag and "Memory caps the batch" not in flag
+    assert "memory holds 19 at 8,192 tokens" in flag and "Memory caps the batch" not in flag

@@ -25,7 +25,14 @@ def _cases() -> list[dict]:
 def test_engine_start_up_printouts(case):
     """Each printout the engine gave at start-up, within the case's tolerance (tests/fixtures/memory_cases.csv)."""
     r = report(case["link"])
-    got = r["kv_tokens"] / r["kv_cache_gib"] if case["metric"] == "kv_tokens_per_kv_gib" else r[case["metric"]]
+    metric = case["metric"]
+    if metric == "kv_tokens_per_kv_gib":
+        got = r["kv_tokens"] / r["kv_cache_gib"]
+    elif "." in metric:  # one block of the engine's reserve: llama.cpp's "compute buffer size"
+        group, block = metric.split(".", 1)
+        got = r[group][block]
+    else:
+        got = r[metric]
     want = float(case["expected"])
     assert abs(got / want - 1) <= float(case["tolerance"]), (case["id"], got, want)
 
@@ -226,3 +233,32 @@ def test_the_fit_chart_adds_up_to_the_card(mid, card, engine, gpus):
     assert kept["gib_per_card"].min() >= -1e-9
     if not (stack["part"] == "short").any():
         assert kept["gib_per_card"].sum() == pytest.approx(p.scenario.mem_gib)
+
+
+def test_llamacpp_allocates_the_cells_it_is_told_and_leaves_the_rest_free():
+    """llama-server holds max_seqs slots of ctx tokens in one cache of n_ctx cells, padded to 256; what the card has
+    beyond it stays free, and the sequences that fit count the room, capped at the slots."""
+    r = report("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&ctx=1300")
+    assert r["kv_tokens"] == 5376 and r["max_concurrency"] == pytest.approx(5376 / 1300)  # 4 x 1,300 -> 5,376
+    assert r["kv_cache_gib"] == pytest.approx(5376 * 131072 / 2**30)
+    assert r["free_gib"] > 10 * r["kv_cache_gib"] and r["max_batch"] > 4 and r["batch"] == 4
+    assert set(r["reserve_gib_per_card"]) == {"CUDA context", "compute buffers"}
+    # Without flash attention the scores of every head over every cell take the card: 4 x 32,768 cells at 512
+    # tokens a step hold 8.3 GiB of scores, so fewer sequences of 32,768 tokens fit.
+    on = report("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&ctx=32768")
+    off = report("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&ctx=32768&flash_attn=0")
+    assert off["reserve_gib_per_card"]["compute buffers"] == pytest.approx(4 * 512 * 131072 * 33 / 2**30 + 32 / 1024)
+    assert off["free_gib"] < on["free_gib"] - 8 and off["max_batch"] < on["max_batch"]
+    assert report("engine=llamacpp-2024&model=llama-3.1-8b&card=rtx-4090")["scenario"]["flash_attn"] == 0
+
+
+def test_llamacpp_on_two_cards_holds_a_70b_model_with_room_for_its_slots():
+    """70B at Q4_K_M over two 24 GB cards (whole layers each): 19.5 GiB of weights a card and a few hundred MiB of
+    buffers leave room for four 1,300-token slots; the flat 4 GiB reserve of before said nothing fit."""
+    r = report("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2&weights=q4_k_m&in_tok=1000&out_tok=300")
+    assert r["fits"] and r["max_batch"] >= 4 and r["batch"] == 4
+    assert r["weights_loaded_gib"] == pytest.approx((r["weights_gib"] - 1.050673152e9 * 4.8213 / 8 / 2**30) / 2,
+                                                    rel=1e-3)
+    pinned = report("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2&weights=q4_k_m&in_tok=1000&out_tok=300"
+                    "&overhead_gib=4")
+    assert pinned["reserve_gib_per_card"] == {"reserve (overhead_gib)": 4.0} and pinned["max_batch"] < 4

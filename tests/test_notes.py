@@ -78,3 +78,13 @@ def test_a_vllm_scenario_says_when_the_2025_releases_size_the_cache_apart():
     assert not [w for w in scenario_warnings(load("model=llama-3.1-8b&card=l40s").scenario) if "2025 releases" in w]
     assert not [w for w in scenario_warnings(load(
         "model=gpt-oss-120b&card=h100-sxm&engine=vllm-2025&ctx=131072&mem_util=0.95").scenario) if "2025 releases" in w]
+
+
+def test_llamacpp_says_when_the_cells_it_is_told_would_not_start():
+    from calc import load
+    from calc.notes import scenario_warnings
+    s = load("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2&weights=q4_k_m&ctx=8192").scenario
+    note = [w for w in scenario_warnings(s) if "would not start" in w]
+    assert len(note) == 1 and "32,768 cells (4 slots of 8,192 tokens)" in note[0] and "--fit" in note[0]
+    fits = load("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2&weights=q4_k_m&ctx=8192&max_seqs=1").scenario
+    assert not [w for w in scenario_warnings(fits) if "would not start" in w]

@@ -348,6 +348,8 @@ def scenarios(draw):
         p["max_batched_tokens"] = draw(st.integers(1, 65536))
     if maybe():
         p["cuda_graphs"] = draw(st.sampled_from([0, 1]))
+    if maybe():
+        p["flash_attn"] = draw(st.sampled_from([0, 1]))
     if maybe() and "mem_gib" in p:
         p["torch_gib"] = draw(_floats(0.5, 1)) * float(p["mem_gib"])
 
@@ -566,3 +568,17 @@ def test_unknown_key_is_a_warning():
     assert_agrees({k: v for k, v in params.items() if k != "colour"})
     got = calc_report(params)
     assert any("colour" in w for w in got["warnings"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params=scenarios(), engine=st.sampled_from(["llamacpp", "llamacpp-2024", "llamacpp-vulkan"]),
+       slots=st.integers(1, 16), ubatch=st.sampled_from([32, 512, 2048]), fa=st.integers(0, 1),
+       ctx=st.integers(1, 200_000))
+@example(params={"model": "llama-3.1-8b", "card": "rtx-4090"}, engine="llamacpp-2024", slots=4, ubatch=512, fa=0,
+         ctx=32768)
+def test_reference_agreement_llamacpp_memory(params, engine, slots, ubatch, fa, ctx):
+    """docs/method.md section 8.2: llama.cpp's cells, compute buffers and the room beside them, whatever the slots,
+    the physical batch, flash attention and the context."""
+    params = {k: v for k, v in params.items() if k not in ("overhead_gib", "max_seqs", "max_batched_tokens", "ctx")}
+    assert_agrees({**params, "engine": engine, "max_seqs": str(slots), "max_batched_tokens": str(ubatch),
+                   "flash_attn": str(fa), "ctx": str(ctx)})

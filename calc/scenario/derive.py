@@ -14,7 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .. import catalogue
-from ..engines import default_batched_tokens, default_cuda_graphs, default_max_seqs, engine_weights, format_rule
+from ..engines import (
+    default_batched_tokens,
+    default_cuda_graphs,
+    default_flash_attn,
+    default_max_seqs,
+    engine_weights,
+    format_rule,
+)
 
 #: Vocabulary assumed for a custom model with a tied embedding table (Llama 4 and gpt-oss sizes bracket it).
 DEFAULT_VOCAB = 131072
@@ -239,6 +246,12 @@ def eager_us(r: Resolving, base: Any) -> Any:
 def cuda_graphs(r: Resolving, base: Any) -> Any:
     """The engine's default: 0 for builds that capture no CUDA graphs (calc/engines.py ``default_cuda_graphs``)."""
     return default_cuda_graphs(r.get("engine"))
+
+
+@unless_given("flash_attn")
+def flash_attn(r: Resolving, base: Any) -> Any:
+    """The engine's default: 0 for builds that run without flash attention (calc/engines.py ``default_flash_attn``)."""
+    return default_flash_attn(r.get("engine"))
 
 
 @unless_given("max_seqs")

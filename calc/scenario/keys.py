@@ -384,9 +384,10 @@ KEY_TABLE: tuple[Key, ...] = (
        "default: the profile's.", "engine", lo=0, hi=1, step=0.25, fmt="%g",
        preset="engine"),
     _K("max_batched_tokens", "int", "Most tokens per engine step",
-       "vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, TensorRT-LLM's max_num_tokens: the "
-       "tokens one step may hold; sizes the activations the engine reserves memory for; default: the engine's "
-       "(vLLM: 8192 on cards of 70 GiB and more other than the A100, else 2048).", "engine",
+       "vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, TensorRT-LLM's max_num_tokens, "
+       "llama.cpp's -ub (n_ubatch): the tokens one step may hold; sizes the activations the engine reserves memory "
+       "for; default: the engine's (vLLM: 8192 on cards of 70 GiB and more other than the A100, else 2048; "
+       "llama.cpp: 512).", "engine",
        lo=1, hi=10_000_000, unit="tokens", step=512, slider=("pow2", 256, 131072),
        derive=d.max_batched_tokens, after=("engine", "card", "mem_gib", "torch_gib")),
     _K("cuda_graphs", "flag", "CUDA graphs captured",
@@ -394,6 +395,11 @@ KEY_TABLE: tuple[Key, ...] = (
        "llama.cpp builds of before May 2024); vLLM reserves their memory before sizing its KV cache (since v0.21); "
        "0 as with --enforce-eager, or llama.cpp on a card older than Ampere: each layer then adds eager_us.",
        "engine", default=1, derive=d.cuda_graphs, after=("engine",)),
+    _K("flash_attn", "flag", "Flash attention",
+       "1 when attention runs through a flash-attention kernel (every engine here by default, and llama.cpp since "
+       "August 2025, -fa auto); 0 as llama.cpp's -fa off and its builds before: its compute buffer then holds the "
+       "attention scores of a whole physical batch over the context (docs/method.md section 8.2). Memory only.",
+       "engine", default=1, derive=d.flash_attn, after=("engine",)),
     # docs/method.md section 9: levers that change the answer.
     _K("spec_k", "int", "Speculative decoding: draft tokens per step",
        "Tokens a draft model proposes per step for the target to verify; 0 = off.", "levers",
