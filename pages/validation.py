@@ -18,6 +18,11 @@ COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-
            "llamacpp": "#009E73", "llamacpp-vulkan": "#CC79A7", "llamacpp-2024": "#7FCDBB"}
 
 
+def _flattering(result) -> float | None:
+    """The row's error in per cent, + where the prediction flatters self-hosting (calc.validate.flattering_pct)."""
+    return None if result.error_pct is None else validate.flattering_pct(result.row.metric, result.error_pct)
+
+
 @st.cache_data(show_spinner=False)
 def _rows() -> pd.DataFrame:
     """Each published row with the shipped profiles' prediction and the cross-validated one (once per server)."""
@@ -27,8 +32,9 @@ def _rows() -> pd.DataFrame:
     return pd.DataFrame([{
         "engine": a.row.engine, "version": a.row.version, "metric": a.row.metric,
         "figure": words.METRIC_NAMES.get(a.row.metric, a.row.metric),
-        "measured": a.row.measured, "predicted": a.predicted, "error_pct": a.error_pct,
-        "predicted_cv": b.predicted, "error_cv_pct": b.error_pct,
+        # Signed as in the tables above: + where the prediction flatters self-hosting (a step too short).
+        "measured": a.row.measured, "predicted": a.predicted, "error_pct": _flattering(a),
+        "predicted_cv": b.predicted, "error_cv_pct": _flattering(b),
         "source": validate.source_of(a.row), "notes": a.row.notes, "link": a.row.link, "id": a.row.id,
     } for a, b in zip(inside, cv, strict=True)])
 
@@ -92,7 +98,7 @@ for metric, part in shown.groupby("metric", sort=False):
         shape=alt.Shape("source:N", legend=None),
         tooltip=["engine", "version", alt.Tooltip("measured:Q", format=",.4g"),
                  alt.Tooltip("shown:Q", format=",.4g", title="predicted"),
-                 alt.Tooltip("shown_err:Q", format="+.1f", title="error %"), "source"])
+                 alt.Tooltip("shown_err:Q", format="+.1f", title="error % (+: flatters)"), "source"])
     st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; marker shape: source)")
     st.altair_chart(alt.layer(diagonal, points).properties(height=360), width="stretch")
 
@@ -106,9 +112,11 @@ ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=100,
                                                   help="Predicted by a fit without the row's source"),
     "error_cv_pct": st.column_config.NumberColumn("Error % (CV)", format="%+.1f", width=90,
-                                                  help="Cross-validated error; + where the prediction is faster"),
+                                                  help="Cross-validated error; + where the prediction flatters "
+                                                       "self-hosting (a throughput too high, a step too short)"),
     "predicted": st.column_config.NumberColumn("Predicted (in sample)", format="%.4g", width=130),
-    "error_pct": st.column_config.NumberColumn("Error % (in sample)", format="%+.1f", width=120),
+    "error_pct": st.column_config.NumberColumn("Error % (in sample)", format="%+.1f", width=120,
+                                               help="+ where the prediction flatters self-hosting"),
     "version": st.column_config.TextColumn("Engine version", width=220),
     "source": st.column_config.TextColumn("Source", width=220),
     "notes": st.column_config.TextColumn("Notes", width=300),
