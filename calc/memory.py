@@ -293,6 +293,33 @@ def trtllm_reserve(s: Scenario) -> tuple[Block, ...]:
             Block("decoder", TRTLLM_DECODER_BYTES * rows_vocab / GiB))
 
 
+#: The current TensorRT-LLM's own accounting (its PyTorch backend, v1.0 and later), for the notes only: the KV cache
+#: is ``free_gpu_memory_fraction`` (0.9 by default) of the total CUDA reports less the peak of a profiling run
+#: (tensorrt_llm/_torch/pyexecutor/_util.py ``KvCacheCreator``). The peak beside the weights is NVIDIA's own
+#: estimate (ai-dynamo/aiconfigurator sdk/backends/trtllm_backend.py @00ae653b and systems/h800_sxm.yaml
+#: @77f0282e): activations ``2 * max_num_tokens * hidden * c`` bytes with ``c`` 11, 6.5 and 5 for 1, 2 and more
+#: cards, NCCL 0.33 GiB on 2 cards and 0.38 on more, 3.5 GiB besides. Two printouts come out within 0.5 % (an H200,
+#: TensorRT-LLM PR #15734; Llama 3.1 8B FP8 on an H100, issue #6294). The profile keeps a fitted reserve
+#: (docs/calibration.md section 8).
+TRTLLM_TORCH_FRACTION = 0.9
+TRTLLM_TORCH_ACT_BYTES = {1: 11.0, 2: 6.5}
+TRTLLM_TORCH_ACT_BYTES_MANY = 5.0
+TRTLLM_TORCH_NCCL_GIB = {1: 0.0, 2: 358612992 / GiB}
+TRTLLM_TORCH_NCCL_GIB_MANY = 411041792 / GiB
+TRTLLM_TORCH_OTHER_GIB = 3.5
+
+
+def trtllm_torch_kv_gib(s: Scenario) -> float:
+    """The KV cache per card the current TensorRT-LLM's PyTorch backend would allocate, GiB (negative: short): at
+    the link's ``mem_util`` where it is below 1, else at the default fraction (``TRTLLM_TORCH_*``)."""
+    g = s.gpus
+    act = 2.0 * s.max_batched_tokens * s.hidden * TRTLLM_TORCH_ACT_BYTES.get(g, TRTLLM_TORCH_ACT_BYTES_MANY) / GiB
+    nccl = TRTLLM_TORCH_NCCL_GIB.get(g, TRTLLM_TORCH_NCCL_GIB_MANY)
+    fraction = s.mem_util if s.mem_util < 1 else TRTLLM_TORCH_FRACTION  # the link's, else the default
+    return fraction * (s.torch_gib - loaded_weight_bytes(s) / GiB / g - act - nccl
+                                    - TRTLLM_TORCH_OTHER_GIB)
+
+
 def vllm_activation_bytes(s: Scenario) -> float:
     """The activation peak of vLLM's profiling run on one card, bytes: the larger of its dummy forward pass over
     ``max_batched_tokens`` tokens (the residual stream, q/k/v and the MLP's gate and up projections in 16 bits,

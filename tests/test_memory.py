@@ -262,3 +262,18 @@ def test_llamacpp_on_two_cards_holds_a_70b_model_with_room_for_its_slots():
     pinned = report("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2&weights=q4_k_m&in_tok=1000&out_tok=300"
                     "&overhead_gib=4")
     assert pinned["reserve_gib_per_card"] == {"reserve (overhead_gib)": 4.0} and pinned["max_batch"] < 4
+
+
+@pytest.mark.parametrize("link, printed", [
+    # TensorRT-LLM issue #6294 (v0.20, trtllm-bench --kv_cache_free_gpu_mem_fraction 0.8, max_num_tokens 23552):
+    # "Allocated 52.51 GiB for max tokens in paged KV cache (860320)"
+    ("engine=trtllm&model=llama-3.1-8b&card=h100-pcie&weights=fp8&kv=fp8&mem_util=0.8&max_batched_tokens=23552", 52.51),
+    # TensorRT-LLM PR #15734 (2026, an H200 at fraction 0.9, 163,840 bytes a token: Mistral Small 3.1 24B's shape):
+    # "Allocated 81.90 GiB for max tokens in paged KV cache (536768)"
+    ("engine=trtllm&model=custom&params_b=24&active_b=24&layers=40&heads=32&kv_heads=8&head_dim=128&hidden=5120"
+     "&vocab=131072&weights=bf16&card=h200-sxm&mem_util=0.9", 81.90),
+])
+def test_the_current_tensorrt_llm_accounting_the_notes_quote(link, printed):
+    """The PyTorch backend's own sizing, quoted beside the profile's fitted reserve (docs/calibration.md section 8)."""
+    from calc import load
+    assert memory.trtllm_torch_kv_gib(load(link).scenario) == pytest.approx(printed, rel=0.03)

@@ -88,3 +88,12 @@ def test_llamacpp_says_when_the_cells_it_is_told_would_not_start():
     assert len(note) == 1 and "32,768 cells (4 slots of 8,192 tokens)" in note[0] and "--fit" in note[0]
     fits = load("engine=llamacpp&model=llama-3.1-70b&card=rtx-4090&gpus=2&weights=q4_k_m&ctx=8192&max_seqs=1").scenario
     assert not [w for w in scenario_warnings(fits) if "would not start" in w]
+
+
+def test_a_tensorrt_llm_scenario_quotes_the_1x_accounting_where_it_holds_less():
+    from calc import load
+    from calc.notes import scenario_warnings
+    s = load("engine=trtllm&model=llama-3.1-70b&card=h200-sxm&weights=fp8").scenario
+    note = [w for w in scenario_warnings(s) if "TensorRT-LLM 1.x" in w]
+    assert len(note) == 1 and "62.22 GiB per card" in note[0] and "70.69" in note[0]
+    assert not [w for w in scenario_warnings(load("model=llama-3.1-70b&card=h200-sxm").scenario) if "1.x" in w]
