@@ -162,6 +162,13 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
 def best_text(table: pd.DataFrame) -> str:
     """The lever that saves most, in one sentence (or that none saves money)."""
     rest = table.iloc[1:]
+    if pd.isna(table.iloc[0]["self_host_usd_month"]):  # nothing to save against: the scenario cannot be self-hosted
+        runs = rest.dropna(subset=["self_host_usd_month"]).sort_values("self_host_usd_month")
+        if runs.empty:
+            return "As set, the scenario cannot be self-hosted, and no single lever makes it run."
+        names = ", ".join(f"{n} ({money(b)} a month)" for n, b in
+                          zip(runs["lever"].head(3), runs["self_host_usd_month"].head(3), strict=True))
+        return f"As set, the scenario cannot be self-hosted; these levers make it run, cheapest first: {names}."
     saving = rest["saving_usd_month"].dropna()
     if saving.empty or saving.max() <= 0:
         return "No single lever lowers the self-hosting bill of this scenario."

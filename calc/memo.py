@@ -18,7 +18,7 @@ import pandas as pd
 from . import catalogue, engines, memory, model, procure, tables, traffic
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
-from .notes import api_stand_in, beyond_trained_context, outside_measurements, scenario_warnings
+from .notes import api_stand_in, beyond_trained_context, checkpoint_parts, outside_measurements, scenario_warnings
 from .scenario import KEY_TABLE, KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
@@ -355,7 +355,11 @@ def assumed_sentence(d: Decision) -> str:
     s = d.scenario
     if d.verdict == "does not fit":
         return ""
-    text = (f"Priced with {weights_text(s)}, a {kv_text(s)} KV cache and {rent_text(s)}, under the "
+    weights = weights_text(s)
+    parts = checkpoint_parts(s)
+    if parts and weights.endswith(")"):  # "int4-g128 weights (4.25 bits; embeddings and LM head in bf16)"
+        weights = weights[:-1] + "; " + parts.rsplit(", the rest in", 1)[0] + ")"
+    text = (f"Priced with {weights}, a {kv_text(s)} KV cache and {rent_text(s)}, under the "
             f"{ENGINE_NAMES.get(s.engine, s.engine)} engine profile.")
     if api_stand_in(s):
         row = catalogue.apis()[s.api]

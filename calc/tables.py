@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import catalogue, engines, memory, model, notes, procure, traffic, words
 from .decision import Decision
-from .scenario import WEIGHT_FORMATS, Scenario
+from .scenario import WEIGHT_FORMATS, Scenario, plain_embed_format
 from .units import BILLION, MS_PER_S
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
@@ -73,12 +73,16 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     # Each in the type the engine loads (llama.cpp: a GGUF counterpart), never a format it would refuse.
     formats = list(dict.fromkeys(engines.engine_weights(s.engine, str(f)) for f in formats))
     bits = [WEIGHT_FORMATS.get(f) or float(f) for f in formats]
-    # Each row puts every weight in its format; a checkpoint whose parts differ gets a row of its own, first.
-    variants = [s.model_copy(update={
-        "weights": f, "weights_experts": f, "weights_attn": f, "weights_embed": f, "layers_full": 0})
-        for f in formats]
+    # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
+    # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.
+    def plain(f: str) -> dict:
+        return {"weights": f, "weights_experts": f, "weights_attn": f, "weights_embed": plain_embed_format(f),
+                "layers_full": 0}
+    variants = [s.model_copy(update=plain(f)) for f in formats]
     label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
-    mixed = notes.checkpoint_parts(s)
+    own = plain(s.weights)
+    mixed = notes.checkpoint_parts(s) if any(
+        getattr(s, k) != v for k, v in own.items() if k != "weights_experts" or s.experts) else None
     if mixed:
         variants.insert(0, s)
         formats.insert(0, None)
@@ -227,7 +231,8 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
 
     Each card keeps the scenario's number of cards, compute precision (where the card has it, else bf16)
     and duty cycle, and takes its own datasheet figures and reference rent. Columns: fits, max batch, batch
-    used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced).
+    used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced), and
+    the traffic's self-hosting bill on that card (``replicas``, ``self_host_usd_month``: the Decision page's).
     """
     from .evaluate import build
     from .scenario import parse, with_change
@@ -248,7 +253,8 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
                      "step_ms": r["step_ms"], "tok_s": r["tok_s"],
                      "usd_per_mtok": np.nan if r["usd_per_mtok"] is None else r["usd_per_mtok"],
                      "memory_caps_batch": r["memory_caps_batch"],
-                     "monthly_usd": np.nan if r["monthly_usd"] is None else r["monthly_usd"]})
+                     "replicas": np.nan if r["replicas"] is None else r["replicas"],
+                     "self_host_usd_month": np.nan if r["self_host_usd_month"] is None else r["self_host_usd_month"]})
     return pd.DataFrame(rows)
 
 

@@ -43,9 +43,12 @@ if picked:
                             else "USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  f"prompts not counted) at duty {s.duty:.0%}"),
         "memory_caps_batch": CHECK("Mem caps", width=65, help="Memory caps the batch before compute does"),
-        "monthly_usd": NUM("USD/mo", format="%,.0f", width=70)},
+        "replicas": NUM("Replicas", format="%d", width=65, help="Replicas the traffic needs at its busiest hour"),
+        "self_host_usd_month": NUM("Bill USD/mo", format="%,.0f", width=85,
+                                   help="The traffic's self-hosting bill on this card, as the Decision page gives it: "
+                                        "every replica's rent plus the upkeep")},
         column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",
-                      "step_ms", "tok_s", "usd_per_mtok", "memory_caps_batch", "monthly_usd"])
+                      "step_ms", "tok_s", "usd_per_mtok", "memory_caps_batch", "replicas", "self_host_usd_month"])
     duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
         f"duty {s.duty:.0%}"
     st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s), "

@@ -32,7 +32,9 @@ c2.metric(f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
           help=f"One replica's rent plus the upkeep per million output tokens at batch {r['batch']:,} and duty "
                f"{r['duty_used']:.0%}, counting the "
                "decode steps only (the prompts' processing is not in it): the cost surface below. The whole bill "
-               "beside it counts the prompts and the idle capacity.")
+               "beside it counts the prompts and the idle capacity."
+               + (f" This replica carries the whole upkeep here; the traffic's {d.replicas:,} replicas share it in "
+                  "the all-in figure, which can therefore be the lower of the two." if (d.replicas or 0) > 1 else ""))
 c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
           help="The rent alone in the figure beside it (same batch and duty, decode only). The textbook figure "
                "counts only the rent, at duty 100 %.")

@@ -104,7 +104,8 @@ ui.dataframe(
     },
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
-           "Each row puts every weight in its format"
+           "Each row puts every weight in its format (an integer format's embeddings and LM head in bf16, as GPTQ and "
+           "AWQ checkpoints keep them)"
            + ("; the first row is the checkpoint as set, its parts in their own formats, at its average bits per weight. "
               if fit["weights"].iloc[0].startswith("checkpoint: ") else ". ")
            + ("A negative KV cache is the shortfall: the weights alone do not load. " if (fit["free_gib"] < 0).any() else "")

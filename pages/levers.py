@@ -11,7 +11,9 @@ s, r = ui.page()
 ev = ui.evaluation()
 
 d = ev.decision
-st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {words.money(d.self_host_usd_month)} a month against "
+own_bill = ("cannot be priced (nothing fits)" if d.self_host_usd_month is None
+            else f"{words.money(d.self_host_usd_month)} a month")
+st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {own_bill} against "
             f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")
 table = ui.lever_table(s.to_query())
 st.info(levers.best_text(table), icon=":material/tune:")

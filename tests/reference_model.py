@@ -20,6 +20,8 @@ from calc import catalogue
 DATA = Path(__file__).resolve().parent.parent / "calc" / "data"
 #: docs/method.md section 2.1: llama.cpp's GGUF block formats.
 GGUF_FORMATS = frozenset({"q8_0", "q4_0", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k", "iq4_xs"})
+#: docs/method.md section 2.1: the integer weight formats, whose checkpoints keep the embeddings and LM head in bf16.
+INTEGER_FORMATS = frozenset({"int8", "int4", "int4-g128", "int4-g64"})
 #: docs/method.md section 5: the formats llama.cpp cannot load, and the GGUF type a conversion gives each.
 GGUF_COUNTERPART = {"int4": "q4_k_m", "int4-g128": "q4_k_m", "int4-g64": "q4_k_m", "int8": "q8_0", "fp8": "q8_0"}
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8 `engine`: every profile id
@@ -328,8 +330,12 @@ def resolve(params) -> dict:
     experts_default = loads(base["weights_experts"]) if ships else s["weights"]
     s["weights_experts"], s["_bpw_e"] = _bits(p, "weights_experts", experts_default, WEIGHT_BITS)
     # docs/method.md section 2.1: the other parts a checkpoint keeps apart follow the same rule.
+    # docs/method.md section 2.1: an integer checkpoint (GPTQ, AWQ, W8A8) keeps its embeddings and LM head in bf16.
+    plain = {"weights_attn": s["weights"],
+             "weights_embed": "bf16" if s["weights"] in INTEGER_FORMATS else s["weights"]}
     for key, col in (("weights_attn", "_bpw_a"), ("weights_embed", "_bpw_emb")):
-        s[key], s[col] = _bits(p, key, loads(base[key] or s["weights"]) if ships else s["weights"], WEIGHT_BITS)
+        shipped_part = base[key] if ships else None
+        s[key], s[col] = _bits(p, key, loads(shipped_part) if shipped_part else plain[key], WEIGHT_BITS)
     s["layers_full"] = _integer(p, "layers_full", int(base["layers_full"]) if ships else 0, 0)
     s["kv"], s["_kvb"] = _bits(p, "kv", "fp16", KV_BITS)
     # SPEC section 10: ctx=auto (the default) is a request of the traffic, in_tok + out_tok (set once those are read)
@@ -456,6 +462,12 @@ def resolve(params) -> dict:
         _bad("weights", s["weights"], "a format TensorRT-LLM loads")
     if ENGINE_BASE[s["engine"]] == "llamacpp" and s["weights"] in GGUF_COUNTERPART:
         _bad("weights", s["weights"], "a format llama.cpp loads")
+    # docs/method.md section 5: a part the link puts in its own format must load too.
+    for part in ("weights_experts", "weights_attn", "weights_embed"):
+        if part in p and ENGINE_BASE[s["engine"]] == "trtllm" and s[part] in GGUF_FORMATS:
+            _bad(part, s[part], "a format TensorRT-LLM loads")
+        if part in p and ENGINE_BASE[s["engine"]] == "llamacpp" and s[part] in GGUF_COUNTERPART:
+            _bad(part, s[part], "a format llama.cpp loads")
     if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
         _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
     if s["active_b"] > s["params_b"]:

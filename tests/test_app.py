@@ -365,3 +365,13 @@ def test_the_cards_slider_offers_only_sizes_the_engine_can_split_the_model_over(
     assert "3" not in stops and "6" not in stops
     roofline = open_app({"gpus": "2", "engine": "roofline"}, "pages/fit.py")
     assert "3" in roofline.select_slider(key="gpus").options
+
+
+def test_an_emptied_box_keeps_the_figure_in_use_and_says_so():
+    """Emptying the requests-a-day box (exact entry) once set it to its lowest value, 0.001 a day, without a word."""
+    at = open_app({"req_day": "5000"}, "pages/decision.py")
+    at.toggle(key="_exact").set_value(True).run()
+    at.number_input(key="req_day").set_value(None).run()
+    assert not at.exception
+    assert at.number_input(key="req_day").value == 5000 and at.query_params["req_day"] == "5000"
+    assert any("needs a number" in w.value and "5,000 is kept" in w.value for w in at.warning)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
-from calc import engines, load, parse, report, traffic
+from calc import engines, load, memory, model, parse, report, traffic
 from calc.engines import ENGINES, FIGURES, ROOFLINE
 from calc.validate import read_measurements
 
@@ -162,6 +162,7 @@ def _without_engine(params: dict) -> dict:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 @example(params={"weights_attn": 1, "tflops": 20.0, "gpus": 2})  # llama.cpp Vulkan's knee is at 2, the limit's at 1
+@example(params={"model": "gpt-oss-120b"})  # llama.cpp holds its input table on the host: more cache on the card
 def test_no_engine_beats_the_physical_limit(params):
     """``engine=roofline&eff=1&overhead_gib=0`` bounds every engine's decode speed and full-load throughput on the
     same scenario: every profile's figures only slow a step down or take memory away."""
@@ -178,8 +179,20 @@ def test_no_engine_beats_the_physical_limit(params):
         if parse({**base, "engine": engine}).errors:
             continue  # the engine refuses the shape (its tensor-parallel rule)
         r = report({**base, "engine": engine})
-        bound = free_link if engines.splits_layers(engine) and int(base.get("gpus", 1)) > 1 else limit
-        if bound is limit:
+        several = int(base.get("gpus", 1)) > 1
+        if engines.base(engine) == "llamacpp":
+            # llama.cpp loads its own (GGUF) formats: its limit is taken with the same weights. It keeps the
+            # input-embedding table in host memory, so the card holds that much more cache; over several cards it
+            # splits whole layers (a free interconnect bounds it).
+            s = parse({**base, "engine": engine}).scenario
+            same = {**base, **LIMIT, **{k: getattr(s, k) for k in
+                                        ("weights", "weights_experts", "weights_attn", "weights_embed")}}
+            bound = report({**same, "link_gbs": "100000", "link_us": "0"} if several else same)
+            if not several:
+                room = bound["free_gib"] * 2**30 + memory.input_table_bytes(s)
+                assert r["max_batch"] <= max(0, int(room // float(model.cache_bytes(s, s.ctx))))
+        else:
+            bound = free_link if engines.splits_layers(engine) and several else limit
             assert r["max_batch"] <= limit["max_batch"]
         assert r["tok_s"] <= bound["tok_s"] * (1 + 1e-9), engine
         if r["max_throughput_tok_s"] is not None and bound["max_throughput_tok_s"] is not None:
@@ -345,3 +358,16 @@ def test_llamacpp_loads_gguf_types_only_and_prices_a_default_it_cannot_load_as_i
     s = parse("model=llama-3.1-405b-fp8&gpus=8&engine=llamacpp").scenario
     assert (s.weights, s.weights_attn, s.weights_embed, s.layers_full) == ("q8_0", "q8_0", "q8_0", 0)
     assert parse("engine=vllm").scenario.weights == "int4-g128"
+
+
+@pytest.mark.parametrize("link, key", [
+    ("engine=trtllm&weights=fp8&weights_experts=q4_k_m&model=mixtral-8x7b", "weights_experts"),
+    ("engine=trtllm&weights=fp8&weights_attn=q4_k_m", "weights_attn"),
+    ("engine=llamacpp&weights=q4_k_m&weights_embed=int4-g128", "weights_embed"),
+])
+def test_a_part_in_a_format_the_engine_cannot_load_is_refused_by_its_key(link, key):
+    """Each part of the checkpoint must load in the engine, not the main format alone."""
+    from calc import parse
+    parsed = parse(link)
+    assert key in {e.key for e in parsed.errors}, parsed.errors
+    assert parse("engine=llamacpp&model=gpt-oss-120b").errors == ()  # a preset's own parts load by design

@@ -151,3 +151,11 @@ def test_card_levers_say_how_the_engine_splits_the_model():
     assert "all-reduce" not in cpp["4 cards per replica"].what and "tensor parallel" not in cpp["1 card per replica"].what
     vllm = {lv.name: lv for lv in levers.levers(evaluate(parse("model=llama-3.1-70b&card=h100-sxm&gpus=2")))}
     assert "tensor parallel over 4 cards" in vllm["4 cards per replica"].what
+
+
+def test_a_scenario_that_does_not_run_names_the_levers_that_make_it_run():
+    """70B in bf16 on one H100 does not fit: 'no lever lowers the bill' would hide the three that make it run."""
+    from calc import evaluate, levers, parse
+    text = levers.best_text(levers.lever_table(evaluate(parse("weights=bf16"))))
+    assert text.startswith("As set, the scenario cannot be self-hosted; these levers make it run")
+    assert "Weights in fp8" in text and "2 cards per replica" in text

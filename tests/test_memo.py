@@ -22,7 +22,7 @@ def test_memo_is_deterministic_and_complete():
     assert "read 2026-07-24" in text  # the API row's date
     assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
     assert "set in the link" not in text
-    assert "| 10,000,000 | 63 | 63 |" in text  # L40S: vLLM takes 90 % of the 44.52 GiB CUDA reports
+    assert "| 10,000,000 | 64 | 64 |" in text  # L40S: vLLM takes 90 % of the 44.52 GiB CUDA reports
 
 
 def test_memo_default_base_url(monkeypatch):
@@ -40,11 +40,11 @@ def test_sentence_on_defaults():
         "replicas). The verdict holds across that range. No published measurement covers this engine, card family, "
         "model kind, weight width (below 8 bits or not) and card count, so the band is the engine's widest. "
         "Self-hosting first breaks even "
-        "at about 484,000 requests a day and is cheaper at every volume above about 693,000. The catalogue's cheapest "
+        "at about 536,000 requests a day and is cheaper at every volume above about 693,000. The catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
         "int4-g128 "
-        "weights (4.25 bits), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
+        "weights (4.25 bits; embeddings and LM head in bf16), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
         "the catalogue (2.69 to 12.29 USD, 8 quotes), under the vLLM engine profile.")
 
 

@@ -60,8 +60,9 @@ def test_cost_never_rises_with_duty(link, d1, d2):
 @settings(settings.get_profile("properties"))
 @given(dense_shapes, st.floats(0.5, 2000))
 def test_break_even_is_independent_of_model_size_without_attention(link, other_params_b):
-    a = report({**link, "attn": 0})["break_even_batch"]
-    b = report({**link, "attn": 0, "params_b": other_params_b})["break_even_batch"]
+    uniform = {**link, "attn": 0, "weights_embed": link["weights"]}  # every part in one format (docs/method.md 4.1)
+    a = report(uniform)["break_even_batch"]
+    b = report({**uniform, "params_b": other_params_b})["break_even_batch"]
     assert np.isclose(a, b, rtol=1e-9)
 
 

@@ -54,7 +54,7 @@ def test_list_commands_match_the_catalogue():
 
 
 def test_moe_is_sized_by_total_parameters_and_reads_active_ones_at_batch_1():
-    s = parse("model=deepseek-v3&weights=int4&gpus=8&card=h200-sxm").scenario
+    s = parse("model=deepseek-v3&weights=int4&weights_embed=int4&gpus=8&card=h200-sxm").scenario
     assert model.weight_bytes(s) / 1e9 == pytest.approx(671.026 * 0.5, rel=1e-6)  # not ~37 B x 0.5
     wr1 = float(model.weight_bytes_read(s, 1))
     assert wr1 == pytest.approx((s.active_b - s.embed_b) * 1e9 * 0.5, rel=1e-9)

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calc import catalogue, parse, tables
+from calc import catalogue, parse, report, tables
+from calc.scenario import with_change
 
 GiB = 2**30
 W4 = 35e9 / GiB   # 32.59629011154175 GiB
@@ -183,17 +184,19 @@ def test_fit_table_free_memory_is_negative_when_the_weights_do_not_fit():
 
 
 def test_fit_table_adds_the_scenario_named_format_and_takes_contexts_and_formats():
-    # The scenario in int4-g128 (4.25 bits): a fourth row, labelled with its bits.
-    # 70e9 * 4.25 / 8 = 37.1875e9 bytes = 34.633 GiB; free 76 - 34.633 = 41.367 GiB;
-    # at 4,096 tokens (1.25 GiB) 33.09 -> 33; at 1,024 tokens (0.3125 GiB) 132.37 -> 132.
+    # The scenario in int4-g128 (4.25 bits): a fourth row, labelled with its bits. An integer checkpoint keeps its
+    # embeddings and LM head (the tied table, 131,072 x 8,192 = 1.0737e9 weights) in bf16:
+    # 70e9 * 4.25 / 8 + 1.0737e9 * (16 - 4.25) / 8 = 38.7643e9 bytes = 36.102 GiB; free 76 - 36.102 = 39.898 GiB;
+    # at 4,096 tokens (1.25 GiB) 31.92 -> 31; at 1,024 tokens (0.3125 GiB) 127.67 -> 127.
     df = tables.fit_table(sc(weights="int4-g128"), contexts=(4096, 1024))
     assert list(df["weights"]) == ["16-bit", "8-bit", "4-bit", "int4-g128 (4.25-bit)"]
     assert list(df.columns[4:6]) == ["seqs_at_4096", "seqs_at_1024"]
     r = df.iloc[3]
+    W = 70e9 * 4.25 / 8 + 131072 * 8192 * (16 - 4.25) / 8
     assert r["bits_per_weight"] == 4.25
-    assert r["weights_gib"] == approx(37.1875e9 / GiB)
-    assert r["free_gib"] == approx(76 - 37.1875e9 / GiB)
-    assert (r["seqs_at_4096"], r["seqs_at_1024"]) == (33, 132)
+    assert r["weights_gib"] == approx(W / GiB)
+    assert r["free_gib"] == approx(76 - W / GiB)
+    assert (r["seqs_at_4096"], r["seqs_at_1024"]) == (31, 127)
     # Explicit formats: repeats dropped, named formats labelled with their bits, numbers as bits.
     df = tables.fit_table(sc(), contexts=(8192,), formats=["fp8", "6", "fp8"])
     assert list(df["weights"]) == ["fp8 (8-bit)", "6-bit"]
@@ -265,7 +268,7 @@ def test_speed_sweep_fixed_time_per_layer_and_weights_below_8_bits():
     assert list(base["weights_ms"]) == [approx(35.0)] * 2
     assert list(slow["weights_ms"]) == [approx(70.0)] * 2
     assert list(slow["step_ms"]) == [approx(70.0 + b * 2.68435456 + 8.5) for b in (1, 4)]
-    int8 = tables.speed_sweep(sc(weights="int8", eff_dequant=0.5), batches=np.array([1]))
+    int8 = tables.speed_sweep(sc(weights="int8", weights_embed="int8", eff_dequant=0.5), batches=np.array([1]))
     assert int8["weights_ms"].iloc[0] == approx(70.0)
 
 
@@ -496,7 +499,10 @@ def test_compare_cards():
     # Rent at duty 0.3: 1.39e6 * step / (3600 * 17 * 0.3) = 1.39e6 * 0.0245218 / 18,360 = 1.8565 USD per 1M.
     assert a100["usd_per_mtok"] == approx(1.39e6 * step_s / 18_360)
     assert a100["usd_per_mtok"] == pytest.approx(1.856499, rel=1e-6)
-    assert a100["monthly_usd"] == approx(1.39 * 720)  # 1,000.80 USD, no upkeep
+    # The traffic's bill on that card: the Decision page's (every replica's rent, no upkeep in the seed).
+    moved = with_change(sc(SEED).to_params(), "card", "a100-80gb")
+    assert a100["self_host_usd_month"] == approx(report(moved)["self_host_usd_month"])
+    assert a100["self_host_usd_month"] == approx(a100["replicas"] * 1.39 * 720)
     # H100 SXM at the driver's 79.65 GiB: free 75.647 - 32.596 = 43.051 -> 17 sequences; 3.35 TB/s:
     # step 35e9 / 2.345e12 = 14.925 ms (docs/worked-examples.md), rent 2.5e6 * 0.0149254 / 18,360 = 2.0323.
     h100 = row(df, card="h100-sxm")
@@ -506,7 +512,7 @@ def test_compare_cards():
     # L4: 23,034 MiB = 22.49 GiB, less 4 reserved, cannot hold 32.6 GiB of weights: no speed, no price.
     l4 = row(df, card="l4")
     assert not bool(l4["fits"]) and l4["max_batch"] == 0
-    for col in ("step_ms", "tok_s", "usd_per_mtok", "break_even_batch", "usd_hr", "monthly_usd"):
+    for col in ("step_ms", "tok_s", "usd_per_mtok", "break_even_batch", "usd_hr", "self_host_usd_month"):
         assert math.isnan(l4[col]), col
 
 
@@ -520,3 +526,14 @@ def test_batches_past_the_engines_cap_are_not_drawn_as_reachable():
     assert list(sweep["fits_in_memory"]) == [True, True, False, False]
     by_duty = tables.cost_by_duty(s, [4, 8])
     assert set(by_duty[by_duty["batch"] == 8]["fits_in_memory"]) == {False}
+
+
+def test_the_cards_comparison_gives_the_decision_pages_bill_on_each_card():
+    """One link, one bill: the comparison's bill for the scenario's own card is the Decision page's, replicas and all."""
+    from calc import evaluate, parse
+    from calc.tables import compare_cards
+    link = "model=llama-3.1-70b&card=rtx-4090&gpus=2&engine=llamacpp&weights=q4_k_m"
+    ev = evaluate(parse(link))
+    row = compare_cards(ev.scenario, ["rtx-4090", "l40s"]).set_index("card").loc["rtx-4090"]
+    assert ev.decision.replicas > 1 and row["replicas"] == ev.decision.replicas
+    assert row["self_host_usd_month"] == pytest.approx(ev.decision.self_host_usd_month)

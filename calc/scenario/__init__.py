@@ -15,7 +15,7 @@ command line uses it).
 - ``hints``: how the app's sliders move.
 """
 
-from .derive import AUTO, DEFAULT_VOCAB, card_torch_gib, day_weights, weights_refusal
+from .derive import AUTO, DEFAULT_VOCAB, card_torch_gib, day_weights, plain_embed_format, weights_refusal
 from .edit import with_change
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .hints import slider_stops
@@ -45,10 +45,46 @@ from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too
 from .resolve import load, parse, preset_figures
 
 __all__ = [
-    "AUTO", "CARD_FIGURES", "COMPUTE_PRECISIONS", "CUSTOM", "DEFAULT_CARD", "DEFAULT_MODEL", "DEFAULT_VOCAB",
-    "DEFAULT_WEIGHTS", "DEPENDENTS", "FROM_DEFAULT", "KEYS", "KEY_TABLE", "KV_FORMATS", "LINK", "LINK_ACCEPTED",
-    "MAX_LINK_CHARS", "MAX_LINK_FIELDS", "MODEL_FIGURES", "NONE_GIVEN", "PRESET", "RANGES", "REASON_IDS", "SOURCES",
-    "UNKNOWN", "WEIGHT_FORMATS", "FieldError", "Key", "LinkInputs", "Parsed", "Scenario", "ScenarioError",
-    "card_torch_gib", "day_weights", "link_too_long", "load", "parse", "preset_figures", "slider_stops", "split_link", "weights_refusal",
+    "AUTO",
+    "CARD_FIGURES",
+    "COMPUTE_PRECISIONS",
+    "CUSTOM",
+    "DEFAULT_CARD",
+    "DEFAULT_MODEL",
+    "DEFAULT_VOCAB",
+    "DEFAULT_WEIGHTS",
+    "DEPENDENTS",
+    "FROM_DEFAULT",
+    "KEYS",
+    "KEY_TABLE",
+    "KV_FORMATS",
+    "LINK",
+    "LINK_ACCEPTED",
+    "MAX_LINK_CHARS",
+    "MAX_LINK_FIELDS",
+    "MODEL_FIGURES",
+    "NONE_GIVEN",
+    "PRESET",
+    "RANGES",
+    "REASON_IDS",
+    "SOURCES",
+    "UNKNOWN",
+    "WEIGHT_FORMATS",
+    "FieldError",
+    "Key",
+    "LinkInputs",
+    "Parsed",
+    "Scenario",
+    "ScenarioError",
+    "card_torch_gib",
+    "day_weights",
+    "link_too_long",
+    "load",
+    "parse",
+    "plain_embed_format",
+    "preset_figures",
+    "slider_stops",
+    "split_link",
+    "weights_refusal",
     "with_change",
 ]

@@ -158,14 +158,28 @@ def _shipped(r: Resolving) -> Mapping[str, Any] | None:
     return preset if r.get("weights") == preset["weights"] else None
 
 
+#: The format an integer checkpoint (GPTQ, AWQ, W8A8: the weight formats of kind ``integer``) keeps its embedding table
+#: and LM head in: their quantizers skip both (an ``lm_head`` and ``embed_tokens`` left in 16 bits; TensorRT-LLM's
+#: int8 weight-only engine of issue #1188 printed them in fp16, tests/fixtures/memory_cases.csv).
+INTEGER_EMBED_FORMAT = "bf16"
+
+
+def plain_embed_format(weights: str) -> str:
+    """The format a checkpoint in ``weights`` keeps its embeddings and LM head in: ``INTEGER_EMBED_FORMAT`` under an
+    integer format (GPTQ, AWQ, W8A8), else the weight format itself."""
+    fmt = catalogue.weight_formats().get(str(weights))
+    return INTEGER_EMBED_FORMAT if fmt is not None and fmt.get("kind") == "integer" else str(weights)
+
+
 def _part(key: str) -> Derive:
     @unless_given(key)
     def derive(r: Resolving, base: Any) -> Any:
         shipped = _shipped(r)
-        if shipped is None:
-            return r.get("weights")
-        return engine_weights(r.get("engine"), shipped[key]) if shipped[key] is not None else r.get("weights")
-    derive.__doc__ = f"{key}: the shipped checkpoint's, else the weight format."
+        if shipped is None or shipped[key] is None:
+            return plain_embed_format(r.get("weights")) if key == "weights_embed" else r.get("weights")
+        return engine_weights(r.get("engine"), shipped[key])
+    derive.__doc__ = (f"{key}: the shipped checkpoint's, else the weight format"
+                      + (" (16 bits under an integer format)." if key == "weights_embed" else "."))
     return derive
 
 

@@ -141,6 +141,11 @@ def _engine_rule(r: _Resolving) -> None:
     rule = weights_refusal(r.get("engine"), r.get("weights"))
     if rule:
         raise Conflict(("weights",), rule)
+    # A part of the checkpoint the link puts in its own format must load too (a preset's parts load by design).
+    for part in ("weights_experts", "weights_attn", "weights_embed"):
+        rule = r.given(part) and weights_refusal(r.get("engine"), r.get(part))
+        if rule:
+            raise Conflict((part,), rule.replace(f"{r.get(part)} weights", f"{r.get(part)} weights ({part})", 1))
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
     if rule:
         raise Conflict(("gpus",), rule)

@@ -167,10 +167,15 @@ def _widget(key: str) -> None:
     else:
         cast, lo, hi = RANGES[key]
         placeholder = EMPTY_TEXT.get(spec.empty or "")
-        nullable = {"value": None} if placeholder else {}  # an empty box means auto / none / unknown
+        # An empty box means auto / none / unknown where the key has such a value; elsewhere emptying it keeps the
+        # figure in use and says so (state._on_override), never its lowest value.
         st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(spec.step),
-                        format=spec.fmt, placeholder=placeholder, on_change=_on_override, args=(key, parent),
-                        **nullable, **common)
+                        format=spec.fmt, placeholder=placeholder or "a number is needed", on_change=_on_override,
+                        args=(key, parent), value=None, **common)
+    kept = st.session_state.get("_kept_on_empty", {}).get(key)
+    if kept is not None:
+        st.warning(f"{_label(key)} needs a number ({RANGES[key][1]:g} to {RANGES[key][2]:g}): "
+                   f"the box was emptied, so {kept} is kept.", icon=":material/warning:")
     if key == "peak" and st.session_state.get("profile"):
         st.caption("Set by the day's profile (Traffic: profile): its busiest hour over its mean.")
     err = _errors().get(key)

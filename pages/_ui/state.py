@@ -88,6 +88,17 @@ def _on_override(key: str, parent: str | None) -> None:
     does."""
     _link_errors().pop(key, None)
     st.session_state["_fallbacks"] = {}
+    kept = st.session_state.setdefault("_kept_on_empty", {})
+    kept.clear()
+    spec = KEYS[key]
+    parsed = st.session_state.get("_parsed")
+    if st.session_state.get(key) is None and spec.kind in ("int", "float") and not spec.empty and parsed is not None:
+        # An emptied box of a key that has no empty value keeps the figure in use (and says so), so the scenario
+        # never takes the box's lowest value unasked.
+        value = getattr(parsed.scenario, key)
+        st.session_state[key] = _widget_value(key, value)
+        kept[key] = f"{value:,g}" if isinstance(value, (int, float)) else str(value)
+        return
     if parent and st.session_state.get(parent) != CUSTOM:
         st.session_state[parent] = CUSTOM
     if key in DEPENDENTS and key not in ("model", "card"):
