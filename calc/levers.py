@@ -73,8 +73,12 @@ def levers(ev: Evaluation) -> list[Lever]:
                              "bytes per token", _quality_text(fmt, kv=True)))
     for engine in ("vllm", "sglang", "trtllm"):
         if engine != s.engine:
+            # A format the new engine cannot load gives way to its own default (scenario.with_change): say so.
+            swap = weights_refusal(engine, s.weights)
+            moved = parse(with_change(s.to_params(), "engine", engine)).scenario.weights if swap else None
             out.append(Lever(f"Engine: {ENGINE_NAMES[engine]}", {"engine": engine},
-                             f"serve with {ENGINE_NAMES[engine]} instead of {ENGINE_NAMES.get(s.engine, s.engine)}",
+                             f"serve with {ENGINE_NAMES[engine]} instead of {ENGINE_NAMES.get(s.engine, s.engine)}"
+                             + (f", the weights in {moved} instead of {s.weights}, which it cannot load" if moved else ""),
                              "engineering: a different serving stack to run and tune" +
                              (" (no published SGLang rows: its figures are vLLM's)" if engine == "sglang" else "")))
     if s.tpot_ms is None:

@@ -159,3 +159,11 @@ def test_a_scenario_that_does_not_run_names_the_levers_that_make_it_run():
     text = levers.best_text(levers.lever_table(evaluate(parse("weights=bf16"))))
     assert text.startswith("As set, the scenario cannot be self-hosted; these levers make it run")
     assert "Weights in fp8" in text and "2 cards per replica" in text
+
+
+def test_an_engine_lever_says_when_the_weights_change_with_it():
+    from calc import evaluate, levers, parse
+    ev = evaluate(parse("model=llama-3.1-70b&card=rtx-4090&gpus=2&engine=llamacpp&weights=q4_k_m"))
+    what = {lv.name: lv.what for lv in levers.levers(ev)}
+    assert what["Engine: TensorRT-LLM"].endswith("the weights in int4-g128 instead of q4_k_m, which it cannot load")
+    assert what["Engine: vLLM"] == "serve with vLLM instead of llama.cpp"
