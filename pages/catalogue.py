@@ -25,7 +25,7 @@ if picked:
     # precision are the scenario's, in the caption; the CSV has them).
     CHECK = st.column_config.CheckboxColumn
     ui.dataframe(cmp, pin="card", column_config={
-        "card": st.column_config.TextColumn("Card", width=115),
+        "card": st.column_config.TextColumn("Card", width=105),
         "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
         "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
         "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
@@ -35,7 +35,9 @@ if picked:
         "break_even_batch": NUM("Break-even", format="%.0f", width=70,
                                 help="The batch where the step turns from memory-bound to compute-bound"),
         "batch": NUM("Batch", format="%d", width=55, help="The batch used"),
-        "step_ms": NUM("Step ms", format="%.2f", width=60), "tok_s": NUM("tok/s", format="%.0f", width=60),
+        "tok_s": NUM("tok/s", format="%.0f", width=60,
+                     help="Output tokens a second of one replica at the batch used (the step time is the batch over "
+                          "this; the CSV has it)"),
         "usd_per_mtok": NUM("Decode/1M", format="%.3f", width=80,
                             help="USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  "prompts not counted; the Cost page's 'decode only' figure) at the duty its "
@@ -48,7 +50,7 @@ if picked:
                                    help="The traffic's self-hosting bill on this card, as the Decision page gives it: "
                                         "every replica's rent plus the upkeep")},
         column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",
-                      "step_ms", "tok_s", "usd_per_mtok", "memory_caps_batch", "replicas", "self_host_usd_month"])
+                      "tok_s", "usd_per_mtok", "memory_caps_batch", "replicas", "self_host_usd_month"])
     duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
         f"duty {s.duty:.0%}"
     st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s), "
