@@ -69,9 +69,13 @@ def splits_layers(engine: str) -> bool:
     return base(engine) in LAYER_SPLITTING
 #: Profiles whose reserve for activations and runtime memory is worked out from the launch settings
 #: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
-#: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime or of the current
-#: releases' buffers is in the data.
-MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm-2024", "llamacpp", "llamacpp-vulkan", "llamacpp-2024")
+#: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime is in the data, and the
+#: buffers of the v0.17 to v0.21 TensorRT-engine path follow a max_batch_size its rows do not give.
+MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "llamacpp", "llamacpp-vulkan",
+                    "llamacpp-2024")
+#: TensorRT-LLM profiles that size the KV cache from a profiling run (the PyTorch backend, v1.0 and later:
+#: calc/memory.py ``trtllm_torch_reserve``) rather than from the executor's buffers (``trtllm-2024``).
+PROFILING_RUN = ("trtllm",)
 
 
 #: Tokens per KV-cache block, as each engine pages its cache: vLLM's ``block_size`` 16 on CUDA (vllm/config/cache.py;
@@ -80,7 +84,7 @@ MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm-2024", "llamacpp", "l
 #: TensorRT-engine releases' 64 (the attention plugin's ``tokens_per_block``). The printed token count is whole blocks;
 #: llama.cpp and the roofline count single tokens.
 KV_BLOCK_TOKENS = types.MappingProxyType({"vllm": 16, "vllm-2025": 16, "sglang": 1, "trtllm": 32,
-                                          "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64})
+                                          "trtllm-2025": 32, "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64})
 MLA_BLOCK_TOKENS = 64
 
 

@@ -293,14 +293,14 @@ def trtllm_reserve(s: Scenario) -> tuple[Block, ...]:
             Block("decoder", TRTLLM_DECODER_BYTES * rows_vocab / GiB))
 
 
-#: The current TensorRT-LLM's own accounting (its PyTorch backend, v1.0 and later), for the notes only: the KV cache
-#: is ``free_gpu_memory_fraction`` (0.9 by default) of the total CUDA reports less the peak of a profiling run
-#: (tensorrt_llm/_torch/pyexecutor/_util.py ``KvCacheCreator``). The peak beside the weights is NVIDIA's own
-#: estimate (ai-dynamo/aiconfigurator sdk/backends/trtllm_backend.py @00ae653b and systems/h800_sxm.yaml
-#: @77f0282e): activations ``2 * max_num_tokens * hidden * c`` bytes with ``c`` 11, 6.5 and 5 for 1, 2 and more
-#: cards, NCCL 0.33 GiB on 2 cards and 0.38 on more, 3.5 GiB besides. Two printouts come out within 0.5 % (an H200,
-#: TensorRT-LLM PR #15734; Llama 3.1 8B FP8 on an H100, issue #6294). The profile keeps a fitted reserve
-#: (docs/calibration.md section 8).
+#: The current TensorRT-LLM's own accounting (its PyTorch backend, the default from v1.0; profile ``trtllm``): the KV
+#: cache is ``free_gpu_memory_fraction`` (0.9 by default, the profile's ``mem_util``) of the total CUDA reports less
+#: the weights and the peak of a profiling run (tensorrt_llm/_torch/pyexecutor/_util.py ``KvCacheCreator``). The
+#: peak beside the weights is NVIDIA's own estimate (ai-dynamo/aiconfigurator sdk/backends/trtllm_backend.py
+#: @00ae653b and systems/h800_sxm.yaml @77f0282e): activations ``2 * max_num_tokens * hidden * c`` bytes with ``c``
+#: 11, 6.5 and 5 for 1, 2 and more cards, NCCL 0.33 GiB on 2 cards and 0.38 on more, 3.5 GiB besides. Two printouts
+#: come out within 0.5 % (an H200, TensorRT-LLM PR #15734; Llama 3.1 8B FP8 on an H100, issue #6294). The v0.17 to
+#: v0.21 releases over TensorRT engines (``trtllm-2025``) keep a fitted reserve (docs/calibration.md section 8).
 TRTLLM_TORCH_FRACTION = 0.9
 TRTLLM_TORCH_ACT_BYTES = {1: 11.0, 2: 6.5}
 TRTLLM_TORCH_ACT_BYTES_MANY = 5.0
@@ -309,15 +309,25 @@ TRTLLM_TORCH_NCCL_GIB_MANY = 411041792 / GiB
 TRTLLM_TORCH_OTHER_GIB = 3.5
 
 
-def trtllm_torch_kv_gib(s: Scenario) -> float:
-    """The KV cache per card the current TensorRT-LLM's PyTorch backend would allocate, GiB (negative: short): at
-    the link's ``mem_util`` where it is below 1, else at the default fraction (``TRTLLM_TORCH_*``)."""
+def trtllm_torch_reserve(s: Scenario) -> tuple[Block, ...]:
+    """What the PyTorch backend of TensorRT-LLM holds beside the weights when it sizes the KV cache, GiB per card:
+    the activation peak of its profiling run over ``max_batched_tokens`` tokens, the NCCL communicators of a
+    tensor-parallel group and the rest of the runtime (``TRTLLM_TORCH_*``)."""
     g = s.gpus
     act = 2.0 * s.max_batched_tokens * s.hidden * TRTLLM_TORCH_ACT_BYTES.get(g, TRTLLM_TORCH_ACT_BYTES_MANY) / GiB
     nccl = TRTLLM_TORCH_NCCL_GIB.get(g, TRTLLM_TORCH_NCCL_GIB_MANY)
+    return (Block("activation peak of the profiling run", act),
+            *((Block("NCCL communicators", nccl),) if nccl else ()),
+            Block("CUDA context, libraries and runtime buffers", TRTLLM_TORCH_OTHER_GIB))
+
+
+def trtllm_torch_kv_gib(s: Scenario) -> float:
+    """The KV cache per card the current TensorRT-LLM's PyTorch backend would allocate, GiB (negative: short): at
+    the link's ``mem_util`` where it is below 1, else at the default fraction (``TRTLLM_TORCH_*``). The notes of a
+    ``trtllm-2025`` scenario quote it beside that profile's fitted reserve."""
     fraction = s.mem_util if s.mem_util < 1 else TRTLLM_TORCH_FRACTION  # the link's, else the default
-    return fraction * (s.torch_gib - loaded_weight_bytes(s) / GiB / g - act - nccl
-                                    - TRTLLM_TORCH_OTHER_GIB)
+    over = sum(b.gib for b in trtllm_torch_reserve(s))
+    return fraction * (s.torch_gib - loaded_weight_bytes(s) / GiB / s.gpus - over)
 
 
 def vllm_activation_bytes(s: Scenario) -> float:
@@ -362,9 +372,15 @@ def memory(s: Scenario) -> Memory:
         reserve = (Block("CUDA context and communicators", context),
                    Block("left outside mem_fraction_static", (1 - s.mem_util) * free))
     elif rule == "trtllm":
-        # The 2024 executor's own accounting starts from the total CUDA reports; a fitted reserve from the card's.
+        # The engine's own accounting starts from the total CUDA reports (the PyTorch backend's profiling run, or
+        # the 2024 executor's buffers); a fitted reserve from the card's.
         total = s.torch_gib if given is None else s.mem_gib
-        reserve = trtllm_reserve(s) if given is None else (Block("runtime buffers (overhead_gib)", given),)
+        if given is not None:
+            reserve = (Block("runtime buffers (overhead_gib)", given),)
+        elif s.engine in engines.PROFILING_RUN:
+            reserve = trtllm_torch_reserve(s)
+        else:
+            reserve = trtllm_reserve(s)
         over = sum(b.gib for b in reserve)
         kv = s.mem_util * (total - loaded - over)
         if kv > 0:

@@ -217,10 +217,11 @@ def scenario_warnings(s: Scenario) -> list[str]:
     release = vllm_release_note(s)
     if release:
         out.append(release)
-    if s.engine == "trtllm" and s.overhead_gib is not None and mem.kv_cache_gib > 0:
+    if s.engine == "trtllm-2025" and s.overhead_gib is not None and mem.kv_cache_gib > 0:
         own = memory.trtllm_torch_kv_gib(s)
         if own < (1 - RELEASE_GAP) * mem.kv_cache_gib:
-            out.append(f"TensorRT-LLM 1.x sizes its KV cache from a profiling run: 90 % (free_gpu_memory_fraction) of "
+            out.append(f"TensorRT-LLM 1.x (engine=trtllm) sizes its KV cache from a profiling run: 90 % "
+                       "(free_gpu_memory_fraction) of "
                        f"the memory its weights, activations and buffers leave, about {max(own, 0.0):,.2f} GiB per "
                        f"card here, not the {mem.kv_cache_gib:,.2f} this profile's fitted reserve leaves; fewer "
                        "sequences may fit than these figures say")

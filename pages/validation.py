@@ -13,8 +13,8 @@ s, r = ui.page()
 UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 #: Engines in colours that differ (a colour-blind-safe palette), the older release family in a lighter shade
 #: and the Vulkan build in its own.
-COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2023": "#E69F00",
-           "trtllm-v05": "#8C510A",
+COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2025": "#000000",
+           "trtllm-2023": "#E69F00", "trtllm-v05": "#8C510A",
            "llamacpp": "#009E73", "llamacpp-vulkan": "#CC79A7", "llamacpp-2024": "#7FCDBB"}
 
 

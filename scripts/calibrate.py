@@ -82,7 +82,8 @@ FITTED = {
     "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
+    "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
+    "trtllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
     "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
@@ -99,10 +100,14 @@ FITTED = {
 SHARED = {
     ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
     ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_link"): "trtllm",
-    ("trtllm-2023", "overhead_gib"): "trtllm",
+    ("trtllm-2023", "overhead_gib"): "trtllm-2025",
     # TensorRT-LLM v0.5 and v0.6 ran the same static-batch runtime as v0.7 with the older decode attention kernel
     # (kv_reread, fixed below): every fitted figure is one with trtllm-2023's (the host times) or trtllm's.
-    **{("trtllm-v05", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_link", "overhead_gib")},
+    **{("trtllm-v05", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_link")},
+    # The reserve of the TensorRT-engine releases (the current release works its memory out, calc/memory.py).
+    ("trtllm-v05", "overhead_gib"): "trtllm-2025",
+    # The 2025 releases over TensorRT engines run the kernels of the current ones: every speed figure is one.
+    **{("trtllm-2025", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
     # The 2024 C++ executor shares every speed figure with the current releases and differs in its memory only.
     **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
     ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
@@ -119,8 +124,8 @@ SHARED = {
     **{("vllm-2025", k): "vllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
-SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-v05",
-           "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
+SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-2025",
+           "trtllm-2025": "trtllm", "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
            "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
@@ -160,9 +165,10 @@ FIXED = {
                           "set-up), so launch costs do not grow with the layers"),
         "eff_dequant": (1.0, "one row only (9072b5c5, NVFP4) stores its weights below 8 bits: a figure fitted "
                              "to it would be tuned to one row, so none is fitted (1, no loss)"),
-        "mem_util": (1.0, "TensorRT-LLM sizes its KV cache as a fraction (0.9 to 0.95) of the memory left after "
-                          "the weights (kv_cache_free_gpu_mem_fraction; perf-overview.md), expressed here as the "
-                          "whole card less a fitted reserve"),
+        "mem_util": (0.9, "the PyTorch backend's default KvCacheConfig.free_gpu_memory_fraction 0.9, of the memory "
+                          "the weights and its profiling run leave (tensorrt_llm/_torch/pyexecutor/_util.py "
+                          "KvCacheCreator)"),
+        "overhead_gib": (None, MODELLED),
         "max_seqs": (2048, "TensorRT-LLM's default max_batch_size 2048 (trtllm-bench caps its own at 4096)"),
     },
     "trtllm-2023": {
@@ -177,6 +183,15 @@ FIXED = {
     "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
+# The v0.17 to v0.21 releases over TensorRT engines: the current release's kernels, a fitted reserve.
+FIXED["trtllm-2025"] = {
+    **{k: v for k, v in FIXED["trtllm"].items() if k != "overhead_gib"},
+    "eff_dequant": (1.0, "no trtllm-2025 row stores its weights below 8 bits: no loss"),
+    "mem_util": (1.0, "the v0.17 to v0.21 releases size the KV cache as a fraction (0.9 to 0.95) of the memory "
+                      "left after the weights and buffers sized by the run's max_batch_size "
+                      "(kv_cache_free_gpu_mem_fraction; perf-overview.md), which the rows do not give: "
+                      "expressed here as the whole card less a fitted reserve"),
+}
 FIXED["trtllm-2024"] = {
     **FIXED["trtllm"],
     "mem_util": (0.9, "the executor's default kv_cache_free_gpu_mem_fraction 0.9 (KvCacheConfig; trtllm-bench's "
@@ -198,6 +213,7 @@ _ONE_READ = {
                  "heads",
     "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
     "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
+    "trtllm-2025": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
     "trtllm-2024": "the XQA decode kernels load each KV head once for its group of query heads",
     "trtllm-2023": "v0.7 decodes GQA models through the XQA kernels, which load each KV head once for its group of "
                    "query heads (Falcon180B-H200.md @3c44cb97)",
@@ -217,6 +233,7 @@ _NO_EAGER = {
 }
 _NO_EAGER["vllm-2025"] = _NO_EAGER["vllm"]
 _NO_EAGER["trtllm-2024"] = _NO_EAGER["trtllm"]
+_NO_EAGER["trtllm-2025"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
 for _e, _why in _NO_EAGER.items():
     FIXED[_e]["eager_us"] = (0.0, _why)
@@ -224,7 +241,7 @@ for _e, _why in _NO_EAGER.items():
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
+FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
                 "llamacpp-2024")
 
 

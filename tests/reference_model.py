@@ -38,6 +38,14 @@ SGLANG_P2P_INIT_GIB = 2.0  # per card, tensor parallel over a fabric of at least
 SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
 TRTLLM_CONTEXT_GIB = 0.75  # docs/method.md 8.2: TensorRT-LLM 2024's CUDA context and libraries, per card
 TRTLLM_RUNTIME_B, TRTLLM_DECODER_B = 9.25, 19.9  # bytes per sequence of max_batch_size and vocabulary token
+# docs/method.md 8.2: the current TensorRT-LLM (its PyTorch backend) sizes the cache from a profiling run: activation
+# bytes per token and hidden unit by cards (1, 2, more), NCCL GiB by cards, and the rest of its runtime, per card.
+TRTLLM_PROFILED = ("trtllm",)
+TRTLLM_TORCH_ACT = {1: 11.0, 2: 6.5}
+TRTLLM_TORCH_ACT_MANY = 5.0
+TRTLLM_TORCH_NCCL = {1: 0.0, 2: 0.333984375}
+TRTLLM_TORCH_NCCL_MANY = 0.3828125
+TRTLLM_TORCH_REST_GIB = 3.5
 # docs/method.md 8.2: llama.cpp's CUDA context (GiB per card), its cells' padding, its physical batch, the f32 tensors
 # of the hidden width its compute buffer holds beside the output head, beside the attention and at least; the
 # builds without flash attention by default, and those whose server reserves logits per slot.
@@ -496,7 +504,7 @@ def page_tokens(engine: str, latent: float) -> int:
     """docs/method.md section 8.2: the tokens of one KV-cache block the engine prints its counts in (1: none)."""
     if ENGINE_BASE[engine] == "vllm":
         return 64 if latent else 16
-    return {"trtllm": 32, "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64}.get(engine, 1)
+    return {"trtllm": 32, "trtllm-2025": 32, "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64}.get(engine, 1)
 
 
 def printed_tokens(m, free: float, n: int) -> tuple[float, float]:
@@ -529,6 +537,7 @@ def _si(s) -> dict:
         bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
         fa=s["flash_attn"], slot_outputs=s["engine"] in SLOT_OUTPUTS, ctx=s["ctx"],
         graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
+        profiled=s["engine"] in TRTLLM_PROFILED,
         reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
         mxfp4=s["weights_experts"] == "mxfp4",
@@ -679,6 +688,10 @@ def kv_gib_per_card(m):
             over = SGLANG_CONTEXT_GIB + SGLANG_P2P_INIT_GIB * (m["g"] > 1 and m["link"] >= 100e9)
         return u * (m["torch"] - over) - w
     if m["rule"] == "trtllm":
+        if over is None and m["profiled"]:  # the PyTorch backend: its profiling run's peak beside the weights
+            over = (2 * m["T"] * m["hidden"] * TRTLLM_TORCH_ACT.get(m["g"], TRTLLM_TORCH_ACT_MANY) / GIB
+                    + TRTLLM_TORCH_NCCL.get(m["g"], TRTLLM_TORCH_NCCL_MANY) + TRTLLM_TORCH_REST_GIB)
+            return u * (m["torch"] - w - over)
         if over is None:  # the 2024 executor: CUDA context, execution context, runtime buffers, decoder
             sv = m["seqs"] * m["V"]
             over = TRTLLM_CONTEXT_GIB + (forward_activation(m) + sv * (2 + TRTLLM_RUNTIME_B + TRTLLM_DECODER_B)) / GIB

@@ -90,10 +90,15 @@ def test_llamacpp_says_when_the_cells_it_is_told_would_not_start():
     assert not [w for w in scenario_warnings(fits) if "would not start" in w]
 
 
-def test_a_tensorrt_llm_scenario_quotes_the_1x_accounting_where_it_holds_less():
-    from calc import load
+def test_a_tensorrt_llm_2025_scenario_quotes_the_1x_accounting_where_it_holds_less():
+    """The v0.17 to v0.21 profile keeps a fitted reserve and says what the current release's profiling run leaves;
+    the current release (engine=trtllm) allocates exactly that, and needs no such note."""
+    from calc import load, report
     from calc.notes import scenario_warnings
-    s = load("engine=trtllm&model=llama-3.1-70b&card=h200-sxm&weights=fp8").scenario
+    s = load("engine=trtllm-2025&model=llama-3.1-70b&card=h200-sxm&weights=fp8").scenario
     note = [w for w in scenario_warnings(s) if "TensorRT-LLM 1.x" in w]
     assert len(note) == 1 and "62.22 GiB per card" in note[0] and "70.69" in note[0]
+    current = "engine=trtllm&model=llama-3.1-70b&card=h200-sxm&weights=fp8"
+    assert report(current)["kv_cache_gib_per_card"] == pytest.approx(62.22, abs=0.005)
+    assert not [w for w in scenario_warnings(load(current).scenario) if "1.x" in w]
     assert not [w for w in scenario_warnings(load("model=llama-3.1-70b&card=h200-sxm").scenario) if "1.x" in w]
