@@ -165,6 +165,8 @@ class Memory:
             return f"{pct} (gpu_memory_utilization) of the {self.total_gib:,.2f} GiB CUDA reports"
         if self.rule == "sglang":
             return f"{pct} (mem_fraction_static) of the memory free when it starts"
+        if self.rule == "trtllm" and any(b.name.startswith("activation peak") for b in self.reserve):
+            return f"{pct} (free_gpu_memory_fraction) of what its weights and its profiling run leave"
         if self.rule == "trtllm":
             return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
         if self.rule == "llamacpp" and self.cells is not None:
