@@ -112,6 +112,10 @@ def card_line(card_id: str, card: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.weights and not args.plan:
+        print("error: --weights goes with --plan (the formats to plan with); a link sets its own weights=",
+              file=sys.stderr)
+        return 2
     if args.quant_lab:
         return _quant_lab(args)
     if args.validate is not None:
@@ -159,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # checkpoint format the config states and the preset does not ship
             shape = {"model": matched, **catalogue.format_differences(shape, matched)}
         link = {**shape, **{k: v for k, v in raw.items() if k != "model"}}
+        if "model" in raw and str(raw["model"]) != str(link.get("model", "custom")):
+            print(f"config.json: the link's model={raw['model']} is set aside: the config is the model "
+                  f"({link.get('model', 'custom')}); the link's other keys still apply", file=sys.stderr)
     try:
         parsed = load(link)
     except ScenarioError as exc:

@@ -466,6 +466,15 @@ _PEAK_COLUMNS = {
 }
 
 
+def nearest_model(active_b: float) -> str:
+    """The id of the catalogue model nearest in active parameters per token (billions) to ``active_b`` (by ratio;
+    the smaller on a tie) among those priced by an API row of their own (no ``api_ref_note`` stand-in): a custom
+    model's stand-in for the API row to compare with, so a 7B model is not priced against a 70B model's API. The
+    active parameters set the arithmetic and the weight reads per token that a provider's price pays for."""
+    own = [m for m, row in models().items() if not row.get("api_ref_note")]
+    return min(own, key=lambda m: (abs(math.log(models()[m]["active_b"] / active_b)), models()[m]["active_b"]))
+
+
 def load_cards(path) -> dict[str, dict]:
     """Read and check an accelerator-card file; returns id -> plain dict (not cached).
 

@@ -213,6 +213,70 @@ def format_rule(engine: str, weights: str, kind: str | None) -> str | None:
     return f"{ENGINE_NAMES[engine]} cannot load {weights} weights: {kind.upper()} files are llama.cpp's format"
 
 
+#: The bits each compute precision multiplies (its operands): the matrix units read the stored weights, so a GEMM
+#: runs at the weights' precision or wider (docs/method.md section 5).
+COMPUTE_BITS = types.MappingProxyType({"bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "fp4": 4})
+
+
+def compute_rule(compute: str, weight_bits: float, expert_bits: float | None) -> str | None:
+    """Why the matrix units cannot run at ``compute`` on weights stored in ``weight_bits`` (the routed experts in
+    ``expert_bits``, None for a dense model), or None. A GEMM's operands include the stored weights: FP8 and INT8
+    arithmetic need weights of at most 8 bits (an FP8, INT8 or 4-bit checkpoint: W8A8, W4A8), FP4 arithmetic
+    weights of 4 (NVFP4, MXFP4); 16-bit arithmetic takes any (a 32-bit checkpoint is cast down). A 16-bit checkpoint
+    runs at 16 bits; an MoE model qualifies by either part (gpt-oss
+    runs its MXFP4 experts at FP8 beside 16-bit attention). Scales do not count: int4-g128 (4.25 bits) is 4-bit."""
+    need = COMPUTE_BITS.get(compute)
+    stored = min(math.floor(weight_bits + 1e-9), math.floor(expert_bits + 1e-9) if expert_bits else math.inf)
+    if need is None or need >= 16 or stored <= need:  # 16-bit arithmetic runs on any checkpoint (fp32 cast down)
+        return None
+    return (f"compute={compute} multiplies {need}-bit operands, but the weights are stored in {stored} bits: the "
+            f"matrix units read the stored weights, so they run at {stored} bits or wider (weights in {need} bits "
+            "or fewer, or a wider compute precision)")
+
+
+#: KV-cache formats each engine allocates, by name (docs/method.md section 5): vLLM's and SGLang's
+#: ``--kv-cache-dtype`` (auto, fp8, fp8_e4m3, fp8_e5m2), TensorRT-LLM's ``KvCacheConfig.dtype`` (the model's, fp8,
+#: int8), llama.cpp's ``--cache-type-k/-v`` (f16, bf16, q8_0, q4_0 and the other block types: int8 and int4 here;
+#: no fp8). A link's own bit count is a format of its own, taken as given.
+KV_FORMATS_BY_ENGINE = types.MappingProxyType({
+    "vllm": ("fp16", "bf16", "fp8"),
+    "sglang": ("fp16", "bf16", "fp8"),
+    "trtllm": ("fp16", "bf16", "fp8", "int8"),
+    "llamacpp": ("fp16", "bf16", "int8", "int4"),
+})
+
+
+def kv_rule(engine: str, kv: str) -> str | None:
+    """Why ``engine`` cannot hold its KV cache in the named format ``kv``, or None (a bit count is taken as
+    given)."""
+    names = KV_FORMATS_BY_ENGINE.get(base(engine))
+    if names is None or kv in names:
+        return None
+    try:
+        float(kv)
+        return None
+    except ValueError:
+        pass
+    return (f"{ENGINE_NAMES[engine]} cannot hold its KV cache in {kv}: its cache formats are {', '.join(names)} "
+            "(or a number of bits)")
+
+
+#: The card's peaks TensorRT-LLM needs for weights it stores in these formats: FP8 GEMMs on FP8 tensor cores (Ada,
+#: Hopper, Blackwell), NVFP4 GEMMs on FP4 ones (Blackwell); its support matrix (docs/source/reference/
+#: precision.md) lists no weight-only kernel for either on older cards.
+TRTLLM_FORMAT_PEAKS = types.MappingProxyType({"fp8": "fp8", "nvfp4": "fp4"})
+
+
+def card_format_rule(engine: str, weights: str, peaks: Mapping[str, Any] | None, card_name: str | None) -> str | None:
+    """Why ``engine`` cannot run weights stored in ``weights`` on a card with these dense ``peaks`` (by precision;
+    None: a custom card, whose peaks are not known), or None."""
+    need = TRTLLM_FORMAT_PEAKS.get(weights)
+    if base(engine) != "trtllm" or need is None or peaks is None or peaks.get(need) is not None:
+        return None
+    return (f"{ENGINE_NAMES[engine]} runs {weights} weights on cards with {need.upper()} tensor cores, and "
+            f"{card_name or 'this card'} has none")
+
+
 def tp_rule(engine: str, heads: int, kv_heads: int, gpus: int, latent: bool) -> str | None:
     """The reason the engine refuses ``gpus``-way tensor parallelism for this shape, or None.
 

@@ -112,8 +112,9 @@ def margin_sentence(d: Decision) -> str:
         return ""
     sh, api = d.self_host_usd_month, d.api_usd_month
     gap = abs(sh - api) / max(sh, api)
-    return (f"The two differ by {gap:.0%}, less than the figures' own uncertainty (about {TIE_SHARE:.0%}): treat "
-            "it as a tie, and let the reasons beyond cost, or a lever on the Levers page, decide.")
+    return (f"The two differ by {gap:.1%}, inside the {TIE_SHARE:.0%} within which two bills count as a tie here "
+            "(the engine's own capacity error, below, may be wider): treat it as a tie, and let the reasons beyond "
+            "cost, or a lever on the Levers page, decide.")
 
 
 def band_sentence(d: Decision) -> str:

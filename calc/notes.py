@@ -8,7 +8,7 @@ import math
 from . import catalogue, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
-from .scenario import CUSTOM, DEFAULT_MODEL, WEIGHT_FORMATS, Scenario, preset_figures
+from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, preset_figures
 
 #: How :func:`beyond_trained_context` begins, so the pages can say it loudly.
 BEYOND_CONTEXT = "no request can be served as set"
@@ -50,15 +50,28 @@ def display_name(s: Scenario, what: str = "model") -> str:
     return table[ident]["name"] + (" (modified)" if modified_preset_keys(s)[what] else "")
 
 
+def batch_cap(max_batch: int, max_seqs: int | None, be: float | None) -> str:
+    """What stops the batch first: ``"max_seqs"`` (the engine's cap, below what memory holds and the break-even
+    batch), ``"memory"`` (``max_batch`` below the break-even batch ``be``, or no ``be``: SPEC's memory cap) or
+    ``"compute"`` (the step turns compute-bound first). The pages' banner and the card comparison say this one."""
+    engine = max_seqs is not None and max_seqs < max_batch
+    cap = max_seqs if engine else max_batch
+    if be is not None and cap >= be:
+        return "compute"
+    return "max_seqs" if engine else "memory"
+
+
 def api_stand_in(s: Scenario) -> str:
-    """For a custom model priced against the default model's API row (no row of its own was chosen), a note
-    naming the stand-in; "" otherwise."""
-    default = catalogue.models()[DEFAULT_MODEL]
-    if s.model != CUSTOM or s.api != default["api_ref"]:
+    """For a custom model priced against the API row of the catalogue model nearest its size (no row of its own was
+    chosen), a note naming the stand-in; "" otherwise."""
+    near = catalogue.models()[catalogue.nearest_model(s.active_b)]
+    if s.model != CUSTOM or s.api != near["api_ref"]:
         return ""
     row = catalogue.apis()[s.api]
-    return (f"API price: {row['provider']} · {row['model']} ({default['name']}'s row) stands in for this custom "
-            "model; choose the API row of the model you would call (api) or type its prices (api_in, api_out)")
+    return (f"API price: {row['provider']} · {row['model']} ({near['name']}'s row: of the catalogue models priced "
+            f"by a row of their own, the one nearest its {s.active_b:g} B active parameters) stands in for this custom "
+            "model; "
+            "choose the API row of the model you would call (api) or type its prices (api_in, api_out)")
 
 
 def outside_measurements(s: Scenario) -> str:

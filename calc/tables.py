@@ -72,6 +72,10 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
     # Each in the type the engine loads (llama.cpp: a GGUF counterpart), never a format it would refuse.
     formats = list(dict.fromkeys(engines.engine_weights(s.engine, str(f)) for f in formats))
+    # Nor one the card has no tensor cores for (TensorRT-LLM's FP8 and NVFP4: engines.card_format_rule).
+    card = catalogue.cards().get(s.card)
+    formats = [f for f in formats if f == s.weights or not engines.card_format_rule(
+        s.engine, f, card and card["peaks"], card and card["name"])]
     bits = [WEIGHT_FORMATS.get(f) or float(f) for f in formats]
     # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
     # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.
@@ -231,8 +235,9 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
 
     Each card keeps the scenario's number of cards, compute precision (where the card has it, else bf16)
     and duty cycle, and takes its own datasheet figures and reference rent. Columns: fits, max batch, batch
-    used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced), and
-    the traffic's self-hosting bill on that card (``replicas``, ``self_host_usd_month``: the Decision page's).
+    used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced), SPEC's
+    ``memory_caps_batch`` and what stops the batch first (``batch_cap``: notes.batch_cap), and the traffic's
+    self-hosting bill on that card (``replicas``, ``self_host_usd_month``: the Decision page's).
     """
     from .evaluate import build
     from .scenario import parse, with_change
@@ -253,6 +258,8 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
                      "step_ms": r["step_ms"], "tok_s": r["tok_s"],
                      "usd_per_mtok": np.nan if r["usd_per_mtok"] is None else r["usd_per_mtok"],
                      "memory_caps_batch": r["memory_caps_batch"],
+                     "batch_cap": notes.batch_cap(r["max_batch"], sc["max_seqs"], r["break_even_batch"])
+                     if runs else None,
                      "replicas": np.nan if r["replicas"] is None else r["replicas"],
                      "self_host_usd_month": np.nan if r["self_host_usd_month"] is None else r["self_host_usd_month"]})
     return pd.DataFrame(rows)

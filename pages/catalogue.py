@@ -25,7 +25,7 @@ if picked:
     # precision are the scenario's, in the caption; the CSV has them).
     CHECK = st.column_config.CheckboxColumn
     ui.dataframe(cmp, pin="card", column_config={
-        "card": st.column_config.TextColumn("Card", width=105),
+        "card": st.column_config.TextColumn("Card", width=98),
         "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
         "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
         "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
@@ -44,13 +44,16 @@ if picked:
                                  "replicas would run at" if s.duty is None
                             else "USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  f"prompts not counted) at duty {s.duty:.0%}"),
-        "memory_caps_batch": CHECK("Mem caps", width=65, help="Memory caps the batch before compute does"),
+        "batch_cap": st.column_config.TextColumn(
+            "Cap", width=72, help="What stops the batch first: memory (it holds fewer sequences than the "
+                                         "break-even batch), max_seqs (the engine's scheduling cap, below what memory "
+                                         "holds) or compute (the step turns compute-bound first)"),
         "replicas": NUM("Replicas", format="%d", width=65, help="Replicas the traffic needs at its busiest hour"),
         "self_host_usd_month": NUM("Bill USD/mo", format="%,.0f", width=85,
                                    help="The traffic's self-hosting bill on this card, as the Decision page gives it: "
                                         "every replica's rent plus the upkeep")},
         column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",
-                      "tok_s", "usd_per_mtok", "memory_caps_batch", "replicas", "self_host_usd_month"])
+                      "tok_s", "usd_per_mtok", "batch_cap", "replicas", "self_host_usd_month"])
     duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
         f"duty {s.duty:.0%}"
     st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s), "

@@ -86,8 +86,10 @@ x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests 
 y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",
           axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
                         labelExpr=ui.SI_LABEL_PLAIN))
-colors = alt.Color("option:N", scale=alt.Scale(domain=["API", "Self-hosting", "Buying the cards"],
-                                               range=["#f58518", "#4c78a8", "#54a24b"]),
+# The legend lists the lines drawn (an unrented card draws no renting line; a card without a price no buying one).
+drawn = [o for o in ("API", "Self-hosting", "Buying the cards") if (curve["option"] == o).any()]
+colors = alt.Color("option:N", scale=alt.Scale(domain=drawn, range=[{"API": "#f58518", "Self-hosting": "#4c78a8",
+                                                                     "Buying the cards": "#54a24b"}[o] for o in drawn]),
                    legend=alt.Legend(title=None, orient="bottom", columns=3, labelLimit=0))
 tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
        alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month"), alt.Tooltip("replicas:Q", title="replicas")]
@@ -115,6 +117,10 @@ st.altair_chart(alt.layer(api_line, sh_line, own_line, rule, rule_label, be_pts,
                 width="stretch")
 if not d.fits:
     st.caption("Only the API line is drawn: the model does not fit on the cards as set up.")
+elif not d.priced and "Buying the cards" in drawn:
+    st.caption("No rent per card-hour is set for this card, so renting is not drawn (enter one in the sidebar, Money); "
+               "the dashed green line is the replicas bought, each card paid off over the service life plus its "
+               "power.")
 elif not d.priced:
     st.caption("Only the API line is drawn: enter a rent per card-hour (sidebar, Money) to draw self-hosting.")
 else:

@@ -397,7 +397,15 @@ def resolve(params) -> dict:
         s["ctx"] = max(1, s["in_tok"] + s["out_tok"])
     s["peak"] = _real(p, "peak", 3.0, 1)
     s["tpot_ms"] = _real(p, "tpot_ms", None, 0, lo_open=True)
-    s["api"] = _choice(p, "api", base["api_ref"], set(apis))
+    # docs/method.md section 1: a custom model takes the row of the catalogue model nearest its active parameters (by
+    # ratio, the smaller on a tie) among the models priced by a row of their own.
+    if custom:
+        own = [m for m in models.values() if not m.get("api_ref_note")]
+        near = min(own, key=lambda m: (abs(math.log(float(m["active_b"]) / s["active_b"])), float(m["active_b"])))
+        api_default = near["api_ref"]
+    else:
+        api_default = base["api_ref"]
+    s["api"] = _choice(p, "api", api_default, set(apis))
     s["api_in"] = _real(p, "api_in", float(apis[s["api"]]["api_in"]), 0)
     s["api_out"] = _real(p, "api_out", float(apis[s["api"]]["api_out"]), 0)
 
@@ -476,6 +484,26 @@ def resolve(params) -> dict:
             _bad(part, s[part], "a format TensorRT-LLM loads")
         if part in p and ENGINE_BASE[s["engine"]] == "llamacpp" and s[part] in GGUF_COUNTERPART:
             _bad(part, s[part], "a format llama.cpp loads")
+    # docs/method.md section 5: TensorRT-LLM's FP8 weights need FP8 tensor cores, its NVFP4 weights FP4 ones (a
+    # preset card's peaks say which it has; a custom card's are not known).
+    if ENGINE_BASE[s["engine"]] == "trtllm" and s["card"] != "custom":
+        for part in ("weights", "weights_experts", "weights_attn", "weights_embed"):
+            need = {"fp8": "fp8", "nvfp4": "fp4"}.get(s[part]) if part in p else None
+            if need and card["peaks"].get(need) is None:
+                _bad(part, s[part], "a format whose tensor cores the card has")
+    # docs/method.md section 5: the matrix units read the stored weights, so compute is never narrower than them
+    # (either part of an MoE model will do); scales do not count.
+    stored = math.floor(s["_bpw"] + 1e-9)
+    if s["experts"]:
+        stored = min(stored, math.floor(s["_bpw_e"] + 1e-9))
+    if {"bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "fp4": 4}[s["compute"]] < min(stored, 16):
+        _bad("compute", s["compute"], "no narrower than the stored weights")
+    # docs/method.md section 5: the KV-cache formats each engine holds, by name.
+    kv_names = {"vllm": ("fp16", "bf16", "fp8"), "sglang": ("fp16", "bf16", "fp8"),
+                "trtllm": ("fp16", "bf16", "fp8", "int8"), "llamacpp": ("fp16", "bf16", "int8", "int4")}
+    eng = ENGINE_BASE[s["engine"]]
+    if eng in kv_names and s["kv"] in KV_BITS and s["kv"] not in kv_names[eng]:  # a bit count is taken as given
+        _bad("kv", s["kv"], "a format the engine holds its cache in")
     if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
         _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
     if s["active_b"] > s["params_b"]:

@@ -34,11 +34,11 @@ def test_every_page_runs_clean_on_a_link(page):
 
 
 def test_link_restores_every_widget():
-    at = open_app({"model": "llama-3.1-8b", "card": "a100-80gb", "weights": "fp8", "kv": "int8", "ctx": "4096",
+    at = open_app({"model": "llama-3.1-8b", "card": "a100-80gb", "weights": "fp8", "kv": "fp8", "ctx": "4096",
                    "batch": "33", "duty": "0.55", "usd_hr": "1.75", "attn": "0", "upkeep": "1234"})
     assert at.selectbox(key="model").value == "llama-3.1-8b"
     assert at.selectbox(key="card").value == "a100-80gb"
-    assert at.select_slider(key="weights").value == "fp8" and at.select_slider(key="kv").value == "int8"
+    assert at.select_slider(key="weights").value == "fp8" and at.select_slider(key="kv").value == "fp8"
     assert at.select_slider(key="ctx").value == 4096 and at.number_input(key="batch").value == 33
     assert at.number_input(key="duty").value == 0.55 and at.number_input(key="usd_hr").value == 1.75
     assert at.checkbox(key="attn").value is False and at.number_input(key="upkeep").value == 1234

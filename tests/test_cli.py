@@ -100,3 +100,14 @@ def test_plan_names_the_formats_the_engine_refuses():
     assert mixed.returncode == 0 and "weights=fp8 is left out" in mixed.stderr
     rows = mixed.stdout.strip().splitlines()
     assert len(rows) > 1 and all(",q4_k_m," in row for row in rows[1:])
+
+
+def test_formats_without_a_plan_are_refused_and_a_config_names_the_model_it_sets_aside(tmp_path):
+    out = run("--weights", "fp8", "model=llama-3.1-8b")
+    assert out.returncode == 2 and "--weights goes with --plan" in out.stderr
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 32, '
+                   '"num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, '
+                   '"vocab_size": 128256, "max_position_embeddings": 8192}')
+    out = run("--hf-config", str(cfg), "model=qwen3-32b")
+    assert out.returncode == 0 and "the link's model=qwen3-32b is set aside" in out.stderr

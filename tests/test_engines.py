@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 from calc import engines, load, memory, model, parse, report, traffic
 from calc.engines import ENGINES, FIGURES, ROOFLINE
+from calc.scenario import ScenarioError
 from calc.validate import read_measurements
 
 try:
@@ -372,3 +373,55 @@ def test_a_part_in_a_format_the_engine_cannot_load_is_refused_by_its_key(link, k
     parsed = parse(link)
     assert key in {e.key for e in parsed.errors}, parsed.errors
     assert parse("engine=llamacpp&model=gpt-oss-120b").errors == ()  # a preset's own parts load by design
+
+
+# ------------------------------------------------------------------ set-ups that exist (docs/method.md section 5)
+
+@pytest.mark.parametrize("link, key", [
+    ("compute=fp4&card=b200&weights=bf16", "compute"),  # FP4 arithmetic on a 16-bit checkpoint: 4x the peak it reaches
+    ("compute=fp8&card=h100-sxm&weights=bf16", "compute"),
+    ("compute=fp4&card=b200&weights=fp8", "compute"),
+    ("engine=trtllm&card=h100-sxm&weights=nvfp4", "weights"),  # NVFP4 GEMMs need Blackwell's FP4 units
+    ("engine=trtllm&card=a100-80gb&weights=fp8", "weights"),  # FP8 GEMMs need Ada, Hopper or Blackwell
+    ("engine=trtllm&card=a100-80gb&model=mixtral-8x7b&weights=bf16&weights_experts=fp8&gpus=2", "weights_experts"),
+    ("kv=int4", "kv"), ("engine=sglang&kv=int8", "kv"), ("engine=trtllm&kv=int4", "kv"),
+    ("engine=llamacpp&kv=fp8", "kv"),
+])
+def test_a_set_up_no_engine_runs_is_refused_by_its_key(link, key):
+    with pytest.raises(ScenarioError) as exc:
+        report(link)
+    assert [e.key for e in exc.value.errors] == [key]
+
+
+@pytest.mark.parametrize("link", [
+    "model=gpt-oss-120b&compute=fp8&card=h100-sxm",  # MXFP4 experts at FP8 beside 16-bit attention
+    "compute=fp4&card=b200&weights=nvfp4", "compute=fp8&card=h100-sxm&weights=int4-g128",  # W4A8
+    "weights=fp32&card=h100-sxm", "engine=vllm&card=a100-80gb&weights=fp8",  # vLLM's Marlin reads FP8 on Ampere
+    "engine=trtllm&card=b200&weights=nvfp4&compute=fp4", "engine=trtllm&card=l40s&weights=fp8",
+    "engine=trtllm&card=custom&weights=nvfp4",  # a custom card's units are not known
+    "engine=trtllm&kv=int8", "engine=llamacpp&kv=int4", "engine=llamacpp&kv=int8", "kv=4.5", "engine=roofline&kv=int4",
+])
+def test_set_ups_the_engines_run_are_accepted(link):
+    assert report(link)["scenario"]
+
+
+def test_an_engine_chosen_that_cannot_hold_the_cache_or_load_the_weights_says_which_it_set_aside():
+    from calc.scenario import set_aside_by_change, with_change
+    params = load("engine=vllm&weights=int4-g128&kv=fp8").scenario.to_params()
+    changed = with_change(params, "engine", "llamacpp")
+    assert "kv" not in changed and "weights" not in changed
+    said = {e.key: e.message for e in set_aside_by_change(params, "engine", "llamacpp")}
+    assert set(said) == {"weights", "kv"}
+    assert "llama.cpp cannot load int4-g128 weights" in said["weights"]
+    assert "llama.cpp cannot hold its KV cache in fp8" in said["kv"]
+    assert set_aside_by_change(params, "engine", "sglang") == []
+    assert load(changed).scenario.kv == "fp16"
+
+
+@pytest.mark.parametrize("max_batch, max_seqs, be, binds", [
+    (404, 256, None, "max_seqs"), (404, 256, 300.0, "max_seqs"), (404, 256, 200.0, "compute"),
+    (100, 256, 300.0, "memory"), (100, None, None, "memory"), (400, None, 300.0, "compute"),
+])
+def test_what_stops_the_batch_first(max_batch, max_seqs, be, binds):
+    from calc import notes
+    assert notes.batch_cap(max_batch, max_seqs, be) == binds

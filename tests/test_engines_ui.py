@@ -28,9 +28,14 @@ def test_choosing_llamacpp_in_the_sidebar_brings_a_weight_format_it_loads():
     at = open_app({}, "pages/fit.py")
     assert at.query_params["weights"] == "int4-g128"
     at.selectbox(key="engine").set_value("llamacpp").run()
-    assert not at.exception and not at.error
+    assert not at.exception
     assert at.query_params["engine"] == "llamacpp" and at.query_params["weights"] == "q4_k_m"
     assert at.session_state["weights"] == "q4_k_m"  # the widget shows the format in use
+    # The format the user had is said to be set aside, not switched silently (until the next change).
+    said = texts(at.error)
+    assert "llama.cpp cannot load int4-g128 weights" in said and "q4_k_m" in said
+    at.select_slider(key="kv").set_value("int8").run()
+    assert "cannot load int4-g128" not in texts(at.error)
 
 
 def test_a_card_the_chosen_engine_does_not_run_on_says_the_engine_fell_back():

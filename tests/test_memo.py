@@ -50,7 +50,8 @@ def test_sentence_on_defaults():
 
 def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
     close = sentence("req_day=540000")  # within a few hundred USD of each other: 1 % apart
-    assert "The two differ by 1%, less than the figures' own uncertainty (about 10%): treat it as a tie" in close
+    assert "The two differ by 0.7%, inside the 10% within which two bills count as a tie here" in close
+    assert "treat it as a tie" in close
     assert "treat it as a tie" not in sentence("req_day=10000")
 
 

@@ -29,6 +29,10 @@ def test_a_custom_model_is_told_whose_api_row_stands_in():
     said = notes.api_stand_in(parse("model=custom").scenario)
     assert "stands in for this custom model" in said and "Llama 3.1 70B's row" in said
     assert notes.api_stand_in(parse("model=llama-3.1-8b").scenario) == ""
+    # A custom model of 7 B parameters is compared with an 8B model's API row, not the default 70B model's.
+    small = parse("model=custom&params_b=7").scenario
+    assert small.api == "together_ai/meta-llama/meta-llama-3.1-8b-instruct-turbo"
+    assert "Llama 3.1 8B's row" in notes.api_stand_in(small) and "its 7 B active parameters" in notes.api_stand_in(small)
 
 
 def test_a_context_beyond_the_models_window_is_warned():

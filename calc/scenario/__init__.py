@@ -16,7 +16,7 @@ command line uses it).
 """
 
 from .derive import AUTO, DEFAULT_VOCAB, card_torch_gib, day_weights, plain_embed_format, weights_refusal
-from .edit import with_change
+from .edit import set_aside_by_change, with_change
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .hints import slider_stops
 from .keys import (
@@ -83,6 +83,7 @@ __all__ = [
     "parse",
     "plain_embed_format",
     "preset_figures",
+    "set_aside_by_change",
     "slider_stops",
     "split_link",
     "weights_refusal",

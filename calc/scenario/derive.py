@@ -211,6 +211,16 @@ def peak(r: Resolving, base: Any) -> Any:
     return base if weights is None else max(weights) / (sum(weights) / 24)
 
 
+@unless_given("api")
+def api(r: Resolving, base: Any) -> Any:
+    """A custom model is compared with the API row of the catalogue model nearest its active parameters
+    (catalogue.nearest_model), not the default model's: a 7B model priced at a 70B model's API would make
+    self-hosting look cheaper than it is."""
+    if r.row("model") is not None:
+        return base
+    return catalogue.models()[catalogue.nearest_model(r.get("active_b"))]["api_ref"]
+
+
 @unless_given("api_cached")
 def api_cached(r: Resolving, base: Any) -> Any:
     """The row's cached-input price, else the input price in use (docs/method.md section 9)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import catalogue, engines
 from .derive import weights_refusal
+from .fields import FieldError
 from .keys import CUSTOM, DEFAULT_MODEL, DEPENDENTS, KEYS
 
 
@@ -33,6 +34,10 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
             and weights_refusal(str(value), str(out["weights"])):
         for k in ("weights", *DEPENDENTS["weights"]):
             out.pop(k, None)
+    # Keep the KV-cache format only where the new engine holds its cache in it (vLLM and SGLang: no int8 or int4;
+    # llama.cpp: no fp8): dropped, it becomes the default.
+    if key == "engine" and value in engines.FAMILIES and "kv" in out and engines.kv_rule(str(value), str(out["kv"])):
+        out.pop("kv", None)
     # Keep the compute precision only where the new card has units for it.
     if key == "card" and value in catalogue.cards() and \
             catalogue.cards()[value]["peaks"].get(str(out.get("compute", "bf16"))) is None:
@@ -49,3 +54,22 @@ def _closure(key: str) -> set[str]:
             seen.add(k)
             todo.extend(DEPENDENTS.get(k, ()))
     return seen
+
+
+def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list[FieldError]:
+    """The inputs of ``params`` that :func:`with_change` sets aside because they no longer go with ``key`` =
+    ``value`` (the weight format or KV-cache format a newly chosen engine cannot hold), each as a
+    :class:`FieldError` naming the value and why, so that a page says so instead of switching it silently."""
+    if key != "engine" or value not in engines.FAMILIES:
+        return []
+    out = []
+    weights = params.get("weights")
+    why = weights is not None and weights_refusal(str(value), str(weights))
+    if why:
+        out.append(FieldError("weights", str(weights), KEYS["weights"].accepted,
+                              f"{why}; it takes the format {engines.ENGINE_NAMES[value]} loads instead", rule=True))
+    kv = params.get("kv")
+    why = kv is not None and engines.kv_rule(str(value), str(kv))
+    if why:
+        out.append(FieldError("kv", str(kv), KEYS["kv"].accepted, f"{why}; it takes the default instead", rule=True))
+    return out

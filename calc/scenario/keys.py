@@ -126,7 +126,10 @@ class Key:
         if self.kind in ("weights", "kv"):
             names = WEIGHT_FORMATS if self.kind == "weights" else KV_FORMATS
             return "one of " + ", ".join(names) + (", or bits per weight from 1 to 32" if self.kind == "weights"
-                                                    else ", or bits from 1 to 32")
+                                                    else ", or bits from 1 to 32; by name, a format the engine "
+                                                         "holds its cache in (vLLM, SGLang: fp16, bf16, fp8; "
+                                                         "TensorRT-LLM: also int8; llama.cpp: fp16, bf16, int8, "
+                                                         "int4)")
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
         if self.kind == "flag":
@@ -231,7 +234,8 @@ KEY_TABLE: tuple[Key, ...] = (
             "heads)"),
     _K("compute", "choice", "Compute precision", "Precision the matrix units run at; picks the card's dense peak.",
        "hardware", default="bf16", choices=COMPUTE_PRECISIONS,
-       accepted_text="one of bf16, fp16, fp8, int8, fp4, and a precision the card has"),
+       accepted_text="one of bf16, fp16, fp8, int8, fp4, a precision the card has and no narrower than the "
+                     "stored weights (fp8 and int8: weights of 8 bits or fewer; fp4: 4 bits)"),
     _K("link_gbs", "float", "Interconnect per card (GB/s, one direction)",
        "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware",
        lo=0.001, hi=1e5, unit="GB/s", step=10.0, fmt="%g", slider=("log", 10, 3000),
@@ -310,7 +314,7 @@ KEY_TABLE: tuple[Key, ...] = (
        default=None, lo=0.001, hi=1e6, unit="ms", step=5.0, fmt="%g", empty=NONE_GIVEN),
     _K("api", "id", "API price row", "Provider and model to compare with.", "traffic",
        accepted_text="an API price id from the catalogue",
-       preset="model", field="api_ref"),
+       preset="model", field="api_ref", derive=d.api, after=("active_b",)),
     _K("api_in", "float", "API input price (USD per 1M tokens)", "Price per million prompt tokens.", "traffic",
        lo=0, hi=1000, unit="USD per 1M tokens", step=0.05, fmt="%g",
        preset="api"),

@@ -11,7 +11,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import catalogue, rules
-from ..engines import ENGINE_NAMES, MODELLED_RESERVE, card_rule, engine_weights, tp_rule
+from ..engines import (
+    ENGINE_NAMES,
+    MODELLED_RESERVE,
+    card_format_rule,
+    card_rule,
+    compute_rule,
+    engine_weights,
+    kv_rule,
+    tp_rule,
+)
 from ..engines import profile as engine_profile
 from .derive import AUTO, Conflict, card_peak, weights_refusal
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
@@ -26,6 +35,7 @@ from .keys import (
     KEYS,
     MODEL_FIGURES,
     PRESET,
+    WEIGHT_FORMATS,
     Key,
     _fmt,
 )
@@ -149,6 +159,24 @@ def _engine_rule(r: _Resolving) -> None:
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
     if rule:
         raise Conflict(("gpus",), rule)
+    # A format the link gives must run on the card's tensor cores (TensorRT-LLM's FP8 and NVFP4).
+    for part in ("weights", "weights_experts", "weights_attn", "weights_embed"):
+        rule = r.given(part) and card_format_rule(r.get("engine"), str(r.get(part)), card and card.get("peaks"),
+                                                  card and card.get("name"))
+        if rule:
+            raise Conflict((part,), rule if part == "weights" else rule.replace(" weights", f" weights ({part})", 1))
+    rule = compute_rule(r.get("compute"), _bits(r.get("weights")),
+                        _bits(r.get("weights_experts")) if r.get("experts") else None)
+    if rule:
+        raise Conflict(("compute",), rule)
+    rule = kv_rule(r.get("engine"), str(r.get("kv")))
+    if rule:
+        raise Conflict(("kv",), rule)
+
+
+def _bits(weights: Any) -> float:
+    """Bits per weight of a format name or a link's own count."""
+    return WEIGHT_FORMATS.get(weights) or float(weights)
 
 
 def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:

@@ -165,10 +165,11 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
 def _batch_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
     """Warn when the most sequences a step can carry, ``mb`` that memory holds at ``at`` or the engine's lower
     ``max_seqs``, sits below the break-even batch ``be`` (always, when there is none), naming which one binds."""
-    by_engine = s.max_seqs is not None and s.max_seqs < mb
-    cap = s.max_seqs if by_engine else mb
-    if be is not None and cap >= be:
+    binds = notes.batch_cap(mb, s.max_seqs, be)
+    if binds == "compute":
         return
+    by_engine = binds == "max_seqs"
+    cap = s.max_seqs if by_engine else mb
     knee = (f"compute would not bind until batch {words.sig(be, 4) if round(be) == cap else f'{be:,.0f}'}"
             if be is not None else
             "compute never binds at this context (the cache read grows as fast as the arithmetic)")

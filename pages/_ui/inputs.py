@@ -11,7 +11,7 @@ from calc import (
     catalogue,
     parse,
 )
-from calc.engines import ENGINE_NAMES, tp_rule
+from calc.engines import ENGINE_NAMES, kv_rule, tp_rule
 from calc.hf_config import HFConfigError, from_hf_config_json_with_notes
 from calc.scenario import (
     CUSTOM,
@@ -83,6 +83,9 @@ def _slider(key: str, parent: str | None, common: dict) -> None:
         get = st.session_state.get
         stops = [g for g in stops if g == get(key) or tp_rule(
             str(get("engine")), int(get("heads") or 1), int(get("kv_heads") or 1), g, bool(get("kv_latent"))) is None]
+    if key == "kv":  # only the formats the engine holds its cache in (engines.kv_rule), and the value in use
+        value = st.session_state.get(key)
+        stops = [f for f in stops if f == value or kv_rule(str(st.session_state.get("engine")), str(f)) is None]
     st.select_slider(_label(key), options=stops, format_func=_stop_text, on_change=_on_override,
                      args=(key, parent), **common)
 
@@ -155,7 +158,8 @@ def _widget(key: str) -> None:
                      args=(key,) if key in DEPENDENTS else (key, None), **common)
     elif spec.kind in ("weights", "kv"):
         formats = KV_FORMATS if spec.kind == "kv" else WEIGHT_FORMATS
-        st.selectbox(_label(key), _options_with(list(formats), st.session_state.get(key)),
+        names = [f for f in formats if spec.kind != "kv" or kv_rule(str(st.session_state.get("engine")), f) is None]
+        st.selectbox(_label(key), _options_with(names, st.session_state.get(key)),
                      format_func=lambda v, f=formats: f"{v} ({f[v]:g} bits)" if v in f else f"{v} bits",
                      accept_new_options=True, on_change=_on_override, args=(key, None), **common)
     elif spec.kind == "profile":

@@ -19,6 +19,7 @@ from calc.scenario import (
     DEPENDENTS,
     LINK,
     RANGES,
+    set_aside_by_change,
 )
 
 
@@ -72,12 +73,14 @@ def _on_parent(key: str) -> None:
 
 
 def _on_parent_value(key: str, value: Any) -> None:
-    parsed = parse(with_change(widget_params(), key, value))
+    before = widget_params()
+    parsed = parse(with_change(before, key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
-    # Another input this change made impossible (TensorRT-LLM on an AMD card) is said, not switched silently,
-    # until the next change of any input.
-    st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors if e.key != key}
+    # Another input this change made impossible (TensorRT-LLM on an AMD card, int4-g128 weights under llama.cpp) is
+    # said, not switched silently, until the next change of any input.
+    st.session_state["_fallbacks"] = {e.key: e for e in [*set_aside_by_change(before, key, value), *parsed.errors]
+                                      if e.key != key}
     if any(e.key == key for e in parsed.errors):
         st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
 
