@@ -80,7 +80,7 @@ tp = sweep.assign(reachable=np.where(sweep["fits_in_memory"], "reachable", "beyo
 tp_chart = alt.Chart(tp).mark_line(point=False).encode(
     x=x, y=alt.Y("tok_s:Q", title="tokens/s, all sequences"),
     color=alt.Color("reachable:N", scale=alt.Scale(domain=["reachable", "beyond memory or max_seqs"], range=["#4c78a8", "#bbbbbb"]),
-                    legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0)),
+                    legend=alt.Legend(title=None, orient="bottom", columns=1, labelLimit=0)),
     tooltip=["batch", alt.Tooltip("tok_s:Q", format=",.0f"), alt.Tooltip("tok_s_per_seq:Q", format=",.1f", title="per sequence")])
 per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
     x=x, y=alt.Y("tok_s_per_seq:Q", title="tokens/s per sequence"))

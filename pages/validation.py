@@ -94,7 +94,7 @@ for metric, part in shown.groupby("metric", sort=False):
         x=alt.X("measured:Q", scale=scale, title=f"measured {name} ({unit}, log)",
                 axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN, labelFlush=False)),
         y=alt.Y("shown:Q", scale=scale, title=f"predicted ({unit}, log)", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),
-        color=alt.Color("engine:N", scale=palette, legend=alt.Legend(title="engine", orient="bottom", columns=3)),
+        color=alt.Color("engine:N", scale=palette, legend=alt.Legend(title="engine", orient="bottom", columns=2, labelLimit=0)),
         shape=alt.Shape("source:N", legend=None),
         tooltip=["engine", "version", alt.Tooltip("measured:Q", format=",.4g"),
                  alt.Tooltip("shown:Q", format=",.4g", title="predicted"),
