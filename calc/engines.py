@@ -267,13 +267,15 @@ def kv_rule(engine: str, kv: str) -> str | None:
 TRTLLM_FORMAT_PEAKS = types.MappingProxyType({"fp8": "fp8", "nvfp4": "fp4"})
 
 
-def card_format_rule(engine: str, weights: str, peaks: Mapping[str, Any] | None, card_name: str | None) -> str | None:
-    """Why ``engine`` cannot run weights stored in ``weights`` on a card with these dense ``peaks`` (by precision;
-    None: a custom card, whose peaks are not known), or None."""
-    need = TRTLLM_FORMAT_PEAKS.get(weights)
+def card_format_rule(engine: str, fmt: str, peaks: Mapping[str, Any] | None, card_name: str | None,
+                     what: str = "weights") -> str | None:
+    """Why ``engine`` cannot run ``what`` (weights, or a KV cache) stored in ``fmt`` on a card with these dense
+    ``peaks`` (by precision; None: a custom card, whose peaks are not known), or None. TensorRT-LLM's FP8 KV cache
+    needs the FP8 units too (its attention kernels read it natively; Ampere gets INT8)."""
+    need = TRTLLM_FORMAT_PEAKS.get(fmt) if what == "weights" else {"fp8": "fp8"}.get(fmt)
     if base(engine) != "trtllm" or need is None or peaks is None or peaks.get(need) is not None:
         return None
-    return (f"{ENGINE_NAMES[engine]} runs {weights} weights on cards with {need.upper()} tensor cores, and "
+    return (f"{ENGINE_NAMES[engine]} runs {fmt} {what} on cards with {need.upper()} tensor cores, and "
             f"{card_name or 'this card'} has none")
 
 

@@ -73,15 +73,18 @@ def levers(ev: Evaluation) -> list[Lever]:
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)",
                              _quality_text(fmt)))
     for fmt in ("fp8", "fp16"):
-        if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits and not engines.kv_rule(s.engine, fmt):
+        if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits and not parse(with_change(s.to_params(), "kv", fmt)).errors:
             out.append(Lever(f"KV cache in {fmt}", {"kv": fmt},
                              f"KV cache {s.kv} → {fmt}: {'half' if KV_FORMATS[fmt] < s.kv_bits else 'twice'} the "
                              "bytes per token", _quality_text(fmt, kv=True)))
     for engine in ("vllm", "sglang", "trtllm"):
         if engine != s.engine:
             # A format the new engine cannot load gives way to its own default (scenario.with_change): say so.
+            changed = parse(with_change(s.to_params(), "engine", engine))
+            if changed.errors:  # the engine cannot run this set-up (TensorRT-LLM's FP8 on an A100): no lever
+                continue
             swap = weights_refusal(engine, s.weights)
-            moved = parse(with_change(s.to_params(), "engine", engine)).scenario.weights if swap else None
+            moved = changed.scenario.weights if swap else None
             out.append(Lever(f"Engine: {ENGINE_NAMES[engine]}", {"engine": engine},
                              f"serve with {ENGINE_NAMES[engine]} instead of {ENGINE_NAMES.get(s.engine, s.engine)}"
                              + (f", the weights in {moved} instead of {s.weights}, which it cannot load" if moved else ""),

@@ -504,6 +504,9 @@ def resolve(params) -> dict:
     eng = ENGINE_BASE[s["engine"]]
     if eng in kv_names and s["kv"] in KV_BITS and s["kv"] not in kv_names[eng]:  # a bit count is taken as given
         _bad("kv", s["kv"], "a format the engine holds its cache in")
+    # docs/method.md section 5: TensorRT-LLM's FP8 KV cache needs FP8 units as its FP8 weights do.
+    if eng == "trtllm" and s["card"] != "custom" and s["kv"] == "fp8" and card["peaks"].get("fp8") is None:
+        _bad("kv", s["kv"], "a format whose tensor cores the card has")
     if s["experts"] and not 1 <= s["experts_active"] < s["experts"]:  # (k unused when dense)
         _bad("experts_active", s["experts_active"], "1 <= experts_active < experts")
     if s["active_b"] > s["params_b"]:

@@ -385,7 +385,7 @@ def test_a_part_in_a_format_the_engine_cannot_load_is_refused_by_its_key(link, k
     ("engine=trtllm&card=a100-80gb&weights=fp8", "weights"),  # FP8 GEMMs need Ada, Hopper or Blackwell
     ("engine=trtllm&card=a100-80gb&model=mixtral-8x7b&weights=bf16&weights_experts=fp8&gpus=2", "weights_experts"),
     ("kv=int4", "kv"), ("engine=sglang&kv=int8", "kv"), ("engine=trtllm&kv=int4", "kv"),
-    ("engine=llamacpp&kv=fp8", "kv"),
+    ("engine=llamacpp&kv=fp8", "kv"), ("engine=trtllm&card=a100-80gb&kv=fp8", "kv"),
 ])
 def test_a_set_up_no_engine_runs_is_refused_by_its_key(link, key):
     with pytest.raises(ScenarioError) as exc:
@@ -399,7 +399,7 @@ def test_a_set_up_no_engine_runs_is_refused_by_its_key(link, key):
     "weights=fp32&card=h100-sxm", "engine=vllm&card=a100-80gb&weights=fp8",  # vLLM's Marlin reads FP8 on Ampere
     "engine=trtllm&card=b200&weights=nvfp4&compute=fp4", "engine=trtllm&card=l40s&weights=fp8",
     "engine=trtllm&card=custom&weights=nvfp4",  # a custom card's units are not known
-    "engine=trtllm&kv=int8", "engine=llamacpp&kv=int4", "engine=llamacpp&kv=int8", "kv=4.5", "engine=roofline&kv=int4",
+    "engine=trtllm&kv=int8", "engine=trtllm&card=a100-80gb&kv=int8", "engine=llamacpp&kv=int4", "engine=llamacpp&kv=int8", "kv=4.5", "engine=roofline&kv=int4",
 ])
 def test_set_ups_the_engines_run_are_accepted(link):
     assert report(link)["scenario"]

@@ -169,7 +169,8 @@ def _engine_rule(r: _Resolving) -> None:
                         _bits(r.get("weights_experts")) if r.get("experts") else None)
     if rule:
         raise Conflict(("compute",), rule)
-    rule = kv_rule(r.get("engine"), str(r.get("kv")))
+    rule = kv_rule(r.get("engine"), str(r.get("kv"))) or card_format_rule(
+        r.get("engine"), str(r.get("kv")), card and card.get("peaks"), card and card.get("name"), "KV cache")
     if rule:
         raise Conflict(("kv",), rule)
 
