@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from . import catalogue, memory, model, traffic
+from . import catalogue, engines, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
 from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, preset_figures
@@ -227,6 +227,11 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if s.kv_latent:
         out.append("MLA cache sized as the compressed latent (engines such as vLLM and SGLang cache it); "
                    "an engine that expands keys and values needs the plain formula")
+    names = engines.KV_FORMATS_BY_ENGINE.get(engines.base(s.engine))
+    if names is not None and s.kv not in names:  # a bit count, taken as given
+        out.append(f"kv={s.kv} is a cache format of the link's own ({s.kv_bits:g} bits): "
+                   f"{ENGINE_NAMES.get(s.engine, s.engine)} holds its KV cache in {', '.join(names)}, so these figures "
+                   "assume a build that stores keys and values in that many bits, at no cost in quality")
     release = vllm_release_note(s)
     if release:
         out.append(release)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 
 from calc import engines, load, memory, model, parse, report, traffic
 from calc.engines import ENGINES, FIGURES, ROOFLINE
@@ -169,6 +169,7 @@ def test_no_engine_beats_the_physical_limit(params):
     """``engine=roofline&eff=1&overhead_gib=0`` bounds every engine's decode speed and full-load throughput on the
     same scenario: every profile's figures only slow a step down or take memory away."""
     base = _without_engine(params)
+    assume(not parse({**base, **LIMIT}).errors)  # a set-up nothing runs (compute narrower than the weights)
     limit = report({**base, **LIMIT})
     # At the limit's batch: each profile's own default batch sits at its own knee, and a step of two
     # sequences yields more tokens than a step of one.
@@ -409,7 +410,7 @@ def test_an_engine_chosen_that_cannot_hold_the_cache_or_load_the_weights_says_wh
     from calc.scenario import set_aside_by_change, with_change
     params = load("engine=vllm&weights=int4-g128&kv=fp8").scenario.to_params()
     changed = with_change(params, "engine", "llamacpp")
-    assert "kv" not in changed and "weights" not in changed
+    assert "kv" not in changed and changed["weights"] == "q4_k_m"  # the GGUF counterpart of int4-g128
     said = {e.key: e.message for e in set_aside_by_change(params, "engine", "llamacpp")}
     assert set(said) == {"weights", "kv"}
     assert "llama.cpp cannot load int4-g128 weights" in said["weights"]
@@ -425,3 +426,20 @@ def test_an_engine_chosen_that_cannot_hold_the_cache_or_load_the_weights_says_wh
 def test_what_stops_the_batch_first(max_batch, max_seqs, be, binds):
     from calc import notes
     assert notes.batch_cap(max_batch, max_seqs, be) == binds
+
+
+def test_llamacpp_takes_the_gguf_counterpart_its_message_names_and_a_card_says_which_compute_it_set_aside():
+    from calc.scenario import set_aside_by_change, with_change
+    params = load("weights=fp8").scenario.to_params()
+    assert load(with_change(params, "engine", "llamacpp")).scenario.weights == "q8_0"
+    assert "counterpart of fp8 is q8_0" in set_aside_by_change(params, "engine", "llamacpp")[0].message
+    fp8 = load("compute=fp8&weights=fp8").scenario.to_params()
+    said = set_aside_by_change(fp8, "card", "a100-80gb")
+    assert [e.key for e in said] == ["compute"] and "A100 80GB SXM has no fp8 units" in said[0].message
+    assert set_aside_by_change(fp8, "card", "h200-sxm") == []
+
+
+def test_a_cache_given_in_bits_says_the_engine_holds_no_such_format():
+    assert any("kv=4 is a cache format of the link's own" in w for w in report("kv=4")["warnings"])
+    assert not any("cache format of the link's own" in w for w in report("kv=fp8")["warnings"])
+    assert not any("cache format of the link's own" in w for w in report("engine=roofline&kv=4")["warnings"])

@@ -101,3 +101,12 @@ def test_an_engine_cap_below_memory_is_named_not_memory():
     flag = texts(at.warning)
     assert "The engine caps the batch before compute does" in flag and "at most 4 sequences per step" in flag
     assert "memory holds 19 at 8,192 tokens" in flag and "Memory caps the batch" not in flag
+
+
+def test_a_model_that_ships_its_own_formats_takes_them_away_when_left():
+    at = open_app({}, "pages/decision.py")
+    at.selectbox(key="model").set_value("gpt-oss-120b").run()
+    assert at.query_params["weights_experts"] == "mxfp4"
+    at.selectbox(key="model").set_value("llama-3.1-70b").run()
+    assert not at.exception
+    assert at.query_params["weights"] == "int4-g128" and at.query_params["weights_experts"] == "int4-g128"

@@ -32,8 +32,12 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
     # dropped, it becomes the engine's own default (docs/method.md section 5), and the report says which.
     if key == "engine" and value in engines.FAMILIES and "weights" in out \
             and weights_refusal(str(value), str(out["weights"])):
+        old = str(out["weights"])
         for k in ("weights", *DEPENDENTS["weights"]):
             out.pop(k, None)
+        counterpart = engines.engine_weights(str(value), old)  # llama.cpp: the GGUF type a conversion gives
+        if counterpart != old and not weights_refusal(str(value), counterpart):
+            out["weights"] = counterpart
     # Keep the KV-cache format only where the new engine holds its cache in it (vLLM and SGLang: no int8 or int4;
     # llama.cpp: no fp8): dropped, it becomes the default.
     if key == "engine" and value in engines.FAMILIES and "kv" in out and engines.kv_rule(str(value), str(out["kv"])):
@@ -59,10 +63,18 @@ def _closure(key: str) -> set[str]:
 def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list[FieldError]:
     """The inputs of ``params`` that :func:`with_change` sets aside because they no longer go with ``key`` =
     ``value`` (the weight format or KV-cache format a newly chosen engine cannot hold), each as a
-    :class:`FieldError` naming the value and why, so that a page says so instead of switching it silently."""
-    if key != "engine" or value not in engines.FAMILIES:
+    :class:`FieldError` naming the value and why, so that a page says so instead of switching it silently; and the
+    compute precision a newly chosen card has no units for."""
+    if key not in ("engine", "card") or (key == "engine" and value not in engines.FAMILIES):
         return []
     out = []
+    if key == "card":
+        compute = params.get("compute")
+        card = catalogue.cards().get(str(value))
+        if compute is not None and card is not None and card["peaks"].get(str(compute)) is None:
+            out.append(FieldError("compute", str(compute), KEYS["compute"].accepted,
+                                  f"{card['name']} has no {compute} units; it takes the default instead", rule=True))
+        return out
     weights = params.get("weights")
     why = weights is not None and weights_refusal(str(value), str(weights))
     if why:

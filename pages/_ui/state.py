@@ -73,7 +73,12 @@ def _on_parent(key: str) -> None:
 
 
 def _on_parent_value(key: str, value: Any) -> None:
+    # The widget already holds the new value: the change is read against the value in use before it (a model
+    # that shipped its own formats takes them away when it is left).
     before = widget_params()
+    last = st.session_state.get("_parsed")
+    if last is not None:
+        before[key] = getattr(last.scenario, key)
     parsed = parse(with_change(before, key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
