@@ -265,6 +265,8 @@ def kv_rule(engine: str, kv: str) -> str | None:
 #: Hopper, Blackwell), NVFP4 GEMMs on FP4 ones (Blackwell); its support matrix (docs/source/reference/
 #: precision.md) lists no weight-only kernel for either on older cards.
 TRTLLM_FORMAT_PEAKS = types.MappingProxyType({"fp8": "fp8", "nvfp4": "fp4"})
+#: The same for its KV cache: an FP8 cache is read by the FP8 attention kernels (Ampere caches in INT8).
+TRTLLM_KV_PEAKS = types.MappingProxyType({"fp8": "fp8"})
 
 
 def card_format_rule(engine: str, fmt: str, peaks: Mapping[str, Any] | None, card_name: str | None,
@@ -272,7 +274,7 @@ def card_format_rule(engine: str, fmt: str, peaks: Mapping[str, Any] | None, car
     """Why ``engine`` cannot run ``what`` (weights, or a KV cache) stored in ``fmt`` on a card with these dense
     ``peaks`` (by precision; None: a custom card, whose peaks are not known), or None. TensorRT-LLM's FP8 KV cache
     needs the FP8 units too (its attention kernels read it natively; Ampere gets INT8)."""
-    need = TRTLLM_FORMAT_PEAKS.get(fmt) if what == "weights" else {"fp8": "fp8"}.get(fmt)
+    need = (TRTLLM_FORMAT_PEAKS if what == "weights" else TRTLLM_KV_PEAKS).get(fmt)
     if base(engine) != "trtllm" or need is None or peaks is None or peaks.get(need) is not None:
         return None
     return (f"{ENGINE_NAMES[engine]} runs {fmt} {what} on cards with {need.upper()} tensor cores, and "

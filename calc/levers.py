@@ -56,10 +56,11 @@ def _quality_text(fmt: str, kv: bool = False) -> str:
     return f"quality: {r['metric']} {r['delta_text']} on {r['model']} ({r['source_short']})"
 
 
-def _refused(s: Any, fmt: str) -> bool:
-    """Whether the scenario's link with weights in ``fmt`` is refused (the engine does not load it, the card has no
-    tensor cores for it, the compute precision is narrower): a lever or row would price the fallback instead."""
-    return bool(weights_refusal(s.engine, fmt) or parse(with_change(s.to_params(), "weights", fmt)).errors)
+def _refused(s: Any, key: str, value: str) -> bool:
+    """Whether the scenario's link with ``key`` set to ``value`` is refused (weights the engine does not load or
+    the card has no tensor cores for, compute narrower than them, a cache format the engine does not hold): a
+    lever or row would price the fallback instead."""
+    return bool(parse(with_change(s.to_params(), key, value)).errors)
 
 
 def levers(ev: Evaluation) -> list[Lever]:
@@ -68,12 +69,12 @@ def levers(ev: Evaluation) -> list[Lever]:
     out: list[Lever] = []
     # The steps in the types the engine loads (llama.cpp: q8_0 and q4_k_m for fp8 and int4-g128).
     for fmt in dict.fromkeys(engines.engine_weights(s.engine, f) for f in WEIGHT_STEPS):
-        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and not _refused(s, fmt):
+        if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and not _refused(s, "weights", fmt):
             out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)",
                              _quality_text(fmt)))
     for fmt in ("fp8", "fp16"):
-        if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits and not parse(with_change(s.to_params(), "kv", fmt)).errors:
+        if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits and not _refused(s, "kv", fmt):
             out.append(Lever(f"KV cache in {fmt}", {"kv": fmt},
                              f"KV cache {s.kv} → {fmt}: {'half' if KV_FORMATS[fmt] < s.kv_bits else 'twice'} the "
                              "bytes per token", _quality_text(fmt, kv=True)))
@@ -203,7 +204,7 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
     rows = []
     for fmt, bits in sorted(WEIGHT_FORMATS.items(), key=lambda kv: (kv[1], kv[0])):
         parsed = parse(with_change(params, "weights", fmt))
-        if weights_refusal(ev.scenario.engine, fmt) or parsed.errors:  # a row would show the fallback's figures
+        if parsed.errors:  # refused (a format the engine does not load): a row would show the fallback's figures
             continue
         after = evaluate(parsed)
         published = catalogue.quality().get(fmt, [])

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import engines, rules
-from .scenario import WEIGHT_FORMATS, Scenario
+from .scenario import Scenario, weight_format_bits
 from .units import BILLION, MILLION, SECONDS_PER_HOUR, TERA, US
 
 GiB = 2**30
@@ -68,7 +68,7 @@ def weight_parts(s: Scenario) -> tuple[WeightPart, ...]:
     attn = attention_params(s)
     rest = max(0.0, D - emb - attn)
     full = s.layers_full / s.layers
-    bits = {"attn": _bits(s.weights_attn), "embed": _bits(s.weights_embed)}
+    bits = {"attn": weight_format_bits(s.weights_attn), "embed": weight_format_bits(s.weights_embed)}
     head_share = 1 - embed_params(s) / emb if emb else 1.0  # the input table is not read
     parts = [
         WeightPart("embeddings and LM head", emb, bits["embed"], head_share),
@@ -80,10 +80,6 @@ def weight_parts(s: Scenario) -> tuple[WeightPart, ...]:
         parts += [WeightPart("whole 16-bit blocks", (attn + rest) * full, 16.0, 1.0),
                   WeightPart("whole 16-bit blocks' experts", M * full, 16.0, 1.0, routed=True)]
     return tuple(p for p in parts if p.params > 0)
-
-
-def _bits(fmt: str) -> float:
-    return WEIGHT_FORMATS.get(fmt) or float(fmt)
 
 
 def weight_bytes(s: Scenario) -> float:

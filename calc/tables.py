@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import catalogue, engines, memory, model, notes, procure, traffic, words
 from .decision import Decision
-from .scenario import WEIGHT_FORMATS, Scenario, plain_embed_format
+from .scenario import WEIGHT_FORMATS, Scenario, plain_embed_format, weight_format_bits
 from .units import BILLION, MS_PER_S
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
@@ -76,7 +76,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     card = catalogue.cards().get(s.card)
     formats = [f for f in formats if f == s.weights or not engines.card_format_rule(
         s.engine, f, card and card["peaks"], card and card["name"])]
-    bits = [WEIGHT_FORMATS.get(f) or float(f) for f in formats]
+    bits = [weight_format_bits(f) for f in formats]
     # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
     # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.
     def plain(f: str) -> dict:

@@ -213,7 +213,6 @@ _ONE_READ = {
                  "heads",
     "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
     "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
-    "trtllm-2025": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
     "trtllm-2024": "the XQA decode kernels load each KV head once for its group of query heads",
     "trtllm-2023": "v0.7 decodes GQA models through the XQA kernels, which load each KV head once for its group of "
                    "query heads (Falcon180B-H200.md @3c44cb97)",
@@ -221,6 +220,7 @@ _ONE_READ = {
     "llamacpp-2024": "llama.cpp's batch-1 rows read too little cache for it to matter: none assumed",
     "llamacpp-vulkan": "llama.cpp's attention kernels load each KV head once for its group of query heads",
 }
+_ONE_READ["trtllm-2025"] = _ONE_READ["trtllm"]
 for _e, _why in _ONE_READ.items():
     FIXED[_e]["kv_reread"] = (0.0, _why)
 _NO_EAGER = {

@@ -40,6 +40,7 @@ from .keys import (
     UNKNOWN,
     WEIGHT_FORMATS,
     Key,
+    weight_format_bits,
 )
 from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
 from .resolve import load, parse, preset_figures
@@ -86,6 +87,7 @@ __all__ = [
     "set_aside_by_change",
     "slider_stops",
     "split_link",
+    "weight_format_bits",
     "weights_refusal",
     "with_change",
 ]

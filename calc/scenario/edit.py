@@ -61,27 +61,18 @@ def _closure(key: str) -> set[str]:
 
 
 def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list[FieldError]:
-    """The inputs of ``params`` that :func:`with_change` sets aside because they no longer go with ``key`` =
-    ``value`` (the weight format or KV-cache format a newly chosen engine cannot hold), each as a
-    :class:`FieldError` naming the value and why, so that a page says so instead of switching it silently; and the
-    compute precision a newly chosen card has no units for."""
-    if key not in ("engine", "card") or (key == "engine" and value not in engines.FAMILIES):
+    """The inputs of ``params`` that :func:`with_change` sets aside because they no longer go with a newly chosen
+    engine or card (the weight or KV-cache format the engine cannot hold, the compute precision the card has no
+    units for), each as a :class:`FieldError` naming the value and why, so that a page says so instead of
+    switching it silently."""
+    if key not in ("engine", "card"):
         return []
-    out = []
-    if key == "card":
-        compute = params.get("compute")
-        card = catalogue.cards().get(str(value))
-        if compute is not None and card is not None and card["peaks"].get(str(compute)) is None:
-            out.append(FieldError("compute", str(compute), KEYS["compute"].accepted,
-                                  f"{card['name']} has no {compute} units; it takes the default instead", rule=True))
-        return out
-    weights = params.get("weights")
-    why = weights is not None and weights_refusal(str(value), str(weights))
-    if why:
-        out.append(FieldError("weights", str(weights), KEYS["weights"].accepted,
-                              f"{why}; it takes the format {engines.ENGINE_NAMES[value]} loads instead", rule=True))
-    kv = params.get("kv")
-    why = kv is not None and engines.kv_rule(str(value), str(kv))
-    if why:
-        out.append(FieldError("kv", str(kv), KEYS["kv"].accepted, f"{why}; it takes the default instead", rule=True))
-    return out
+    changed = with_change(params, key, value)
+    reasons = {  # why with_change let each go (it decided which; these say why in the engine's or card's words)
+        "weights": lambda old: f"{weights_refusal(str(value), old)}; it takes the format "
+                               f"{engines.ENGINE_NAMES[value]} loads instead",
+        "kv": lambda old: f"{engines.kv_rule(str(value), old)}; it takes the default instead",
+        "compute": lambda old: f"{catalogue.cards()[value]['name']} has no {old} units; it takes the default instead",
+    }
+    return [FieldError(k, str(params[k]), KEYS[k].accepted, why(str(params[k])), rule=True)
+            for k, why in reasons.items() if k in params and str(changed.get(k)) != str(params[k])]

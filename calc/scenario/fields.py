@@ -24,6 +24,7 @@ from .keys import (
     WEIGHT_FORMATS,
     Key,
     _fmt,
+    weight_format_bits,
 )
 
 
@@ -165,12 +166,12 @@ class _ScenarioBase(BaseModel):
     @property
     def weight_bits(self) -> float:
         """Bits per weight, scales included."""
-        return WEIGHT_FORMATS.get(self.weights) or float(self.weights)
+        return weight_format_bits(self.weights)
 
     @property
     def expert_weight_bits(self) -> float:
         """Bits per routed-expert weight, scales included (docs/method.md section 8)."""
-        return WEIGHT_FORMATS.get(self.weights_experts) or float(self.weights_experts)
+        return weight_format_bits(self.weights_experts)
 
     @property
     def kv_bits(self) -> float:

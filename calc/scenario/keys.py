@@ -25,6 +25,11 @@ WEIGHT_FORMATS: dict[str, float] = {name: row["bits"] for name, row in catalogue
 DEFAULT_WEIGHTS = "int4-g128"
 #: Bits per element of each named KV-cache format (docs/method.md section 1).
 KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "int4": 4}
+
+
+def weight_format_bits(fmt: Any) -> float:
+    """Bits per weight, scales included, of a weight format's name (``int4-g128``: 4.25) or of a link's own count."""
+    return WEIGHT_FORMATS.get(fmt) or float(fmt)
 #: Precisions the matrix units can run at (docs/method.md sections 2-5).
 COMPUTE_PRECISIONS = catalogue.PRECISIONS
 

@@ -35,9 +35,9 @@ from .keys import (
     KEYS,
     MODEL_FIGURES,
     PRESET,
-    WEIGHT_FORMATS,
     Key,
     _fmt,
+    weight_format_bits,
 )
 from .link import split_link
 
@@ -165,19 +165,14 @@ def _engine_rule(r: _Resolving) -> None:
                                                   card and card.get("name"))
         if rule:
             raise Conflict((part,), rule if part == "weights" else rule.replace(" weights", f" weights ({part})", 1))
-    rule = compute_rule(r.get("compute"), _bits(r.get("weights")),
-                        _bits(r.get("weights_experts")) if r.get("experts") else None)
+    rule = compute_rule(r.get("compute"), weight_format_bits(r.get("weights")),
+                        weight_format_bits(r.get("weights_experts")) if r.get("experts") else None)
     if rule:
         raise Conflict(("compute",), rule)
     rule = kv_rule(r.get("engine"), str(r.get("kv"))) or card_format_rule(
         r.get("engine"), str(r.get("kv")), card and card.get("peaks"), card and card.get("name"), "KV cache")
     if rule:
         raise Conflict(("kv",), rule)
-
-
-def _bits(weights: Any) -> float:
-    """Bits per weight of a format name or a link's own count."""
-    return WEIGHT_FORMATS.get(weights) or float(weights)
 
 
 def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
