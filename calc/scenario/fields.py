@@ -230,6 +230,9 @@ class FieldError:
         shown = repr(self.value)  # quoted, with control characters escaped
         if len(shown) > 80:  # escapes can make a bounded value long again
             shown = shown[:79] + "…"
+        if self.rule:  # the value is in range on its own: say so, not only the range it already meets
+            return (f"{self.key}={shown} is not accepted beside the other inputs{why}; on its own, {self.key} "
+                    f"takes {self.accepted}.")
         return f"{self.key}={shown} is not accepted{why}: {self.key} takes {self.accepted}."
 
     def __str__(self) -> str:
