@@ -75,8 +75,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the quantization lab: error of x @ W by bits with and without outliers, where the "
                           "damage lands by group, and the bytes table")
     lab.add_argument("--bits", default="8,4,3,2", help="bit widths, comma-separated, each 1..16 (default 8,4,3,2)")
-    lab.add_argument("--group", type=int, default=128, help="weights per group (default 128)")
-    lab.add_argument("--outliers", type=int, default=4096, help="weights made loud (default 4096)")
+    lab.add_argument("--group", type=int, default=None, help="weights per group (default 128)")
+    lab.add_argument("--outliers", type=int, default=None, help="weights made loud (default 4096)")
     lab.add_argument("--outlier-scale", type=float, default=20.0, help="how much louder (default 20)")
     lab.add_argument("--size", type=int, default=4096, help="the matrix is size x size (default 4096)")
     return p
@@ -92,10 +92,20 @@ def _quant_lab(args: argparse.Namespace) -> int:
                              "comma-separated") from None
         if args.size < 2 or args.size > 8192:
             raise ValueError(f"size={args.size} is not accepted: size takes an integer from 2 to 8192")
+        weights = args.size * args.size
+        group = quantlab.NOTES["group"] if args.group is None else args.group
+        if group < 2 or weights % group:
+            raise ValueError(f"group={group}{' (the default)' if args.group is None else ''} is not accepted: group takes a whole divisor (at least 2) of the "
+                             f"matrix's {weights:,} weights (--size {args.size})")
+        outliers = quantlab.NOTES["outliers"] if args.outliers is None else args.outliers
+        if not 0 <= outliers <= weights:
+            given = " (the default)" if args.outliers is None else ""
+            raise ValueError(f"outliers={outliers}{given} is not accepted with --size {args.size}: outliers "
+                             f"takes an integer from 0 to {weights:,}")
         if not 0 < args.outlier_scale <= 1e6:
             raise ValueError(f"outlier-scale={args.outlier_scale!r} is not accepted: it takes a number above 0, "
                              "at most 1000000")
-        print(quantlab.text(bits, args.group, n=args.size, outliers=args.outliers,
+        print(quantlab.text(bits, group, n=args.size, outliers=outliers,
                             outlier_scale=args.outlier_scale))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -116,15 +126,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: --weights goes with --plan (the formats to plan with); a link sets its own weights=",
               file=sys.stderr)
         return 2
+    modes = [flag for flag, on in (("--memo", args.memo), ("--plan", args.plan), ("--validate", args.validate is not None),
+                                   ("--quant-lab", args.quant_lab), ("--list", bool(args.list))) if on]
+    if len(modes) > 1:
+        print(f"error: {' and '.join(modes)} print different things; give one of them", file=sys.stderr)
+        return 2
     if args.quant_lab:
         return _quant_lab(args)
     if args.validate is not None:
         from .validate import main as validate
         try:
             return validate(args.validate or None)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:  # a file the user named: the input is at fault, as a bad link value is
+            print(f"error: cannot read {exc.filename or args.validate}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            return 1 if isinstance(exc, OSError) else 2
+            return 2
     if args.list == "cards":
         print("\n".join(card_line(cid, card) for cid, card in catalogue.cards().items()))
         return 0
@@ -153,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"config.json: {note}", file=sys.stderr)
         except OSError as exc:
             print(f"error: cannot read {args.hf_config}: {exc.strerror}", file=sys.stderr)
-            return 1
+            return 2
         except HFConfigError as exc:
             print(f"error: {args.hf_config}: {exc}", file=sys.stderr)
             return 2

@@ -183,8 +183,9 @@ class Memory:
         kv = (f"{self.allocated_gib:,.2f} GiB for the KV cache" if self.kv_cache_gib > 0
               else f"nothing for the KV cache (short by {-self.kv_cache_gib:,.2f} GiB)")
         left = "stay free beside its cells" if self.cells is not None else "are left outside its share"
-        return (f"Per card, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; "
-                f"{self.unclaimed_gib:,.2f} GiB of the {self.card_gib:,.2f} GiB card {left}.")
+        rest = (f"{self.unclaimed_gib:,.2f} GiB of the {self.card_gib:,.2f} GiB card {left}" if self.unclaimed_gib >= 0
+                else f"together {-self.unclaimed_gib:,.2f} GiB more than the {self.card_gib:,.2f} GiB card holds")
+        return f"Per card, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; {rest}."
 
     @property
     def kv_cache_bytes(self) -> float:

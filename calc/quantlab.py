@@ -172,7 +172,7 @@ def text(bits: tuple[int, ...] = NOTES_BITS, group: int = NOTES["group"], **setu
               for r in errors.itertuples()]
     lines += ["", f"Where the {4 if 4 in bits else bits[0]}-bit damage lands, per group of {group} weights:"]
     for r in damage.itertuples():
-        lines.append(f"{r.matrix:14} all groups {r.all:.4f}   groups holding an outlier {r.outlier_groups:.4f}   "
+        lines.append(f"{r.matrix:14} all groups {r.all:.4f}   groups where the outliers sit {r.outlier_groups:.4f}   "
                      f"the rest {r.other_groups:.4f}")
     lines.append(f"{damage['outlier_group_share'].iloc[0]:.1%} of groups contain an outlier")
     lines += ["", "Bytes of a 512 x 512 matrix (scales stored at 16 bits):", "bits  scales  bytes    vs 16-bit"]

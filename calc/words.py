@@ -58,6 +58,8 @@ def volume_text(x: float) -> str:
     """A request volume as the user gave it: 10000 -> "10,000", 12.5 -> "12.5"."""
     if float(x).is_integer():
         return f"{x:,.0f}"
+    if abs(x) < 1:  # 0.001 a day is not "0"
+        return f"{x:.3g}"
     return f"{x:,.2f}".rstrip("0").rstrip(".")
 
 
@@ -134,10 +136,13 @@ def kv_text(s: Scenario) -> str:
 
 def money(x: float | None, digits: int | None = None) -> str:
     """USD for display with the unit, the one way every page and the memo write an amount: whole dollars from
-    100 up ("5,800 USD", "343 USD"), cents below ("12.50 USD"); ``digits`` forces the decimals. An em dash when
+    100 up ("5,800 USD", "343 USD"), cents below ("12.50 USD"), two significant figures below half a cent
+    ("0.0012 USD"); ``digits`` forces the decimals. An em dash when
     unknown."""
     if x is None or not math.isfinite(x):
         return "—"
+    if digits is None and 0 < abs(x) < 0.005:  # a sum that two decimals would round to nothing
+        return f"{sig(x)} USD"
     return usd(x, (0 if abs(x) >= 100 else 2) if digits is None else digits) + " USD"
 
 

@@ -53,7 +53,10 @@ ui.details()  # the first draw of a session ends here
 st.subheader("Cost surface: USD per 1M output tokens by batch and duty cycle, decode only")
 st.caption("One replica's rent plus the upkeep over the output tokens its decode steps produce: the prompts' "
            "processing is not counted, so with long prompts a real replica costs more per token than this surface "
-           "says. The whole bill per 1M output tokens at the top counts the prompts and the idle capacity.")
+           "says. The whole bill per 1M output tokens at the top counts the prompts and the idle capacity."
+           + (f" The surface charges this one replica the whole upkeep ({words.money(s.upkeep)} a month), which the "
+              f"traffic's {d.replicas:,} replicas share in the all-in figure: here that can make the all-in figure the "
+              "lower of the two." if (d.replicas or 0) > 1 and s.upkeep > 0 else ""))
 if s.usd_hr is None:
     st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
     st.stop()

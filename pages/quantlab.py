@@ -58,13 +58,14 @@ ui.dataframe(errors, column_config={"bits": "Bits", "bits_per_weight": NUM("Stor
 st.subheader("Where the 4-bit damage lands")
 ui.dataframe(damage, column_config={
     "matrix": "Matrix", "all": NUM("All groups", format="%.4f"),
-    "outlier_groups": NUM("Groups holding an outlier", format="%.4f"),
+    "outlier_groups": NUM("Groups where the outliers sit", format="%.4f"),
     "other_groups": NUM("The rest", format="%.4f"),
-    "outlier_group_share": NUM("Share of groups with an outlier", format="percent")})
+    "outlier_group_share": NUM("Share of groups where they sit", format="percent")})
 st.caption("Per group: mean absolute error over mean absolute weight. An outlier stretches its group's range, so "
            "the other weights of that group share a coarser grid; the groups without one are untouched. The "
            "average barely moves while the damage where it lands is several times larger: the reason the serious "
-           "4-bit methods protect salient channels.")
+           "4-bit methods protect salient channels. The well-behaved row reads the same groups without the "
+           "outliers, as the control.")
 
 st.subheader("Bytes of a 512 × 512 matrix")
 ui.dataframe(quantlab.bytes_table(), column_config={

@@ -99,10 +99,13 @@ for metric, part in shown.groupby("metric", sort=False):
         tooltip=["engine", "version", alt.Tooltip("measured:Q", format=",.4g"),
                  alt.Tooltip("shown:Q", format=",.4g", title="predicted"),
                  alt.Tooltip("shown_err:Q", format="+.1f", title="error % (+: flatters)"), "source"])
-    st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; marker shape: source)")
+    st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; "
+                f"marker shape: source, named in each marker's tooltip)")
     st.altair_chart(alt.layer(diagonal, points).properties(height=360), width="stretch")
 
 st.subheader("Every row")
+st.caption("Errors are signed as everywhere on this page: + where the prediction is faster than the measurement "
+           "(a step too short, a throughput too high), the side that flatters self-hosting.")
 # The figures first (the cross-validated ones lead, as on every page), the long texts after them.
 ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "id": st.column_config.TextColumn("Row", width=80),
@@ -111,11 +114,11 @@ ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
     "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=100,
                                                   help="Predicted by a fit without the row's source"),
-    "error_cv_pct": st.column_config.NumberColumn("Error % (CV)", format="%+.1f", width=90,
+    "error_cv_pct": st.column_config.NumberColumn("Error % CV (+ fast)", format="%+.1f", width=125,
                                                   help="Cross-validated error; + where the prediction flatters "
                                                        "self-hosting (a throughput too high, a step too short)"),
     "predicted": st.column_config.NumberColumn("Predicted (in sample)", format="%.4g", width=130),
-    "error_pct": st.column_config.NumberColumn("Error % (in sample)", format="%+.1f", width=120,
+    "error_pct": st.column_config.NumberColumn("Error % in sample (+ fast)", format="%+.1f", width=165,
                                                help="+ where the prediction flatters self-hosting"),
     "version": st.column_config.TextColumn("Engine version", width=220),
     "source": st.column_config.TextColumn("Source", width=220),

@@ -111,3 +111,16 @@ def test_formats_without_a_plan_are_refused_and_a_config_names_the_model_it_sets
                    '"vocab_size": 128256, "max_position_embeddings": 8192}')
     out = run("--hf-config", str(cfg), "model=qwen3-32b")
     assert out.returncode == 0 and "the link's model=qwen3-32b is set aside" in out.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--quant-lab", "--group", "0"), "group=0 is not accepted"),
+    (("--quant-lab", "--size", "3"), "group=128 (the default) is not accepted"),
+    (("--quant-lab", "--size", "4", "--group", "4"), "outliers=4096 (the default) is not accepted with --size 4"),
+    (("--validate", "/no/such/rows.csv"), "cannot read /no/such/rows.csv: No such file or directory"),
+    (("--memo", "--plan"), "--memo and --plan print different things"),
+])
+def test_odd_options_exit_2_with_a_message_not_a_traceback(args, says):
+    out = run(*args)
+    assert out.returncode == 2
+    assert says in out.stderr and "Traceback" not in out.stderr

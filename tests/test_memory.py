@@ -277,3 +277,11 @@ def test_the_current_tensorrt_llm_accounting_the_notes_quote(link, printed):
     """The PyTorch backend's own sizing, quoted beside the profile's fitted reserve (docs/calibration.md section 8)."""
     from calc import load
     assert memory.trtllm_torch_kv_gib(load(link).scenario) == pytest.approx(printed, rel=0.03)
+
+
+def test_weights_larger_than_the_card_are_said_as_an_excess_not_a_negative_remainder():
+    mem = memory.memory(load("model=llama-3.1-405b&weights=bf16").scenario)
+    text = mem.sentence()
+    assert mem.unclaimed_gib < 0
+    assert f"together {-mem.unclaimed_gib:,.2f} GiB more than the {mem.card_gib:,.2f} GiB card holds" in text
+    assert " -" not in text

@@ -39,7 +39,7 @@ def test_command_line_prints_the_notes_figures(capsys):
     out = capsys.readouterr().out
     for row in NOTES_ERRORS:
         assert f"{row[0]:5d}{row[1]:>13}{row[2]:>14}{row[3]:>15}" in out
-    assert "groups holding an outlier 0.3169" in out and "3.1% of groups contain an outlier" in out
+    assert "groups where the outliers sit 0.3169" in out and "3.1% of groups contain an outlier" in out
     assert "   4     512   132096      3.97x" in out
 
 

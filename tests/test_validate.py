@@ -114,4 +114,4 @@ def test_validate_command_line():
     assert any(line.startswith("Cross-validated (leave-one-source-out)") for line in lines)
     missing = subprocess.run([sys.executable, "-m", "calc", "--validate", "no/such.csv"], capture_output=True,
                              text=True, timeout=60, cwd=ROOT)
-    assert missing.returncode == 1 and "error" in missing.stderr
+    assert missing.returncode == 2 and "cannot read no/such.csv" in missing.stderr

@@ -64,3 +64,14 @@ def test_the_accuracy_text_says_the_basis_and_the_sign():
     assert words.accuracy_text("trtllm-2024", band).endswith(
         "of published TensorRT-LLM measurements, whose speed figures it shares, each source predicted by figures "
         "fitted without it")
+
+
+@pytest.mark.parametrize("x, text", [(0.001, "0.001"), (12.5, "12.5"), (10000, "10,000"), (0.25, "0.25")])
+def test_a_small_volume_is_not_rounded_away(x, text):
+    assert words.volume_text(x) == text
+
+
+@pytest.mark.parametrize("x, text", [(0.0000343, "0.000034 USD"), (0.004, "0.0040 USD"), (0.005, "0.01 USD"),
+                                     (12.5, "12.50 USD"), (5800, "5,800 USD")])
+def test_a_small_amount_keeps_two_significant_figures(x, text):
+    assert words.money(x) == text

@@ -67,7 +67,11 @@ def _stop_text(value: Any) -> str:
     if isinstance(value, str):
         bits = WEIGHT_FORMATS.get(value, KV_FORMATS.get(value))
         return f"{value} ({bits:g} bits)" if bits is not None else f"{value} bits"
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:.4g}"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    if abs(value) >= 1000:  # 12,345.6, not 1.235e+04
+        return f"{value:,.1f}"
+    return f"{value:.4g}"
 
 
 def _to_auto(key: str, parent: str | None) -> None:
