@@ -97,6 +97,10 @@ class Bill:
     duty_traffic: float | None
     self_host_usd_month: float | None
     api_usd_month: float
+    # Each bill over the month's output tokens, USD per 1M (prompts and idle capacity paid for): the Cost page's
+    # "All-in per 1M output"; usd_per_mtok above is one replica's decode steps only (SPEC section 2).
+    self_host_usd_per_mtok_out: float | None
+    api_usd_per_mtok_out: float
     verdict: str | None           # "self-host", "api", "does not fit", or None (the card has no rent)
     break_even_req_day: float | None
     cheaper_api: str | None       # the catalogue's cheapest API row for the model, when 5 % below the link's row
@@ -225,6 +229,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     rent, upkeep = model.cost_per_mtok(s, tok_s, duty)
     self_host = model.none_if_nan(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
     api_month = float(costs["api_usd_month"][()])
+    units = traffic.unit_costs(s, cap)
     if not fits_traffic:
         verdict: str | None = "does not fit"
     elif self_host is None:
@@ -289,6 +294,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "duty_traffic": float(costs["busy_fraction"][()] / costs["replicas"][()]) if fits_traffic else None,
         "self_host_usd_month": self_host,
         "api_usd_month": api_month,
+        "self_host_usd_per_mtok_out": units.self_host_all_in if self_host is not None else None,
+        "api_usd_per_mtok_out": units.api_all_in,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
         "cheaper_api": (cheaper := cheaper_api_row(s)) and cheaper[0],

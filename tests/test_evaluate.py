@@ -50,3 +50,18 @@ def test_the_evaluation_is_frozen_and_its_report_a_fresh_copy(ev):
     a = ev.report()
     a["max_batch"] = -1
     assert ev.report()["max_batch"] == ev.memory.max_batch
+
+
+@pytest.mark.parametrize("link", ["req_day=1000000&model=llama-3.1-8b&card=l40s", "req_day=2000&profile=office",
+                                  "model=llama-3.1-70b&gpus=4&req_day=300000&in_tok=4000&out_tok=500"])
+def test_each_bill_per_million_output_tokens_is_that_bill_over_the_months_output(link):
+    r = report(link)
+    out_mtok = r["requests_month"] * r["scenario"]["out_tok"] / 1e6
+    assert r["api_usd_per_mtok_out"] == pytest.approx(r["api_usd_month"] / out_mtok, rel=1e-12)
+    assert r["self_host_usd_per_mtok_out"] == pytest.approx(r["self_host_usd_month"] / out_mtok, rel=1e-12)
+
+
+def test_a_set_up_that_does_not_fit_has_no_self_hosting_price_per_million():
+    r = report("model=llama-3.1-405b&weights=bf16")
+    assert r["verdict"] == "does not fit" and r["self_host_usd_per_mtok_out"] is None
+    assert r["api_usd_per_mtok_out"] > 0
