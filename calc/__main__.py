@@ -93,15 +93,12 @@ def _quant_lab(args: argparse.Namespace) -> int:
         if args.size < 2 or args.size > 8192:
             raise ValueError(f"size={args.size} is not accepted: size takes an integer from 2 to 8192")
         weights = args.size * args.size
+        # Checked before the lab runs, so that a default the --size does not suit is named as the default.
         group = quantlab.NOTES["group"] if args.group is None else args.group
-        if group < 2 or weights % group:
-            raise ValueError(f"group={group}{' (the default)' if args.group is None else ''} is not accepted: group takes a whole divisor (at least 2) of the "
-                             f"matrix's {weights:,} weights (--size {args.size})")
+        quantlab.check_group(group, weights, " (the default)" if args.group is None else "", f" (--size {args.size})")
         outliers = quantlab.NOTES["outliers"] if args.outliers is None else args.outliers
-        if not 0 <= outliers <= weights:
-            given = " (the default)" if args.outliers is None else ""
-            raise ValueError(f"outliers={outliers}{given} is not accepted with --size {args.size}: outliers "
-                             f"takes an integer from 0 to {weights:,}")
+        quantlab.check_outliers(outliers, weights, " (the default)" if args.outliers is None else "",
+                                f" with --size {args.size}")
         if not 0 < args.outlier_scale <= 1e6:
             raise ValueError(f"outlier-scale={args.outlier_scale!r} is not accepted: it takes a number above 0, "
                              "at most 1000000")

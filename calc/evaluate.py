@@ -229,7 +229,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     rent, upkeep = model.cost_per_mtok(s, tok_s, duty)
     self_host = model.none_if_nan(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
     api_month = float(costs["api_usd_month"][()])
-    units = traffic.unit_costs(s, cap)
+    units = traffic.unit_costs(s, cap, costs)
     if not fits_traffic:
         verdict: str | None = "does not fit"
     elif self_host is None:

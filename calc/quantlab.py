@@ -36,15 +36,29 @@ def stored_bits(bits: int, group: int) -> float:
     return bits + GROUP_OVERHEAD_BITS / group
 
 
+def check_group(group: int, weights: int, given: str = "", where: str = "") -> None:
+    """Raise ValueError unless ``group`` is a whole divisor (at least 2) of ``weights``; ``given`` follows the value
+    in the message (" (the default)") and ``where`` ends it (" (--size 64)")."""
+    if group < 2 or weights % group:
+        raise ValueError(f"group={group}{given} is not accepted: group takes a whole divisor (at least 2) of the "
+                         f"matrix's {weights:,} weights{where}")
+
+
+def check_outliers(outliers: int, weights: int, given: str = "", where: str = "") -> None:
+    """Raise ValueError unless ``outliers`` is from 0 to ``weights``; ``given`` and ``where`` as in
+    :func:`check_group` (``where`` follows "is not accepted")."""
+    if not 0 <= outliers <= weights:
+        raise ValueError(f"outliers={outliers}{given} is not accepted{where}: outliers takes an integer from 0 to "
+                         f"{weights:,}")
+
+
 def quantize(w: np.ndarray, bits: int, group: int) -> np.ndarray:
     """``w`` rounded to ``2**bits`` levels per group of ``group`` consecutive weights (row-major), and
     reconstructed as a kernel would read it. ``w.size`` must be a multiple of ``group``; raises ValueError if not,
     or if ``bits`` is not in 1..16."""
     if not 1 <= bits <= 16:
         raise ValueError(f"bits={bits} is not accepted: bits takes an integer from 1 to 16")
-    if group < 2 or w.size % group:
-        raise ValueError(f"group={group} is not accepted: group takes a whole divisor (at least 2) of the matrix's "
-                         f"{w.size:,} weights")
+    check_group(group, w.size)
     groups = w.reshape(-1, group)
     low = groups.min(axis=1, keepdims=True)
     step = (groups.max(axis=1, keepdims=True) - low) / (2**bits - 1)
@@ -69,8 +83,7 @@ def lab(n: int = NOTES["n"], outliers: int = NOTES["outliers"], outlier_scale: f
         seed: int = NOTES["seed"]) -> Lab:
     """Draw the experiment (in the reference order: weights, outlier positions, input). Cached: the arrays are
     read-only. Raises ValueError for an outlier count outside 0..n*n."""
-    if not 0 <= outliers <= n * n:
-        raise ValueError(f"outliers={outliers} is not accepted: outliers takes an integer from 0 to {n * n:,}")
+    check_outliers(outliers, n * n)
     rng = np.random.default_rng(seed)
     weights = (rng.standard_normal((n, n)) * 0.02).astype(np.float32)
     at = rng.choice(weights.size, outliers, replace=False)

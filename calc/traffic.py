@@ -349,10 +349,11 @@ class UnitCosts:
     api_all_in: float
 
 
-def unit_costs(s: Scenario, cap: Capacity | None = None) -> UnitCosts:
-    """Cost per million output tokens at the implied duty, at full duty, and all-in (see :class:`UnitCosts`)."""
+def unit_costs(s: Scenario, cap: Capacity | None = None, costs: dict[str, NDArray] | None = None) -> UnitCosts:
+    """Cost per million output tokens at the implied duty, at full duty, and all-in (see :class:`UnitCosts`);
+    ``costs``: :func:`monthly_costs` at the link's ``req_day`` and ``cap`` where the caller has it already."""
     cap = cap or capacity(s)
-    costs = monthly_costs(s, s.req_day, cap)
+    costs = monthly_costs(s, s.req_day, cap) if costs is None else costs
     tokens_out = float(requests_month(s)) * s.out_tok
     api_all_in = float(costs["api_usd_month"]) / tokens_out * MILLION
     if cap.max_batch == 0:
