@@ -95,8 +95,9 @@ FITTED = {
 #: efficiencies of its engine (the same kernels read the same memory) and differs in what changed between the
 #: releases (fixed and per-sequence host time for TensorRT-LLM, the time per layer for llama.cpp); SGLang shares
 #: vLLM's efficiencies (the same attention and GEMM libraries) and keeps its own host times. llama.cpp's Vulkan
-#: backend runs other kernels through another launch path, so it keeps its own bandwidth share and time per layer
-#: and shares only the loss on sub-8-bit weights (its rows all hold such weights, so they cannot fit that alone).
+#: backend runs other kernels through another launch path, so it keeps its own bandwidth share and time per layer.
+#: The loss on sub-8-bit weights is each llama.cpp family's own (its quantized matrix-vector kernels are what
+#: changed between the builds and backends), fitted where its rows hold weights of 8 bits and more beside them.
 SHARED = {
     ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
     ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_link"): "trtllm",
@@ -111,12 +112,11 @@ SHARED = {
     # The 2024 C++ executor shares every speed figure with the current releases and differs in its memory only.
     **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
     ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
-    ("llamacpp-2024", "eff_bw"): "llamacpp", ("llamacpp-2024", "eff_dequant"): "llamacpp",
+    ("llamacpp-2024", "eff_bw"): "llamacpp",
     # The builds before CUDA graphs launched every layer's kernels one by one (cuda_graphs=0): their time per
     # layer is the current builds' plus those launches, and a current build that runs without graphs (a card
     # older than Ampere) pays the same launches. Their rows fit the launches, the current builds' the rest.
     ("llamacpp-2024", "layer_us"): "llamacpp", ("llamacpp", "eager_us"): "llamacpp-2024",
-    ("llamacpp-vulkan", "eff_dequant"): "llamacpp",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
     ("sglang", "eff_link"): "vllm",
     # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in

@@ -30,7 +30,8 @@ CV = {(s["engine"], s["metric"]): s for s in summarise(cross_validated_results(M
 #: median |error| <= 12 %, worst <= 40 %, signed median within +-10 %, no row more than 30 % too fast.
 #: These are the engine x metric groups that meet them today; the others are listed in docs/calibration.md
 #: section 5 with the reason, and tested to stay no worse than they are.
-MEETS_TARGETS = {("vllm", "step_ms"), ("trtllm", "max_throughput_tok_s"), ("llamacpp-2024", "step_ms")}
+MEETS_TARGETS = {("vllm", "step_ms"), ("trtllm", "max_throughput_tok_s"), ("llamacpp", "step_ms"),
+                 ("llamacpp-2024", "step_ms")}
 
 
 NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), per cent, as of this fit
@@ -53,13 +54,12 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
     ("trtllm-2025", "max_throughput_tok_s"): (11.0, 34.0, 2.0, 33.0),
     ("trtllm-2023", "max_throughput_tok_s"): (48.5, 76.0, 48.5, 76.0),
     ("trtllm-v05", "max_throughput_tok_s"): (19.5, 48.5, 18.0, 34.0),
-    # The 2023-2024 builds share llama.cpp's bandwidth and dequantisation shares, and since the launches CUDA
-    # graphs save are a figure of their own (eager_us), the time per layer too: the V100 row, a current build that
-    # captures no graphs on a card older than Ampere, went from 44 % fast to 5 % slow with its launches priced.
-    ("llamacpp", "step_ms"): (12.5, 29.5, 9.0, 24.5),
     # Vulkan rows from four threads: left out, the RTX 3090 and 2018-2019 cards (RTX 2070, RX 5700 XT) of the
     # others predict geerlingguy's small models on current cards too slow, and those old cards 30-44 % too fast.
-    ("llamacpp-vulkan", "step_ms"): (32.5, 50.5, 28.0, 44.5),
+    # With a loss on sub-8-bit weights of its own (0.72 of its bandwidth share, against 0.86 and 1.0 for the CUDA
+    # builds), the median fell from 32 % to 28 % and the signed median from -28 % to -20 %; the worst row
+    # (geerlingguy's Llama 3.2 3B on a 12 GB card of 504 GB/s, too slow) went from 50 % to 53 %.
+    ("llamacpp-vulkan", "step_ms"): (28.0, 53.0, 20.5, 44.0),
 }
 
 
