@@ -82,7 +82,7 @@ if y_type == "log":
     curve = curve[curve["usd_month"] > 0]
 marks = tables.chart_marks(d)
 x = alt.X("req_day:Q", scale=alt.Scale(type="log", nice=False), title="requests per day (log scale)",
-          axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN, labelOverlap=True))
+          axis=alt.Axis(values=[10.0 ** k for k in range(0, 11)], labelExpr=ui.SI_LABEL_PLAIN, labelOverlap=True))
 y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y_type} scale)",
           axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
                         labelExpr=ui.SI_LABEL_PLAIN))
@@ -146,7 +146,7 @@ st.subheader("Every way to serve it: the API, renting, buying, or a fleet plus t
 opts = tables.options_table(r)
 # Short headers and set widths, so that every column shows at 1,400 px without a sideways scroll.
 ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
-    "option": st.column_config.TextColumn("Option", width=200),
+    "option": st.column_config.TextColumn("Option", width=250),
     "usd_month": st.column_config.NumberColumn("USD/month", format="%,.0f", width=85),
     "usd_per_mtok_out": st.column_config.NumberColumn("USD / 1M out", format="%,.3f", width=90,
                                                       help="USD per million output tokens, the whole bill"),
@@ -155,11 +155,13 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
     "payback_months": st.column_config.NumberColumn("Payback (mo)", format="%,.1f", width=95,
                                                     help="Months until buying has cost less than renting"),
     "best": st.column_config.CheckboxColumn("Cheapest", width=70),
-    "allowed": st.column_config.CheckboxColumn("Allowed", width=65),
-    "sensitive_to": st.column_config.TextColumn("Moves most with", width=160,
-                                                 help="The inputs that move this bill most, each 10 % higher")},
+    "allowed": st.column_config.CheckboxColumn("Allowed", width=65)},
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
-                  "payback_months", "sensitive_to"])
+                  "payback_months"])
+# What moves each bill is a sentence, too long for a column beside eight others: a table of its own, full width.
+ui.dataframe(opts[["option", "sensitive_to"]], pin="option", column_config={
+    "option": st.column_config.TextColumn("Option", width=250),
+    "sensitive_to": st.column_config.TextColumn("Moves most with (each input 10 % higher)", width="large")})
 best = tables.OPTION_NAMES.get(r["best"] or "", "none")
 st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}{dm.cheaper_row_beats_text(d)}. Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "

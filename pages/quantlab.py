@@ -42,13 +42,18 @@ st.subheader("Error of x @ W by bits")
 long = errors.melt(["bits", "bits_per_weight"], ["well_behaved", "with_outliers"], var_name="matrix",
                    value_name="relative_error").replace({"matrix": {"well_behaved": "well-behaved",
                                                                     "with_outliers": "with outliers"}})
-chart = alt.Chart(long).mark_line(point=True).encode(
-    x=alt.X("bits_per_weight:Q", title="stored bits per weight (bits + 32 / group)"),
-    y=alt.Y("relative_error:Q", scale=alt.Scale(type="log"), title="relative error (log)"),
+# Ticks where the points are (x) and at round values (y), so the chart reads without hovering.
+lo_err, hi_err = float(long["relative_error"].min()), float(long["relative_error"].max())
+chart = alt.Chart(long).mark_line(point=alt.OverlayMarkDef(size=60)).encode(
+    x=alt.X("bits_per_weight:Q", title="stored bits per weight (bits + 32 / group)",
+            axis=alt.Axis(values=sorted(errors["bits_per_weight"]), format=".2f", grid=False)),
+    y=alt.Y("relative_error:Q", scale=alt.Scale(type="log", domain=[lo_err / 1.5, hi_err * 1.5], nice=False),
+            title="relative error (log)", axis=alt.Axis(values=ui.log_ticks(lo_err / 1.5, hi_err * 1.5),
+                                                        format="~g")),
     color=alt.Color("matrix:N", title=None, legend=alt.Legend(orient="bottom")),
     tooltip=["bits", alt.Tooltip("bits_per_weight:Q", format=".2f"), "matrix",
              alt.Tooltip("relative_error:Q", format=".4f")],
-).properties(height=300)
+).properties(height=380)
 st.altair_chart(chart, width="stretch")
 NUM = st.column_config.NumberColumn
 ui.dataframe(errors, column_config={"bits": "Bits", "bits_per_weight": NUM("Stored bits per weight", format="%.2f"),

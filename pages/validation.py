@@ -80,28 +80,37 @@ basis = st.radio("Prediction", ["cross-validated", "in sample"], horizontal=True
                  help="Cross-validated: each row predicted by profiles fitted without its source.")
 column, err = ("predicted_cv", "error_cv_pct") if basis == "cross-validated" else ("predicted", "error_pct")
 shown = rows.dropna(subset=[column]).assign(shown=lambda d: d[column], shown_err=lambda d: d[err])
-engines_shown = [e for e in COLOURS if e in set(shown["engine"])]
-palette = alt.Scale(domain=engines_shown, range=[COLOURS[e] for e in engines_shown])
 for metric, part in shown.groupby("metric", sort=False):
+    # Each chart's legend lists the engines it draws, each in the colour it has on the other chart.
+    engines_shown = [e for e in COLOURS if e in set(part["engine"])]
+    palette = alt.Scale(domain=engines_shown, range=[COLOURS[e] for e in engines_shown])
     unit = UNITS.get(metric, "")
     name = words.METRIC_NAMES.get(metric, metric)
     lo = float(min(part["measured"].min(), part["shown"].min()))
     hi = float(max(part["measured"].max(), part["shown"].max()))
     scale = alt.Scale(type="log", domain=[lo / 1.3, hi * 1.3], nice=False)
-    diagonal = alt.Chart(pd.DataFrame({"x": [lo / 1.3, hi * 1.3]})).mark_line(
-        color="#888888", strokeDash=[4, 3]).encode(x=alt.X("x:Q", scale=scale), y=alt.Y("x:Q", scale=scale))
+    ticks = ui.log_ticks(lo / 1.3, hi * 1.3)
+    ends = pd.DataFrame({"x": [lo / 1.3, hi * 1.3]})
+    diagonal = alt.Chart(ends).mark_line(color="#888888", strokeDash=[4, 3]).encode(
+        x=alt.X("x:Q", scale=scale), y=alt.Y("x:Q", scale=scale))
+    # The bound on a flattering row, 30 % either way, drawn faint on both sides of the diagonal.
+    bands = [alt.Chart(ends).transform_calculate(y=f"datum.x * {f}").mark_line(color="#bbbbbb", strokeDash=[1, 3])
+             .encode(x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale)) for f in (1.3, 1 / 1.3)]
     points = alt.Chart(part).mark_point(filled=True, size=70, opacity=0.85).encode(
         x=alt.X("measured:Q", scale=scale, title=f"measured {name} ({unit}, log)",
-                axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN, labelFlush=False)),
-        y=alt.Y("shown:Q", scale=scale, title=f"predicted ({unit}, log)", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),
-        color=alt.Color("engine:N", scale=palette, legend=alt.Legend(title="engine", orient="bottom", columns=2, labelLimit=0)),
+                axis=alt.Axis(values=ticks, labelExpr=ui.SI_LABEL_PLAIN, labelFlush=False, labelOverlap=True)),
+        y=alt.Y("shown:Q", scale=scale, title=f"predicted ({unit}, log)",
+                axis=alt.Axis(values=ticks, labelExpr=ui.SI_LABEL_PLAIN, labelOverlap=True)),
+        color=alt.Color("engine:N", scale=palette, legend=alt.Legend(title="engine", orient="right", labelLimit=0)),
         shape=alt.Shape("source:N", legend=None),
         tooltip=["engine", "version", alt.Tooltip("measured:Q", format=",.4g"),
                  alt.Tooltip("shown:Q", format=",.4g", title="predicted"),
                  alt.Tooltip("shown_err:Q", format="+.1f", title="error % (+: flatters)"), "source"])
-    st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; "
+    st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; dotted: 30 % off either way; "
                 f"marker shape: source, named in each marker's tooltip)")
-    st.altair_chart(alt.layer(diagonal, points).properties(height=360), width="stretch")
+    # Square, with the same scale on both axes: the distance from the diagonal is the error, read the same way up
+    # and across.
+    st.altair_chart(alt.layer(diagonal, *bands, points).properties(width=700, height=500), width="content")
 
 st.subheader("Every row")
 st.caption("Errors are signed as everywhere on this page: + where the prediction is faster than the measurement "

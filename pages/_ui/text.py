@@ -3,6 +3,7 @@ missing cells, CSV downloads."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -15,6 +16,13 @@ SI_LABEL = "replace(format(datum.value, '~s'), 'G', 'B')"
 
 #: The same, with plain numbers below 1,000 (0.001 stays 0.001, not 1m).
 SI_LABEL_PLAIN = f"datum.value >= 1000 ? {SI_LABEL} : format(datum.value, ',~g')"
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values for a log axis from ``lo`` to ``hi`` (positive, any unit): 1, 2 and 5 times each power of ten
+    inside the range, so the labels read as round numbers instead of the renderer's uneven picks."""
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    return [m * 10.0 ** k for k in range(first, last + 1) for m in (1, 2, 5) if lo <= m * 10.0 ** k <= hi]
 
 
 #: Placeholder text of an input left empty, by what empty means.
