@@ -50,9 +50,10 @@ class Decision:
         return None if self.replicas is None else self.replicas * self.scenario.gpus
 
 
-def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
-    """The decision for scenario ``s`` with replica capacity ``cap`` and its flat ``report`` (which holds the
-    verdict, the two monthly bills and the break-even volume, docs/method.md section 7)."""
+def decide(s: Scenario, cap: traffic.Capacity, report: dict, units: traffic.UnitCosts) -> Decision:
+    """The decision for scenario ``s`` with replica capacity ``cap``, its flat ``report`` (which holds the
+    verdict, the two monthly bills and the break-even volume, docs/method.md section 7) and the per-million costs
+    the evaluation worked out (``traffic.unit_costs``), read here rather than worked out a second time."""
     api_req, rent_req = traffic.usd_per_request(s, cap)
     return Decision(
         scenario=s, report=report, cap=cap, fits=cap.max_batch > 0, priced=s.usd_hr is not None,
@@ -60,7 +61,7 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict) -> Decision:
         self_host_usd_month=report["self_host_usd_month"], replicas=report["replicas"],
         duty=report["duty_traffic"], break_even=report["break_even_req_day"],
         stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
-        api_per_request=api_req, rent_per_request=rent_req, units=traffic.unit_costs(s, cap),
+        api_per_request=api_req, rent_per_request=rent_req, units=units,
         break_even_batch=(be := model.break_even(s, cap.n)), memory_caps_batch=be is None or cap.max_batch < be,
         cheaper_api=(None if report["cheaper_api"] is None
                      else (report["cheaper_api"], report["cheaper_api_usd_month"])),

@@ -171,6 +171,7 @@ class Evaluation:
     speculation: Speculation
     procurement: procure.Options
     capacity: traffic.Capacity
+    units: traffic.UnitCosts
     warnings: tuple[str, ...]
 
     @property
@@ -195,7 +196,7 @@ class Evaluation:
     @cached_property
     def decision(self) -> Decision:
         """The verdict and what would flip it."""
-        return decide(self.scenario, self.capacity, self.flat)
+        return decide(self.scenario, self.capacity, self.flat, self.units)
 
 
 def evaluate(parsed: Parsed) -> Evaluation:
@@ -346,7 +347,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         warnings.append(f"{', '.join(bad)} out of numeric range at these inputs: shown as null")
     made = [part(**{f.name: values.pop(f.name) for f in fields(part)}) for part in PARTS]
     assert not values, f"figures without a part: {sorted(values)}"
-    return Evaluation(parsed, *made, capacity=cap, warnings=tuple(warnings))
+    return Evaluation(parsed, *made, capacity=cap, units=units, warnings=tuple(warnings))
 
 
 def build(parsed: Parsed) -> dict[str, Any]:
