@@ -108,9 +108,9 @@ for metric, part in shown.groupby("metric", sort=False):
                  alt.Tooltip("shown_err:Q", format="+.1f", title="error % (+: flatters)"), "source"])
     st.markdown(f"**{name.capitalize()}**, {unit} (dashed: prediction = measurement; dotted: 30 % off either way; "
                 f"marker shape: source, named in each marker's tooltip)")
-    # Square, with the same scale on both axes: the distance from the diagonal is the error, read the same way up
-    # and across.
-    st.altair_chart(alt.layer(diagonal, *bands, points).properties(width=700, height=500), width="content")
+    # Tall enough that the distance from the diagonal (the error) reads up as well as across, and as wide as the
+    # screen, a phone's included.
+    st.altair_chart(alt.layer(diagonal, *bands, points).properties(height=520), width="stretch")
 
 st.subheader("Every row")
 st.caption("Errors are signed as everywhere on this page: + where the prediction is faster than the measurement "
