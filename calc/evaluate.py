@@ -87,6 +87,9 @@ class Bill:
     """The link's traffic served both ways, per month (docs/method.md section 7)."""
 
     serving_batch: int
+    # Output tokens a second one busy replica delivers on the traffic's requests at the serving batch, prompts
+    # included (traffic.Capacity.serving_tok_s): what sizes the replicas, max_throughput_tok_s where memory binds.
+    serving_tok_s: float
     meets_tpot: bool
     ttft_ms: float
     requests_month: float
@@ -285,6 +288,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
         "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes_read(s, n)) / model.GiB,
         "serving_batch": cap.serving_batch,
+        "serving_tok_s": cap.serving_tok_s,
         "meets_tpot": cap.meets_tpot,
         "ttft_ms": cap.ttft_ms,
         "requests_month": R,

@@ -176,13 +176,17 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
 def best_text(table: pd.DataFrame) -> str:
     """The lever that saves most, in one sentence (or that none saves money)."""
     rest = table.iloc[1:]
-    if pd.isna(table.iloc[0]["self_host_usd_month"]):  # nothing to save against: the scenario cannot be self-hosted
+    if pd.isna(table.iloc[0]["self_host_usd_month"]):  # nothing to save against: not run, or not priced
         runs = rest.dropna(subset=["self_host_usd_month"]).sort_values("self_host_usd_month")
+        unpriced = table.iloc[0]["verdict"] == "no rent"  # it runs, but the card has no rent
+        state = ("self-hosting has no price (the card has no rent: enter one)" if unpriced
+                 else "the scenario cannot be self-hosted")
         if runs.empty:
-            return "As set, the scenario cannot be self-hosted, and no single lever makes it run."
+            return f"As set, {state}, and no single lever " + ("prices it." if unpriced else "makes it run.")
         names = ", ".join(f"{n} ({money(b)} a month)" for n, b in
                           zip(runs["lever"].head(3), runs["self_host_usd_month"].head(3), strict=True))
-        return f"As set, the scenario cannot be self-hosted; these levers make it run, cheapest first: {names}."
+        return (f"As set, {state}; these levers " + ("price it" if unpriced else "make it run")
+                + f", cheapest first: {names}.")
     saving = rest["saving_usd_month"].dropna()
     if saving.empty or saving.max() <= 0:
         return "No single lever lowers the self-hosting bill of this scenario."

@@ -156,7 +156,8 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"the weights do not fit: the weights as loaded and the engine's reserve need "
                    f"{mem.needed_gib:,.1f} GiB per card, and the engine takes {mem.share_text}")
     elif mb == 0:
-        out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does")
+        out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does: step_ms, tok_s and usd_per_mtok "
+                   "in the report are batch 1's as if it did, and the pages show no speed or price")
     if s.batch != "auto" and int(s.batch) > mb:
         out.append(f"batch {s.batch} exceeds the {mb:,} sequences memory holds at {s.ctx:,} tokens")
     if s.batch != "auto" and s.max_seqs is not None and int(s.batch) > s.max_seqs:

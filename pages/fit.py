@@ -19,9 +19,15 @@ c2.metric("KV cache, all cards" if s.gpus > 1 else "KV cache", f"{r['kv_cache_gi
 c3.metric("KV cache tokens", f"{r['kv_tokens']:,.0f}",
           help=f"vLLM's 'GPU KV cache size', SGLang's max_total_num_tokens, llama.cpp's cells: "
                f"{r['max_concurrency']:,.2f} sequences of {s.ctx:,} tokens.")
-c4.metric("Sequences that fit", f"{r['max_batch']:,}",
-          help=f"Whole sequences of {s.ctx:,} tokens; {r['kv_gib_per_sequence']:,.2f} GiB each. Batch used: "
-               f"{r['batch']:,}.")
+c4.metric("Sequences memory holds", f"{r['max_batch']:,}",
+          help=f"Whole sequences of {s.ctx:,} tokens in the memory left beside the weights; "
+               f"{r['kv_gib_per_sequence']:,.2f} GiB each. Batch used: {r['batch']:,}.")
+if s.max_seqs is not None and s.max_seqs < r["max_batch"]:
+    # llama.cpp allocates its cache for its slots only; other engines allocate the memory and cap the batch.
+    st.caption(f"Memory would hold {r['max_batch']:,} sequences of {s.ctx:,} tokens, but the engine runs at most "
+               f"{s.max_seqs:,} at once (max_seqs)"
+               + (f", and llama.cpp allocates its cache for those {s.max_seqs:,} slots only: "
+                  f"{r['kv_tokens']:,.0f} tokens." if s.engine.startswith("llamacpp") else "."))
 
 if r["kv_copy_factor"] > 1:
     held = ("every card holds the whole MLA latent" if s.kv_latent else

@@ -11,8 +11,9 @@ s, r = ui.page()
 ev = ui.evaluation()
 
 d = ev.decision
-own_bill = ("cannot be priced (nothing fits)" if d.self_host_usd_month is None
-            else f"{words.money(d.self_host_usd_month)} a month")
+own_bill = (f"{words.money(d.self_host_usd_month)} a month" if d.self_host_usd_month is not None
+            else "cannot be priced (nothing fits)" if not d.fits
+            else "cannot be priced (the card has no rent: enter one)")
 st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {own_bill} against "
             f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")
 table = ui.lever_table(s.to_query())

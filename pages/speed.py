@@ -25,12 +25,19 @@ c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help=
 c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s",
           help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
-c5.metric("Serving the traffic", "—" if full is None else f"{full:,.0f} tok/s",
-          help=f"Output tokens a second one replica delivers on the traffic's requests ({s.in_tok:,} + {s.out_tok:,} "
-               "tokens each, not the context above), their prompts processed too, at full load: the figure that "
-               "sizes the replicas and the bill on the Decision page.")
+serving = r["serving_tok_s"] if ui.evaluation().capacity.max_batch > 0 else None  # nothing fits: no speed
+c5.metric("Serving the traffic", "—" if serving is None else f"{serving:,.0f} tok/s",
+          help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "
+               f"{s.out_tok:,} tokens each, not the context above), their prompts processed too, at the serving batch "
+               f"({r['serving_batch']:,}): the figure that sizes the replicas and the bill on the Decision page.")
 request_tokens = ui.evaluation().decision.cap.n
-if full is not None and full > r["tok_s"] and s.ctx != request_tokens:
+if serving is not None and full is not None and r["serving_batch"] < (r["throughput_batch"] or 0):
+    why = ("the link's batch" if s.batch != "auto" else "the latency target" if s.tpot_ms is not None
+           else "batch=auto stops at the break-even batch, where a step stops being shared for free")
+    st.caption(f"The traffic is served at batch {r['serving_batch']:,} ({why}), so a busy replica delivers "
+               f"{serving:,.0f} tok/s; at full load, {r['throughput_batch']:,} sequences at once, it would deliver "
+               f"{full:,.0f}.")
+elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
     st.caption(f"Serving the traffic exceeds the decode throughput here because the traffic's requests hold "
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
                "them in memory and read less cache a step.")

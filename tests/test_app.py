@@ -325,7 +325,7 @@ def test_one_link_tells_one_story_on_every_page_in_the_memo_and_on_the_command_l
         assert seqs in shown[page], page
     assert f"Self-hosting per month = {bill}" in shown["pages/decision.py"]
     assert f"Self-hosting per month = {bill}" in shown["pages/cost.py"]
-    assert f"Sequences that fit = {cli['max_batch']}" in shown["pages/fit.py"]
+    assert f"Sequences memory holds = {cli['max_batch']}" in shown["pages/fit.py"]
     assert f"As set: {verdict}" in shown["pages/levers.py"] and f"Self-hosting {bill} a month" in shown["pages/levers.py"]
     assert verdict in shown["pages/decision.py"]
     text = memo.memo(parse(link))
@@ -375,3 +375,18 @@ def test_an_emptied_box_keeps_the_figure_in_use_and_says_so():
     assert not at.exception
     assert at.number_input(key="req_day").value == 5000 and at.query_params["req_day"] == "5000"
     assert any("needs a number" in w.value and "5,000 is kept" in w.value for w in at.warning)
+
+
+def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_replicas_with():
+    """A link that pins batch 1 serves its traffic at batch 1: the Speed page's "Serving the traffic" is the figure
+    the replicas are sized with (out_tok / s_req), and it names the full-load figure beside it."""
+    import calc
+    link = {"engine": "llamacpp", "model": "llama-3.1-8b", "card": "rtx-4090", "weights": "q4_0", "batch": "1",
+            "ctx": "4096"}
+    r = calc.evaluate(calc.parse("&".join(f"{k}={v}" for k, v in link.items()))).report()
+    assert r["serving_batch"] == 1 and r["throughput_batch"] == 4
+    assert r["serving_tok_s"] < r["max_throughput_tok_s"]
+    at = open_app(link, "pages/speed.py")
+    serving = next(m for m in at.metric if m.label == "Serving the traffic")
+    assert serving.value == f"{r['serving_tok_s']:,.0f} tok/s"
+    assert f"at full load, 4 sequences at once, it would deliver {r['max_throughput_tok_s']:,.0f}" in texts(at.caption)

@@ -194,7 +194,7 @@ def test_changing_ctx_rewrites_the_link_and_the_link_reopens_the_same_figures(se
     page.goto(f"{server}/fit?{SEED}")
     settle(page)
     expected = f"{report(SEED)['max_batch']:,}"
-    fits = metric(page, "Sequences that fit")
+    fits = metric(page, "Sequences memory holds")
     assert fits.inner_text() == expected
 
     change_ctx(page, 2048)
@@ -211,7 +211,7 @@ def test_changing_ctx_rewrites_the_link_and_the_link_reopens_the_same_figures(se
     other = new_page()  # a fresh browser context: nothing shared but the link
     other.goto(link)
     settle(other)
-    expect(metric(other, "Sequences that fit")).to_have_text(expected, timeout=WAIT_MS)
+    expect(metric(other, "Sequences memory holds")).to_have_text(expected, timeout=WAIT_MS)
     expect(other.locator("[data-testid=stAlertContentWarning]", has_text="Memory caps the batch")).to_have_text(
         warning_text, timeout=WAIT_MS)
     expect(slider(other, CTX_LABEL)).to_have_attribute("aria-valuetext", "2,048")
@@ -342,7 +342,7 @@ def test_hostile_link_names_each_bad_key_and_the_page_keeps_working(server, new_
     assert "ctx takes" in shown and "duty takes" in shown
     assert not exceptions(page), exceptions(page)
     # Defaults in use, the link rewritten without the bad values, the markup shown as text.
-    expect(metric(page, "Sequences that fit")).to_have_text(f"{report(None)['max_batch']:,}")
+    expect(metric(page, "Sequences memory holds")).to_have_text(f"{report(None)['max_batch']:,}")
     q = query(page)
     assert q["ctx"] == "-5" and q["duty"] == "abc" and q["model"] == "\x00"  # kept as given, defaults in use
     assert not any("script" in k for k in q)
@@ -351,7 +351,7 @@ def test_hostile_link_names_each_bad_key_and_the_page_keeps_working(server, new_
     screenshot(page, "fit-hostile-link")
     # Still works: a change goes through and the figures follow.
     change_ctx(page, 4096)
-    expect(metric(page, "Sequences that fit")).to_have_text(f"{report('ctx=4096')['max_batch']:,}",
+    expect(metric(page, "Sequences memory holds")).to_have_text(f"{report('ctx=4096')['max_batch']:,}",
                                                             timeout=WAIT_MS)
     assert not exceptions(page)
     assert not page.js_errors, page.js_errors

@@ -167,3 +167,14 @@ def test_an_engine_lever_says_when_the_weights_change_with_it():
     what = {lv.name: lv.what for lv in levers.levers(ev)}
     assert what["Engine: TensorRT-LLM"].endswith("the weights in int4-g128 instead of q4_k_m, which it cannot load")
     assert what["Engine: vLLM"] == "serve with vLLM instead of llama.cpp"
+
+
+def test_an_unpriced_card_is_said_to_lack_a_rent_not_to_fail_to_run():
+    """A scenario that runs on a card without a rent (the L4 here) has no self-hosting bill because of the rent,
+    not because nothing fits: the summary names the missing rent."""
+    ev = evaluate(parse("model=qwen2.5-32b&card=l4&gpus=4&weights=bf16&engine=sglang&mem_util=0.85&ctx=8192"))
+    assert ev.decision.fits and ev.scenario.usd_hr is None
+    text = levers.best_text(levers.lever_table(ev))
+    assert "no rent" in text and "cannot be self-hosted" not in text
+    nothing = evaluate(parse("model=llama-3.1-405b&card=l4&weights=bf16&usd_hr=1"))
+    assert "cannot be self-hosted" in levers.best_text(levers.lever_table(nothing))
