@@ -953,7 +953,8 @@ def traffic(m, s) -> dict:
     thr = load_throughput(m, B_thr, s) if B_thr > 0 else None
     u = R * s_req / (hours * 3600)  # docs/method.md section 7: busy fraction
     out = dict(
-        serving_batch=Bs, meets_tpot=meets, ttft_ms=ttft_ms(m, s["in_tok"]),
+        serving_batch=Bs, serving_tok_s=s["out_tok"] / s_req,  # docs/method.md section 7.4: out_tok / s_req
+        meets_tpot=meets, ttft_ms=ttft_ms(m, s["in_tok"]),
         requests_month=R, tokens_in_month=R * s["in_tok"], tokens_out_month=R * s["out_tok"],
         busy_fraction=u, replicas=None, duty_traffic=None, self_host_usd_month=None,
         api_usd_month=None, verdict=None, break_even_req_day=None,
