@@ -59,14 +59,15 @@ ui.download_csv(formats, "levers-formats")
 st.subheader("Speculative decoding by batch")
 curve = ui.table("spec_curve", s)
 mb = r["max_batch"]
-chart = alt.Chart(curve).mark_line().encode(
+spec_base = alt.Chart(curve).encode(
     x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
             title="batch (sequences per step, log scale)"),
     y=alt.Y("speedup:Q", title="speed-up", scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
-    color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom")),
-    opacity=alt.condition("datum.fits_in_memory", alt.value(1.0), alt.value(0.35)),
-    tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")],
-).properties(height=300)
+    color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom", symbolOpacity=1)),
+    tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")])
+# A line takes one opacity: the whole curve is drawn faded, and the batches memory holds again in full over it.
+chart = alt.layer(spec_base.mark_line(opacity=0.3),
+                  spec_base.transform_filter("datum.fits_in_memory").mark_line()).properties(height=300)
 st.altair_chart(chart, width="stretch")
 st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a target step (link keys spec_alpha, "
            f"spec_c), at the {s.ctx:,}-token context. Verifying k + 1 tokens reads the weights and the cache once, "
