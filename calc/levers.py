@@ -16,7 +16,7 @@ import pandas as pd
 from . import catalogue, engines
 from .decision import TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
-from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, weights_refusal, with_change
+from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, plain_checkpoint, weights_refusal, with_change
 from .words import ENGINE_NAMES, money
 
 #: Weight formats a lever tries, from wider to narrower.
@@ -207,7 +207,10 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
     params = dict(ev.scenario.to_params())
     rows = []
     for fmt, bits in sorted(WEIGHT_FORMATS.items(), key=lambda kv: (kv[1], kv[0])):
-        parsed = parse(with_change(params, "weights", fmt))
+        # The whole checkpoint in the format, every part (as the Fit page's table prices it): a change of the
+        # dense format alone would keep an MoE's experts in theirs and price a 16-bit row below an 8-bit one.
+        parsed = parse({**with_change(params, "weights", fmt),
+                        **{k: str(v) for k, v in plain_checkpoint(fmt).items()}})
         if parsed.errors:  # refused (a format the engine does not load): a row would show the fallback's figures
             continue
         after = evaluate(parsed)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import catalogue, engines, memory, model, notes, procure, traffic, words
 from .decision import Decision
-from .scenario import WEIGHT_FORMATS, Scenario, plain_embed_format, weight_format_bits
+from .scenario import WEIGHT_FORMATS, Scenario, plain_checkpoint, weight_format_bits
 from .units import BILLION, MS_PER_S
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
@@ -79,12 +79,9 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     bits = [weight_format_bits(f) for f in formats]
     # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
     # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.
-    def plain(f: str) -> dict:
-        return {"weights": f, "weights_experts": f, "weights_attn": f, "weights_embed": plain_embed_format(f),
-                "layers_full": 0}
-    variants = [s.model_copy(update=plain(f)) for f in formats]
+    variants = [s.model_copy(update=plain_checkpoint(f)) for f in formats]
     label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
-    own = plain(s.weights)
+    own = plain_checkpoint(s.weights)
     mixed = notes.checkpoint_parts(s) if any(
         getattr(s, k) != v for k, v in own.items() if k != "weights_experts" or s.experts) else None
     if mixed:

@@ -178,3 +178,14 @@ def test_an_unpriced_card_is_said_to_lack_a_rent_not_to_fail_to_run():
     assert "no rent" in text and "cannot be self-hosted" not in text
     nothing = evaluate(parse("model=llama-3.1-405b&card=l4&weights=bf16&usd_hr=1"))
     assert "cannot be self-hosted" in levers.best_text(levers.lever_table(nothing))
+
+
+def test_the_weight_formats_price_the_whole_checkpoint_as_the_fit_table_does():
+    """An MoE whose experts ship in MXFP4 (gpt-oss-120b): the Levers page's bf16 row is the whole checkpoint in bf16,
+    the Fit table's bf16 row, not bf16 attention beside MXFP4 experts; so no 16-bit row weighs less than an 8-bit one."""
+    from calc import tables
+    ev = evaluate(parse("model=gpt-oss-120b&card=h100-sxm&engine=vllm-2025"))
+    formats = levers.format_table(ev).set_index("format")
+    fit = tables.fit_table(ev.scenario, (2048,), ["bf16", "fp8"]).set_index("weights")
+    assert formats.loc["bf16", "weights_gib"] == pytest.approx(fit.loc["bf16 (16-bit)", "weights_gib"], rel=1e-9)
+    assert formats.loc["bf16", "weights_gib"] > formats.loc["fp8", "weights_gib"] > formats.loc["mxfp4", "weights_gib"]

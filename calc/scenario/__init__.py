@@ -15,32 +15,40 @@ command line uses it).
 - ``hints``: how the app's sliders move.
 """
 
-from .derive import AUTO, DEFAULT_VOCAB, card_torch_gib, day_weights, plain_embed_format, weights_refusal
+from .derive import (
+                     AUTO,
+                     DEFAULT_VOCAB,
+                     card_torch_gib,
+                     day_weights,
+                     plain_checkpoint,
+                     plain_embed_format,
+                     weights_refusal,
+)
 from .edit import set_aside_by_change, with_change
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .hints import slider_stops
 from .keys import (
-    CARD_FIGURES,
-    COMPUTE_PRECISIONS,
-    CUSTOM,
-    DEFAULT_CARD,
-    DEFAULT_MODEL,
-    DEFAULT_WEIGHTS,
-    DEPENDENTS,
-    FROM_DEFAULT,
-    KEY_TABLE,
-    KEYS,
-    KV_FORMATS,
-    MODEL_FIGURES,
-    NONE_GIVEN,
-    PRESET,
-    RANGES,
-    REASON_IDS,
-    SOURCES,
-    UNKNOWN,
-    WEIGHT_FORMATS,
-    Key,
-    weight_format_bits,
+                     CARD_FIGURES,
+                     COMPUTE_PRECISIONS,
+                     CUSTOM,
+                     DEFAULT_CARD,
+                     DEFAULT_MODEL,
+                     DEFAULT_WEIGHTS,
+                     DEPENDENTS,
+                     FROM_DEFAULT,
+                     KEY_TABLE,
+                     KEYS,
+                     KV_FORMATS,
+                     MODEL_FIGURES,
+                     NONE_GIVEN,
+                     PRESET,
+                     RANGES,
+                     REASON_IDS,
+                     SOURCES,
+                     UNKNOWN,
+                     WEIGHT_FORMATS,
+                     Key,
+                     weight_format_bits,
 )
 from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
 from .resolve import load, parse, preset_figures
@@ -82,6 +90,7 @@ __all__ = [
     "link_too_long",
     "load",
     "parse",
+    "plain_checkpoint",
     "plain_embed_format",
     "preset_figures",
     "set_aside_by_change",

@@ -171,6 +171,14 @@ def plain_embed_format(weights: str) -> str:
     return INTEGER_EMBED_FORMAT if fmt is not None and fmt.get("kind") == "integer" else str(weights)
 
 
+def plain_checkpoint(weights: str) -> dict[str, Any]:
+    """The part formats of a checkpoint shipped whole in ``weights``, as link keys: every part in that format (the
+    embeddings and LM head as :func:`plain_embed_format` says) and no block kept at 16 bits. The Fit page's format
+    table and the Levers page's weight formats both price each format this way."""
+    return {"weights": weights, "weights_experts": weights, "weights_attn": weights,
+            "weights_embed": plain_embed_format(weights), "layers_full": 0}
+
+
 def _part(key: str) -> Derive:
     @unless_given(key)
     def derive(r: Resolving, base: Any) -> Any:
