@@ -311,7 +311,7 @@ def procurement_section(d: Decision) -> list[str]:
         pay = [f"against {what} in {m:,.1f} months" + (f" (beyond the {life:g}-month service life)" if m > life else "")
                for what, m in (("renting", r["payback_months_rent"]), ("the API", r["payback_months_api"]))
                if m is not None]
-        bought = r['replicas'] * s.gpus
+        bought = d.capacity_cards
         lines.append(f"**Buying:** {money(r['own_capex_usd'])} up front for "
                      + (f"{bought:,} cards and their servers" if bought != 1 else "1 card and its server")
                      + f", then {money(running)} a month to run (power {money(r['own_power_usd_month'])}, "

@@ -4,6 +4,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from calc import engines
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -27,7 +28,7 @@ if s.max_seqs is not None and s.max_seqs < r["max_batch"]:
     st.caption(f"Memory would hold {r['max_batch']:,} sequences of {s.ctx:,} tokens, but the engine runs at most "
                f"{s.max_seqs:,} at once (max_seqs)"
                + (f", and llama.cpp allocates its cache for those {s.max_seqs:,} slots only: "
-                  f"{r['kv_tokens']:,.0f} tokens." if s.engine.startswith("llamacpp") else "."))
+                  f"{r['kv_tokens']:,.0f} tokens." if engines.base(s.engine) == "llamacpp" else "."))
 
 if r["kv_copy_factor"] > 1:
     held = ("every card holds the whole MLA latent" if s.kv_latent else

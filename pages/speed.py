@@ -25,7 +25,7 @@ c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help=
 c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s",
           help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
-serving = r["serving_tok_s"] if ui.evaluation().capacity.max_batch > 0 else None  # nothing fits: no speed
+serving = r["serving_tok_s"] if ui.evaluation().decision.fits else None  # nothing fits: no speed
 c5.metric("Serving the traffic", "—" if serving is None else f"{serving:,.0f} tok/s",
           help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "
                f"{s.out_tok:,} tokens each, not the context above), their prompts processed too, at the serving batch "
