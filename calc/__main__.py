@@ -74,16 +74,21 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--quant-lab", action="store_true",
                      help="print the quantization lab: error of x @ W by bits with and without outliers, where the "
                           "damage lands by group, and the bytes table")
-    lab.add_argument("--bits", default="8,4,3,2", help="bit widths, comma-separated, each 1..16 (default 8,4,3,2)")
+    lab.add_argument("--bits", default=None, help="bit widths, comma-separated, each 1..16 (default 8,4,3,2)")
     lab.add_argument("--group", type=int, default=None, help="weights per group (default 128)")
     lab.add_argument("--outliers", type=int, default=None, help="weights made loud (default 4096)")
-    lab.add_argument("--outlier-scale", type=float, default=20.0, help="how much louder (default 20)")
-    lab.add_argument("--size", type=int, default=4096, help="the matrix is size x size (default 4096)")
+    lab.add_argument("--outlier-scale", type=float, default=None, help="how much louder (default 20)")
+    lab.add_argument("--size", type=int, default=None, help="the matrix is size x size (default 4096)")
     return p
 
 
 def _quant_lab(args: argparse.Namespace) -> int:
     from . import quantlab
+    # The reference settings where a flag is not given (None marks "not given", so that main can refuse a lab
+    # flag given without --quant-lab).
+    args.bits = "8,4,3,2" if args.bits is None else args.bits
+    args.size = 4096 if args.size is None else args.size
+    args.outlier_scale = 20.0 if args.outlier_scale is None else args.outlier_scale
     try:
         try:
             bits = tuple(int(b) for b in args.bits.split(","))
@@ -121,6 +126,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.weights and not args.plan:
         print("error: --weights goes with --plan (the formats to plan with); a link sets its own weights=",
+              file=sys.stderr)
+        return 2
+    lab_flags = [f"--{name.replace('_', '-')}" for name in ("bits", "group", "outliers", "outlier_scale", "size")
+                 if getattr(args, name) is not None]
+    if lab_flags and not args.quant_lab:
+        one = len(lab_flags) == 1
+        print(f"error: {', '.join(lab_flags)} {'is a setting' if one else 'are settings'} of the quantization lab: "
+              f"give {'it' if one else 'them'} with --quant-lab (alone {'it' if one else 'they'} would be ignored)",
+              file=sys.stderr)
+        return 2
+    if args.json and (args.memo or args.quant_lab or args.validate is not None or args.list):
+        print("error: --json goes with --plan; the report is JSON already, and the other modes print text",
               file=sys.stderr)
         return 2
     modes = [flag for flag, on in (("--memo", args.memo), ("--plan", args.plan), ("--validate", args.validate is not None),

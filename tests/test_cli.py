@@ -119,6 +119,9 @@ def test_formats_without_a_plan_are_refused_and_a_config_names_the_model_it_sets
     (("--quant-lab", "--size", "4", "--group", "4"), "outliers=4096 (the default) is not accepted with --size 4"),
     (("--validate", "/no/such/rows.csv"), "cannot read /no/such/rows.csv: No such file or directory"),
     (("--memo", "--plan"), "--memo and --plan print different things"),
+    (("--bits", "4"), "--bits is a setting of the quantization lab: give it with --quant-lab"),
+    (("--size", "64", "--group", "8", "--memo"), "--group, --size are settings of the quantization lab"),
+    (("--json", "--memo"), "--json goes with --plan"),
 ])
 def test_odd_options_exit_2_with_a_message_not_a_traceback(args, says):
     out = run(*args)
