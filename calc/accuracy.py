@@ -17,7 +17,7 @@ import csv
 import functools
 from dataclasses import dataclass
 
-from .engines import CROSS_VALIDATED, DATA_DIR, MEASUREMENTS_CSV, error_band, figures_of, widest_band
+from .engines import CROSS_VALIDATED, DATA_DIR, ENGINES, MEASUREMENTS_CSV, base, error_band, figures_of, widest_band
 from .scenario import CUSTOM, Scenario, load
 
 CARD_ARCH_CSV = DATA_DIR / "card_arch.csv"
@@ -77,6 +77,12 @@ class Accuracy:
     measured: bool            # the scenario's region was measured by a published row
     region: tuple             # (engine, card family, model kind, cards per replica, weights below 8 bits)
     band_pct: float | None    # 90th percentile of the absolute error of the figure that sizes replicas
+    widened_from: str | None = None  # the release family whose wider band stands in for a band of few rows
+
+
+#: A band from fewer rows than this is thin (its 90th percentile is about its worst row): it is widened to the
+#: widest band of the same metric among the engine's release families that rest on at least this many rows.
+MIN_BAND_ROWS = 10
 
 
 def accuracy(s: Scenario) -> Accuracy:
@@ -95,4 +101,12 @@ def accuracy(s: Scenario) -> Accuracy:
         b = by_metric.get("max_throughput_tok_s") or by_metric["step_ms"]
     else:
         b = max(bands, key=lambda x: x["p90_pct"])
-    return Accuracy(measured, r, b["p90_pct"])
+    if b["n"] >= MIN_BAND_ROWS:
+        return Accuracy(measured, r, b["p90_pct"])
+    siblings = [(o["p90_pct"], e) for e in ENGINES if base(e) == base(s.engine) and e != figures_of(s.engine)
+                for o in error_band(e, CROSS_VALIDATED) or [] if o["metric"] == b["metric"]
+                and o["n"] >= MIN_BAND_ROWS and o["p90_pct"] > b["p90_pct"]]
+    if not siblings:
+        return Accuracy(measured, r, b["p90_pct"])
+    p90, family = max(siblings)
+    return Accuracy(measured, r, p90, family)

@@ -41,6 +41,7 @@ class Decision:
     marginal: bool = False                 # the API bill lies inside that range
     capacity_measured: bool = True         # a published row measured this engine x card family x kind x TP
     capacity_band_pct: float | None = None  # the band, per cent (leave-one-source-out, 90th percentile)
+    capacity_band_from: str | None = None   # the release family whose wider band stands in for a band of few rows
     api_in_price: float = 0.0              # USD per 1M prompt tokens billed (a long-prompt tier applied)
     api_out_price: float = 0.0             # USD per 1M output tokens billed
 
@@ -67,7 +68,7 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict, units: traffic.Unit
                      else (report["cheaper_api"], report["cheaper_api_usd_month"])),
         self_host_low=report["self_host_usd_month_low"], self_host_high=report["self_host_usd_month_high"],
         marginal=report["verdict_marginal"], capacity_measured=report["capacity_measured"],
-        capacity_band_pct=report["capacity_band_pct"],
+        capacity_band_pct=report["capacity_band_pct"], capacity_band_from=report["capacity_band_from"],
         api_in_price=traffic.api_prices(s)[0], api_out_price=traffic.api_prices(s)[1],
     )
 

@@ -131,6 +131,7 @@ class Band:
 
     capacity_measured: bool                 # a row measured this engine x card family x kind x TP x sub-8-bit weights
     capacity_band_pct: float | None         # b in per cent (90th percentile, leave-one-source-out)
+    capacity_band_from: str | None          # the release family whose band stands in for a band of few rows
     self_host_usd_month_low: float | None   # at capacity x (1 + b)
     self_host_usd_month_high: float | None  # at capacity / (1 + b)
     verdict_marginal: bool                  # the API bill lies inside that range
@@ -313,6 +314,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "error_band": engines.error_band(s.engine),
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
+        "capacity_band_from": acc.widened_from,
         "self_host_usd_month_low": low,
         "self_host_usd_month_high": high,
         "verdict_marginal": bool(low is not None and verdict in ("self-host", "api") and low <= api_month <= high),

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
+from .accuracy import MIN_BAND_ROWS
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, beyond_trained_context, checkpoint_parts, outside_measurements, scenario_warnings
@@ -125,8 +126,11 @@ def band_sentence(d: Decision) -> str:
     measured = "" if d.capacity_measured else (" No published measurement covers this engine, card family, model "
                                                "kind, weight width (below 8 bits or not) and card count, so the band "
                                                "is the engine's widest.")
+    widened = ("" if d.capacity_band_from is None else
+               f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of its release family "
+               f"{ENGINE_NAMES.get(d.capacity_band_from, d.capacity_band_from)}, the widest of its families")
     lead = (f"At the engine's capacity error (±{d.capacity_band_pct:.0f} %, each source predicted by a fit without "
-            "it), self-hosting costs ")
+            f"it{widened}), self-hosting costs ")
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
                   if d.self_host_low == d.self_host_high else
                   f"{money(d.self_host_low)} to {money(d.self_host_high)} a month.")
@@ -139,6 +143,23 @@ def band_sentence(d: Decision) -> str:
     return rng + " The verdict holds across that range." + measured
 
 
+def price_stand_in_note(s) -> str:
+    """The preset's note when the link's API row is another model's price standing in for the scenario's model,
+    or the custom model's stand-in note (:func:`calc.notes.api_stand_in`); "" when the row prices the model."""
+    preset = catalogue.models().get(s.model)
+    if preset and s.api == preset["api_ref"] and preset.get("api_ref_note"):
+        return preset["api_ref_note"]
+    return api_stand_in(s)
+
+
+def cheaper_row_model(d: Decision) -> str:
+    """Whose price the catalogue's cheaper API row is: "this model", or the stand-in model that row prices."""
+    if d.cheaper_api is None or not price_stand_in_note(d.scenario):
+        return "this model"
+    row = catalogue.apis()[d.cheaper_api[0]]
+    return f"the stand-in model ({row['model'].removeprefix(row['provider'] + '/')})"
+
+
 def cheaper_api_sentence(d: Decision) -> str:
     """When the catalogue lists a cheaper API row for the same model, a sentence naming it (empty otherwise)."""
     found = d.cheaper_api
@@ -148,7 +169,7 @@ def cheaper_api_sentence(d: Decision) -> str:
     row = catalogue.apis()[api_id]
     wins = (f", less than self-hosting's {money(d.self_host_usd_month)}: at that row the API is the cheaper way to "
             "serve this model" if cheaper_api_wins(d) else "")
-    return (f"The catalogue's cheapest row for this model, {row['provider']} at {row['api_in']:g} / "
+    return (f"The catalogue's cheapest row for {cheaper_row_model(d)}, {row['provider']} at {row['api_in']:g} / "
             f"{row['api_out']:g} USD per 1M (api={api_id}), would bill {money(bill)} a month{wins}.")
 
 
@@ -164,7 +185,13 @@ def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     flips = cheaper_api_wins(d) or (sh is not None and d.verdict == "self-host" and bill <= sh)
     after = (" At that price the API is cheaper than self-hosting." if flips else
              f" Self-hosting costs {money(sh)}." if sh is not None else "")
-    return (f"**A cheaper API for this model:** {row['provider']} at {row['api_in']:g} / {row['api_out']:g} USD per "
+    note = price_stand_in_note(d.scenario)
+    if note:  # the link's row stands in for another model's price, and so does the cheaper row: say whose
+        what = f"**A cheaper API row for {cheaper_row_model(d)}:**"
+        after += f" Neither row prices this model itself: the link's is {note.removeprefix('stand-in: ')}."
+    else:
+        what = "**A cheaper API for this model:**"
+    return (f"{what} {row['provider']} at {row['api_in']:g} / {row['api_out']:g} USD per "
             f"1M would bill {money(bill)} a month, against {money(d.api_usd_month)} at the row priced here.{after}",
             api_id)
 
@@ -185,12 +212,13 @@ def verdict_sentence(d: Decision) -> str:
     hw = hardware_text(s, d.replicas)
     if not d.priced:
         text = (f"At {vol} requests a day the API costs {money(d.api_usd_month)} a month; self-hosting needs "
-                f"{hw}, but the catalogue has no rent for this card: enter a rent per card-hour (usd_hr) to compare.")
+                f"{hw}, and the catalogue has no rent for this card.")
         if d.price_to_flip is not None:
-            text += f" Self-hosting costs less than the API below about {d.price_to_flip:,.2f} USD per card-hour."
+            text += (" Enter a rent per card-hour (usd_hr) to compare: self-hosting costs less than the API below "
+                     f"about {d.price_to_flip:,.2f} USD per card-hour.")
         else:
-            text += (f" Upkeep alone ({sig(s.upkeep)} USD a month) is more than the API bill, so no rent would make "
-                     "self-hosting cheaper at this volume.")
+            text += (f" No rent is needed to decide: upkeep alone ({sig(s.upkeep)} USD a month) is more than the API "
+                     "bill, so no rent would make self-hosting cheaper at this volume.")
         parts = [text]
     else:
         sh, api = money(d.self_host_usd_month), money(d.api_usd_month)
@@ -256,7 +284,7 @@ def cheaper_row_beats_text(d: Decision) -> str:
     if not cheaper_api_wins(d) or d.cheaper_api is None:
         return ""
     api_id, bill = d.cheaper_api
-    return (f", priced against the API row in the link; the catalogue's cheapest row for this model ({api_id}) "
+    return (f", priced against the API row in the link; the catalogue's cheapest row for {cheaper_row_model(d)} ({api_id}) "
             f"would bill {money(bill)} a month, less than any of them")
 
 
@@ -405,6 +433,9 @@ def headline(d: Decision) -> str:
         return f"Too close to call ({'self-hosting' if d.verdict == 'self-host' else 'the API'} by a hair)"
     if d.verdict in ("api", "self-host") and d.marginal:
         return f"Marginal ({'self-hosting' if d.verdict == 'self-host' else 'the API'}, inside the capacity error)"
+    if d.verdict is None and d.fits and d.price_to_flip is None and d.report.get("best") in (None, "api"):
+        # No rent could make renting cheaper (upkeep alone is above the API bill): no rent is needed to decide.
+        return "Call the API (no rent would change it)"
     return {"api": "Call the API", "self-host": "Self-host", "does not fit": "Does not fit"}.get(
         d.verdict or "", "Enter a rent to decide")
 

@@ -1104,12 +1104,19 @@ def band(m, s, u, priced, out) -> dict:
         every = [b for e, bs in error_bands().items() if e != "roofline" for b in (bs or [])]
         bands = [max(every, key=lambda b: (b["p90_pct"], b["median_pct"]))] if every else []
     measured = region(s) in measured_regions()
-    res = dict(capacity_measured=measured, capacity_band_pct=None, self_host_usd_month_low=None,
+    res = dict(capacity_measured=measured, capacity_band_pct=None, capacity_band_from=None, self_host_usd_month_low=None,
                self_host_usd_month_high=None, verdict_marginal=False)
     if not bands:
         return res
     by = {b["metric"]: b for b in bands}
     pick = (by.get("max_throughput_tok_s") or by["step_ms"]) if measured else max(bands, key=lambda b: b["p90_pct"])
+    if pick["n"] < 10:  # a band of fewer than 10 rows takes the widest of its engine's release families of 10 or more
+        wider = sorted((b["p90_pct"], e) for e in ENGINES if e != s["engine"]
+                       and ENGINE_BASE[e] == ENGINE_BASE[s["engine"]] for b in error_bands()[e] or []
+                       if b["metric"] == pick["metric"] and b["n"] >= 10 and b["p90_pct"] > pick["p90_pct"])
+        if wider:
+            pick = dict(pick, p90_pct=wider[-1][0])
+            res["capacity_band_from"] = wider[-1][1]
     res["capacity_band_pct"] = pick["p90_pct"]
     if priced and out["self_host_usd_month"] is not None:
         w = 1 + pick["p90_pct"] / 100

@@ -4,7 +4,7 @@ measured its region (engine x card family x model kind x cards per replica)."""
 import pytest
 
 from calc import parse
-from calc.accuracy import accuracy, measured_regions, model_kind, region
+from calc.accuracy import MIN_BAND_ROWS, accuracy, measured_regions, model_kind, region
 from calc.engines import CROSS_VALIDATED, error_band, widest_band
 
 
@@ -47,3 +47,19 @@ def test_the_roofline_carries_its_own_widest_error_against_every_engines_rows():
     assert not a.measured
     assert a.band_pct == max(b["p90_pct"] for b in error_band("roofline", CROSS_VALIDATED))
     assert a.band_pct > widest_band(CROSS_VALIDATED)["p90_pct"]  # the textbook figure is further than any engine
+
+
+def test_a_band_of_few_rows_takes_the_widest_band_of_its_engines_release_families():
+    """The current TensorRT-LLM profile's throughput band rests on 5 rows: its 90th percentile is about its worst
+    row, so the bill is widened by the widest band of its release families that rest on 10 rows or more."""
+    own = next(b for b in error_band("trtllm", CROSS_VALIDATED) if b["metric"] == "max_throughput_tok_s")
+    assert own["n"] < MIN_BAND_ROWS
+    families = [(b["p90_pct"], e) for e in ("trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05")
+                for b in error_band(e, CROSS_VALIDATED) or []
+                if b["metric"] == "max_throughput_tok_s" and b["n"] >= MIN_BAND_ROWS]
+    a = accuracy(parse("model=llama-3.1-70b&card=h100-sxm&gpus=2&engine=trtllm&weights=fp8&compute=fp8").scenario)
+    assert a.measured and (a.band_pct, a.widened_from) == max(families) and a.band_pct > own["p90_pct"]
+    # A band of 10 rows or more is the engine's own, and an engine with no release family beside it keeps its own.
+    assert accuracy(parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp&weights=q4_0&batch=1").scenario
+                    ).widened_from is None
+    assert accuracy(parse("model=llama-3.1-8b&card=a100-80gb&engine=sglang&weights=bf16").scenario).widened_from is None

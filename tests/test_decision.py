@@ -134,9 +134,13 @@ def test_page_on_an_unpriced_card_asks_for_a_rent():
     at, files = open_decision(UNPRICED)
     assert not at.exception
     shown = texts(at.warning)
-    assert "no rent" in shown and "usd_hr" in shown and "343 USD a month" in shown
+    # Upkeep alone (4,000 USD) is above the API's 343 USD: no rent would change the answer, and the page says so.
+    assert "Call the API (no rent would change it)" in shown and "343 USD a month" in shown
     assert "usd_hr" not in at.query_params  # no price invented
     assert "decision-memo.md" in files
+    at, _ = open_decision({**UNPRICED, "upkeep": "100"})
+    shown = texts(at.warning)
+    assert "Enter a rent to decide" in shown and "usd_hr" in shown and "below about 0.34 USD per card-hour" in shown
 
 
 @pytest.mark.parametrize("params", [{}, SELF_HOST, NO_FIT, SLOW, UNPRICED], ids=["defaults", "self-host", "no-fit",

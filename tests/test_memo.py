@@ -62,7 +62,7 @@ def test_sentence_cases():
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
     assert "never breaks even" in never and "card rent alone" in never
     assert "not one request of 200,300 tokens fits" in sentence("model=llama-3.1-8b&card=l4&in_tok=200000")
-    assert "Self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
+    assert "to compare: self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
     tipped = sentence("req_day=560000")  # past the first break-even, but a new replica tips it back
     assert tipped.startswith("At the API row priced in the link, the API is cheaper") and "tips it back" in tipped
 
@@ -71,3 +71,30 @@ def test_totals_that_round_alike_get_more_digits():
     assert words.sig_pair(10100.8, 10400) == ("10,100", "10,400")
     assert words.sig_pair(5800, 343.2) == ("5,800", "340")
     assert words.sig(273892.77, 3) == "274,000" and words.sig(0.001144) == "0.0011" and words.sig(None) == "—"
+
+
+def test_no_rent_is_needed_where_upkeep_alone_is_above_the_api_bill():
+    """A card with no rent in the catalogue: where upkeep alone is above the API bill the answer is the API at any
+    rent, and the headline says so instead of asking for one; where some rent would win, it asks for it."""
+    from calc.memo import headline
+    d = evaluate(parse("model=llama-3.1-8b&card=rtx-5090&req_day=100000")).decision
+    assert not d.priced and d.price_to_flip is None
+    assert headline(d) == "Call the API (no rent would change it)"
+    assert "No rent is needed to decide" in verdict_sentence(d)
+    d = evaluate(parse("model=llama-3.1-8b&card=rtx-5090&req_day=3000000&upkeep=0")).decision
+    assert not d.priced and d.price_to_flip is not None
+    assert headline(d) == "Enter a rent to decide"
+    assert "Enter a rent per card-hour (usd_hr) to compare" in verdict_sentence(d)
+
+
+def test_a_cheaper_api_row_for_a_stand_in_price_says_whose_price_it_is():
+    """Qwen2.5 32B has no row of its own: the link prices it at Qwen2.5 72B's row, and the cheaper row the
+    Decision page offers is another 72B row, which it names as the stand-in's."""
+    from calc.memo import cheaper_api_callout, cheaper_api_sentence
+    d = evaluate(parse("model=qwen2.5-32b&card=h100-sxm&req_day=100000")).decision
+    text, api_id = cheaper_api_callout(d)
+    assert "72b" in api_id and "for the stand-in model (Qwen/Qwen2.5-72B-Instruct)" in text
+    assert "Neither row prices this model itself" in text
+    assert "cheapest row for the stand-in model" in cheaper_api_sentence(d)
+    d = evaluate(parse("model=llama-3.1-70b&card=h100-sxm&gpus=2")).decision
+    assert cheaper_api_callout(d)[0].startswith("**A cheaper API for this model:**")
