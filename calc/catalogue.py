@@ -732,6 +732,14 @@ QUALITY_COLUMNS = ("format", "model", "metric", "baseline", "quantized", "delta"
 
 
 @functools.cache
+def first_address(source: str) -> str | None:
+    """The first web address in a source text (``https://...`` up to the first space), or None: the link a
+    table opens while the whole text stays in its CSV. Punctuation that closes the sentence around it
+    (``.,;:)``) is not part of the address."""
+    start = source.find("https://")
+    return source[start:].split()[0].rstrip(".,;:)") if start >= 0 else None
+
+
 def quality() -> Mapping[str, list[dict]]:
     """Published quality costs of formats against 16-bit (``quality.csv``): format id (a weight format, or
     ``kv:<format>`` for a KV-cache format) -> its rows, each with ``model``, ``metric``, ``baseline``,

@@ -89,8 +89,7 @@ def levers(ev: Evaluation) -> list[Lever]:
             out.append(Lever(f"Engine: {ENGINE_NAMES[engine]}", {"engine": engine},
                              f"serve with {ENGINE_NAMES[engine]} instead of {ENGINE_NAMES.get(s.engine, s.engine)}"
                              + (f", the weights in {moved} instead of {s.weights}, which it cannot load" if moved else ""),
-                             "engineering: a different serving stack to run and tune" +
-                             (" (no published SGLang rows: its figures are vLLM's)" if engine == "sglang" else "")))
+                             "engineering: a different serving stack to run and tune" + _rows_note(engine)))
     if s.tpot_ms is None:
         out.append(Lever(f"Latency target {TPOT_TARGET_MS:g} ms", {"tpot_ms": TPOT_TARGET_MS},
                          f"hold every sequence to {TPOT_TARGET_MS:g} ms per output token: smaller batches",
@@ -157,6 +156,17 @@ def _row(name: str, what: str, price: str, ev: Evaluation, base_usd: float | Non
     }
 
 
+def _rows_note(engine: str) -> str:
+    """A note on an engine whose figures rest on few published rows of its own (fewer than 10), else ""."""
+    n = sum(b["n"] for b in engines.error_band(engine) or [])
+    if n >= 10:
+        return ""
+    if n == 0:
+        return f" (no published {ENGINE_NAMES[engine]} rows: its figures are another engine's)"
+    return (f" (only {n} published row{'s' if n != 1 else ''} measured {ENGINE_NAMES[engine]}: its figures are "
+            "less sure than vLLM's)" if engine != "vllm" else "")
+
+
 def lever_table(ev: Evaluation) -> pd.DataFrame:
     """The scenario (first row, ``lever`` = "As set") and every lever applied to it, ranked by saving.
 
@@ -202,8 +212,8 @@ def best_text(table: pd.DataFrame) -> str:
 def format_table(ev: Evaluation) -> pd.DataFrame:
     """Every weight format of the catalogue the engine loads, applied to the scenario of ``ev``: ``format``, ``bits`` (stored bits per
     weight), ``weights_gib``, ``max_batch`` (sequences that fit at ``ctx``), ``self_host_usd_month`` and
-    ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit with ``quality_source`` (None
-    where the catalogue has nothing published). Ordered by bits."""
+    ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit with ``quality_source`` and the
+    address it opens with, ``quality_url`` (None where the catalogue has nothing published). Ordered by bits."""
     params = dict(ev.scenario.to_params())
     rows = []
     for fmt, bits in sorted(WEIGHT_FORMATS.items(), key=lambda kv: (kv[1], kv[0])):
@@ -221,5 +231,6 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
                      "self_host_usd_month": after.decision.self_host_usd_month,
                      "verdict": verdict_word(after.decision),
                      "quality": None if q is None else q["summary"],
-                     "quality_source": None if q is None else q["source"]})
+                     "quality_source": None if q is None else q["source"],
+                     "quality_url": None if q is None else catalogue.first_address(q["source"])})
     return pd.DataFrame(rows)

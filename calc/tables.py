@@ -66,7 +66,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     load becomes the one it runs instead (:func:`calc.engines.engine_weights`). Columns:
     ``weights`` (format), ``bits_per_weight``, ``weights_gib``, ``free_gib`` (for the cache, all cards),
     one ``seqs_at_<n>`` column per context, then ``quality`` (the published quality cost against 16-bit, from
-    ``catalogue.quality``; None where nothing is published) and ``quality_source``.
+    ``catalogue.quality``; None where nothing is published), ``quality_source`` and its address ``quality_url``.
     """
     if formats is None:
         formats = ["16", "8", "4"] + ([s.weights] if s.weights not in ("16", "8", "4") else [])
@@ -101,6 +101,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     published = [None if f is None else (catalogue.quality().get(f) or [None])[0] for f in formats]
     df["quality"] = [None if q is None else q["summary"] for q in published]
     df["quality_source"] = [None if q is None else q["source"] for q in published]
+    df["quality_url"] = [None if q is None else catalogue.first_address(q["source"]) for q in published]
     return df
 
 

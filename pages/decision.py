@@ -230,14 +230,14 @@ CHECK = st.column_config.CheckboxColumn
 # Short headers and set widths so every column shows at 1,400 px; the CSV below has both bills and the weights.
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
-    "card_name": st.column_config.TextColumn("Card", width=140),
+    "card_name": st.column_config.TextColumn("Card", width=205),
     "best_usd_month": NUM("USD/month", format="%,.0f", width=85, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=65, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=85, help="Cards per replica (tensor parallel)"),
     "replicas": NUM("Replicas", format="%d", width=70), "cards": NUM("Cards", format="%d", width=55),
     "own_capex_usd": NUM("Purchase USD", format="%,.0f", width=90, help="Buying every card of the fleet"),
-    "meets_tpot": CHECK("TPOT met", width=65, help="The latency target (tpot_ms) holds at the busiest hour"),
-    "memory_caps_batch": CHECK("Mem caps", width=65, help="Memory caps the batch before compute does"),
+    "meets_tpot": CHECK("TPOT met", width=75, help="The latency target (tpot_ms) holds at the busiest hour"),
+    "memory_caps_batch": CHECK("Mem caps", width=75, help="Memory caps the batch before compute does"),
     "max_batch": NUM("In memory", format="%,d", width=80, help="Requests that fit in memory, per replica"),
     "capacity_measured": CHECK("Measured", width=70,
                                help="A published row measured the engine on such a set-up (else its widest band)"),

@@ -98,17 +98,19 @@ fit = ui.table("fit_table", s, (2048, 8192, 32768), list(dict.fromkeys(["bf16", 
 ui.dataframe(
     fit,
     column_config={
-        "weights": st.column_config.TextColumn("Weights", width=90),
+        "weights": st.column_config.TextColumn("Weights", width=150),
         "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f", width=80),
         "weights_gib": st.column_config.NumberColumn("Loaded GiB", format="%.1f", width=85,
                                                      help="Weights as loaded, all cards"),
         "free_gib": st.column_config.NumberColumn("KV cache GiB", format="%.1f", width=95),
         **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d", width=80)
            for c in fit.columns if c.startswith("seqs_at_")},
-        "quality": st.column_config.TextColumn("Quality cost (vs 16-bit)", width=200,
-                                               help="The published quality cost of the format"),
-        "quality_source": st.column_config.TextColumn("Source", width=150),
+        "quality": st.column_config.TextColumn("Quality cost (vs 16-bit)", width=230,
+                                               help="The published quality cost of the format; the whole text on "
+                                                    "hover, the source in full in the CSV"),
+        "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=60),
     },
+    column_order=[c for c in fit.columns if c not in ("quality_source", "quality_url")] + ["quality_url"],
 )
 st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
            "Each row puts every weight in its format (an integer format's embeddings and LM head in bf16, as GPTQ and "

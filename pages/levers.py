@@ -29,17 +29,20 @@ base = ui.base_url()
 shown = table.assign(link=[f"{base}/decision?{q}" for q in table["query"]]).drop(columns=["query"])
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
-# Short headers and set widths: every column shows at 1,400 px (long texts are cut in their cell, whole on hover).
+# The figures in a table whose every column shows at 1,400 px; what each lever changes and what it costs, long
+# sentences a cell would cut, are listed whole below it (and in the CSV).
 ui.dataframe(shown, pin="lever", column_config={
-    "lever": TEXT("Lever", width=160), "what": TEXT("What it changes", width=150),
-    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=95),
-    "saving_usd_month": NUM("Saving USD/mo", format="%,.0f", width=90),
-    "api_usd_month": NUM("API USD/mo", format="%,.0f", width=80), "verdict": TEXT("Verdict after", width=85),
-    "tpot_ms": NUM("TPOT (ms)", format="%.1f", width=70, help="Time per output token at the busiest hour"),
-    "price": TEXT("Its price", width=140),
-    "link": st.column_config.LinkColumn("Scenario", display_text="open", width=65),
-}, column_order=["lever", "what", "self_host_usd_month", "saving_usd_month", "api_usd_month", "verdict", "tpot_ms",
-                 "price", "link"], height="content")
+    "lever": TEXT("Lever", width=230),
+    "self_host_usd_month": NUM("Self-host USD/month", format="%,.0f", width=130),
+    "saving_usd_month": NUM("Saving USD/month", format="%,.0f", width=115),
+    "api_usd_month": NUM("API USD/month", format="%,.0f", width=105), "verdict": TEXT("Verdict after", width=95),
+    "tpot_ms": NUM("TPOT (ms)", format="%.1f", width=80, help="Time per output token at the busiest hour"),
+    "link": st.column_config.LinkColumn("Scenario", display_text="open", width=70),
+}, column_order=["lever", "self_host_usd_month", "saving_usd_month", "api_usd_month", "verdict", "tpot_ms", "link"],
+             height="content")
+st.markdown("**What each lever changes, and its price**\n\n" + "\n".join(
+    f"- **{row.lever}:** {row.what}" + (f". *Price:* {row.price}" if row.price else "")
+    for row in table.itertuples()))
 ui.download_csv(table, "levers")
 
 st.subheader("Weight formats: memory and money against published quality")
@@ -51,9 +54,12 @@ formats = ui.format_table(s.to_query())
 ui.dataframe(formats, pin="format", column_config={
     "format": TEXT("Format", width=90), "bits": NUM("Bits/weight", format="%.2f", width=80),
     "weights_gib": NUM("Weights GiB", format="%.1f", width=85), "max_batch": NUM("Seqs that fit", format="%d", width=90),
-    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=105), "verdict": TEXT("Verdict", width=75),
-    "quality": TEXT("Published quality cost", width=230), "quality_source": TEXT("Source", width=165),
-}, height="content")
+    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=118), "verdict": TEXT("Verdict", width=75),
+    "quality": TEXT("Published quality cost", width=315,
+                    help="Against 16-bit, on the model named; the whole text on hover, the source in full in the CSV"),
+    "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=60),
+}, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality",
+                 "quality_url"], height="content")
 ui.download_csv(formats, "levers-formats")
 
 st.subheader("Speculative decoding by batch")

@@ -164,8 +164,10 @@ FIT_CASES = {
 def test_fit_table_by_cards(gpus):
     df = tables.fit_table(sc(gpus=gpus))
     assert list(df.columns) == ["weights", "bits_per_weight", "weights_gib", "free_gib",
-                                "seqs_at_2048", "seqs_at_8192", "seqs_at_32768", "quality", "quality_source"]
+                                "seqs_at_2048", "seqs_at_8192", "seqs_at_32768", "quality", "quality_source",
+                                "quality_url"]
     assert df["quality"].isna().all()  # bare bit counts are no published format
+    assert df["quality_url"].isna().all()
     # The scenario's format is "4", one of the three default rows, so there are exactly three rows.
     assert list(df["weights"]) == ["16-bit", "8-bit", "4-bit"]
     assert list(df["bits_per_weight"]) == [16.0, 8.0, 4.0]
@@ -174,6 +176,21 @@ def test_fit_table_by_cards(gpus):
         r = row(df, weights=f"{fmt}-bit")
         assert r["free_gib"] == approx(free), (gpus, fmt)
         assert (r["seqs_at_2048"], r["seqs_at_8192"], r["seqs_at_32768"]) == seqs, (gpus, fmt)
+
+
+def test_first_address_is_the_link_a_source_text_opens_with():
+    # Punctuation that ends the sentence is not part of the address.
+    assert catalogue.first_address("see https://a.org/x; read 2025-01-02 https://b.org") == "https://a.org/x"
+    assert catalogue.first_address("(https://a.org/y).") == "https://a.org/y"
+    assert catalogue.first_address("model card https://hf.co/m (table 2)") == "https://hf.co/m"
+    assert catalogue.first_address("a paper, no address") is None
+
+
+def test_fit_table_links_each_published_quality_figure_to_its_source():
+    df = tables.fit_table(sc(weights="fp8"))
+    r = row(df, weights="fp8 (8-bit)")
+    assert r["quality_source"].startswith(r["quality_url"])
+    assert r["quality_url"] == "https://huggingface.co/neuralmagic/Meta-Llama-3-8B-Instruct-FP8"
 
 
 def test_fit_table_free_memory_is_negative_when_the_weights_do_not_fit():

@@ -78,6 +78,9 @@ def dataframe(df: pd.DataFrame, column_config: dict | None = None, pin: str | No
         df = df.copy()
         for col in df.columns[df.isna().any()]:
             c = cfg.get(col)
+            if isinstance(c, dict) and c.get("type_config", {}).get("type") == "link":
+                df[col] = df[col].fillna("")  # a link column shows an empty cell where there is no address
+                continue
             numeric = pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
             spec = _printf_to_format(c.get("type_config", {}).get("format")) if isinstance(c, dict) else None
 
