@@ -203,3 +203,23 @@ def test_a_custom_card_says_which_figures_it_borrowed():
     assert "torch_gib (the total CUDA reports) is the card's whole memory" in note
     full = "card=custom&mem_gib=24&bw_tbs=1&tflops=100&usd_hr=1&torch_gib=23"
     assert not [w for w in parse(full).warnings if w.startswith("card=custom")]
+
+
+@pytest.mark.parametrize("key, given, hint", [
+    ("req_day", "1,000", "without separators: req_day=1000 if the comma groups thousands"),
+    ("ctx", "8,192", "without separators: ctx=8192 if"),
+    ("req_day", "1,000,000.5", "req_day=1000000.5 if"),
+    ("usd_hr", "2,50", "a decimal point: usd_hr=2.50 if the comma is one"),  # never read as 250
+])
+def test_a_number_with_a_comma_is_refused_with_the_number_a_link_writes(key, given, hint):
+    parsed = parse({key: given})
+    (err,) = parsed.errors
+    assert err.key == key
+    assert hint in err.message
+    assert getattr(parsed.scenario, key) == getattr(parse({}).scenario, key)  # the default stays in use
+
+
+def test_a_word_with_a_comma_gets_no_number_suggested():
+    for given in ("a,b", "1,2,3,4"):
+        (err,) = parse({"gpus": given}).errors
+        assert "separators" not in err.message and "decimal point" not in err.message

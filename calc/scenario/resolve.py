@@ -5,6 +5,7 @@ the consistency rules; a broken rule drops the culprit and says so. :func:`parse
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,7 +49,15 @@ def _shown(value: Any) -> str:
 
 
 def _suggestion(key: str, value: Any) -> str:
-    """For a preset id that is not in the catalogue, the nearest ids that are ("did you mean ..."), else ""."""
+    """For a preset id that is not in the catalogue, the nearest ids that are ("did you mean ..."); for a number
+    written with thousands separators ("1,000"), the same number as a link writes it; else ""."""
+    if KEYS[key].numeric and isinstance(value, str) and "," in value:
+        text = value.strip()
+        if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):  # 1,000 or 1,000.5: a thousands separator
+            return f"a link writes numbers without separators: {key}={text.replace(',', '')} if the comma groups thousands"
+        if re.fullmatch(r"[+-]?\d*,\d+", text):  # 2,50: a decimal comma
+            return f"a link writes a decimal point: {key}={text.replace(',', '.')} if the comma is one"
+        return ""
     tables = {"model": catalogue.models, "card": catalogue.cards, "api": catalogue.apis}
     if key not in tables or not isinstance(value, str):
         return ""
