@@ -71,7 +71,7 @@ def splits_layers(engine: str) -> bool:
 #: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
 #: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime is in the data, and the
 #: buffers of the v0.17 to v0.21 TensorRT-engine path follow a max_batch_size its rows do not give.
-MODELLED_RESERVE = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "llamacpp", "llamacpp-vulkan",
+MODELLED_RESERVE = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "llamacpp", "llamacpp-vulkan",
                     "llamacpp-2024")
 #: TensorRT-LLM profiles that size the KV cache from a profiling run (the PyTorch backend, v1.0 and later:
 #: calc/memory.py ``trtllm_torch_reserve``) rather than from the executor's buffers (``trtllm-2024``).
@@ -83,7 +83,7 @@ PROFILING_RUN = ("trtllm",)
 #: (server_args.py), the current TensorRT-LLM's ``KvCacheConfig.tokens_per_block`` 32 (llm-api reference) and the
 #: TensorRT-engine releases' 64 (the attention plugin's ``tokens_per_block``). The printed token count is whole blocks;
 #: llama.cpp and the roofline count single tokens.
-KV_BLOCK_TOKENS = types.MappingProxyType({"vllm": 16, "vllm-2025": 16, "sglang": 1, "trtllm": 32,
+KV_BLOCK_TOKENS = types.MappingProxyType({"vllm": 16, "vllm-0.21": 16, "vllm-2025": 16, "sglang": 1, "trtllm": 32,
                                           "trtllm-2025": 32, "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64})
 MLA_BLOCK_TOKENS = 64
 
@@ -473,8 +473,9 @@ def _shares_every_figure(engine: str) -> bool:
         return False
     mine, theirs = figure_rows()[engine], figure_rows()[b]
     own = {"overhead_gib"} if engine in MODELLED_RESERVE else set()
+    # A figure fitted on either side counts: a family's own fitted reserve (trtllm-2025) makes it a profile of its own.
     return all(mine[f]["value"] == theirs[f]["value"] for f in FIGURES
-               if theirs[f]["basis"] == "fitted" and f not in own)
+               if "fitted" in (theirs[f]["basis"], mine[f]["basis"]) and f not in own)
 
 
 def widest_band(basis: str = CROSS_VALIDATED) -> dict[str, Any] | None:

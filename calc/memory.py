@@ -14,7 +14,8 @@ Each engine sizes its KV cache by its own rule, from a different total:
   (``torch_gib``) times ``gpu_memory_utilization`` (``mem_util``), less the weights as loaded, the activation peak
   of its profiling run, the memory that appears outside PyTorch's allocator during it and, since v0.21, the
   CUDA graphs' memory. The CUDA context and NCCL exist before its first snapshot and come out of the share it
-  leaves (``1 - mem_util``).
+  leaves (``1 - mem_util``). Each release family allocates by its own terms (``VLLM_RELEASES``); a link that
+  names no release (``engine=vllm``) is charged the family that leaves the smaller cache.
 - **SGLang** (``python/sglang/srt/model_executor/model_runner.py`` ``profile_max_num_token``): ``mem_fraction_static``
   (``mem_util``) of the memory free when it starts (``torch_gib`` less the CUDA context) holds the weights and the
   KV cache; the rest of the card is left for activations and CUDA graphs, outside the fraction.
@@ -53,9 +54,15 @@ VLLM_NON_TORCH_GIB = 0.2
 #: routed experts ("marlin": the v0.10 to v0.14 path on Hopper, intermediate size padded to 128 and hidden to
 #: 256; "triton": v0.14 and later, the checkpoint plus a second copy of its 8-bit scales per 32 weights).
 VLLM_RELEASES = {
-    "vllm": {"sampler_bytes": 14.0, "graphs_gib": 0.5, "mxfp4": "triton"},
+    "vllm-0.21": {"sampler_bytes": 14.0, "graphs_gib": 0.5, "mxfp4": "triton"},
     "vllm-2025": {"sampler_bytes": 38.0, "graphs_gib": 0.0, "mxfp4": "marlin"},
 }
+#: The vLLM profile whose link names no release (plain ``engine=vllm``): the start-up printouts users paste come
+#: from every release, and the families above size one launch's cache up to four times apart (gpt-oss-120b on an
+#: H100: 1.94 GiB as v0.10 to v0.14 allocate it, 7.81 as v0.21 and later do). Where they differ, the plain id
+#: charges the accounting that leaves less cache, so that an unnamed release never promises sequences the engine
+#: may not hold; ``engine=vllm-0.21`` or ``engine=vllm-2025`` names the release (calc/notes.py says which applies).
+VLLM_UNNAMED = "vllm"
 #: Memory SGLang finds already taken when it measures the free memory it takes ``mem_fraction_static`` of (the
 #: CUDA context, the communicators), GiB per card below the total CUDA reports: on 4 L4s at TP 4, SGLang 0.4.3
 #: printed "Load weight begin. avail mem=21.63 GB" (didier-durand/llms-in-clouds docs/sglang.md).
@@ -198,8 +205,37 @@ class Memory:
         return self.allocated_gib * self.gpus * GiB
 
 
+def vllm_release_id(s: Scenario) -> str | None:
+    """The vLLM release family (a key of :data:`VLLM_RELEASES`) whose memory accounting sizes the scenario's cache:
+    the one its link names, or for plain ``engine=vllm`` (:data:`VLLM_UNNAMED`) the one that leaves the smaller KV
+    cache (the later release on a tie); None for any other engine."""
+    if engines.base(s.engine) != "vllm":
+        return None
+    if s.engine in VLLM_RELEASES:
+        return s.engine
+    return min(VLLM_RELEASES, key=lambda r: (_vllm_kv_gib(s, VLLM_RELEASES[r]), r != "vllm-0.21"))
+
+
 def _vllm_release(s: Scenario) -> dict | None:
-    return VLLM_RELEASES.get(s.engine, VLLM_RELEASES["vllm"]) if engines.base(s.engine) == "vllm" else None
+    rid = vllm_release_id(s)
+    return None if rid is None else VLLM_RELEASES[rid]
+
+
+def _vllm_reserve(s: Scenario, release: dict) -> tuple[Block, ...]:
+    """vLLM's reserve per card under one release family's accounting (GiB blocks), or the link's ``overhead_gib``."""
+    if s.overhead_gib is not None:
+        return (Block("reserve (overhead_gib)", s.overhead_gib),)
+    reserve = (Block("activation peak of the profiling run", vllm_activation_bytes(s, release) / GiB),
+               Block("memory outside PyTorch's allocator", VLLM_NON_TORCH_GIB))
+    if s.cuda_graphs and release["graphs_gib"]:
+        reserve += (Block("CUDA graphs", release["graphs_gib"]),)
+    return reserve
+
+
+def _vllm_kv_gib(s: Scenario, release: dict) -> float:
+    """vLLM's KV cache per card under one release family's accounting, GiB (negative: the shortfall)."""
+    loaded = loaded_weight_bytes(s, release) / GiB / s.gpus
+    return s.mem_util * s.torch_gib - loaded - sum(b.gib for b in _vllm_reserve(s, release))
 
 
 def expert_width(s: Scenario) -> float:
@@ -208,17 +244,18 @@ def expert_width(s: Scenario) -> float:
     return M / (s.experts * s.layers * 3 * s.hidden) if s.experts else 0.0
 
 
-def loaded_weight_bytes(s: Scenario) -> float:
+def loaded_weight_bytes(s: Scenario, release: dict | None = None) -> float:
     """Weight bytes over the replica as the engine holds them: :func:`calc.model.weight_bytes`, plus what vLLM's
     MXFP4 MoE kernels add to routed experts stored in MXFP4 (``VLLM_RELEASES``): gpt-oss-120b's 60.8 GiB
     checkpoint loads as 65.97 GiB through Marlin (vllm issue #23278) and 64.38 GiB through the Triton kernels
-    (vllm issue #33155); SGLang's load takes ``SGLANG_LOAD_EXTRA_GIB`` more on each card."""
+    (vllm issue #33155); SGLang's load takes ``SGLANG_LOAD_EXTRA_GIB`` more on each card. ``release`` (one of
+    ``VLLM_RELEASES``) replaces the vLLM release the scenario's engine stands for."""
     W = weight_bytes(s)
     if engines.base(s.engine) == "sglang":
         return W + s.gpus * SGLANG_LOAD_EXTRA_GIB * GiB
     if engines.base(s.engine) == "llamacpp":
         return W - input_table_bytes(s)
-    release = _vllm_release(s)
+    release = _vllm_release(s) if release is None else release
     if release is None or s.weights_experts != "mxfp4" or not s.experts:
         return W
     M, _ = moe_split(s)
@@ -333,7 +370,7 @@ def trtllm_torch_kv_gib(s: Scenario) -> float:
     return fraction * (s.torch_gib - loaded_weight_bytes(s) / GiB / s.gpus - over)
 
 
-def vllm_activation_bytes(s: Scenario) -> float:
+def vllm_activation_bytes(s: Scenario, release: dict | None = None) -> float:
     """The activation peak of vLLM's profiling run on one card, bytes: the larger of its dummy forward pass over
     ``max_batched_tokens`` tokens (the residual stream, q/k/v and the MLP's gate and up projections in 16 bits,
     split over the cards) and its dummy sampler run over ``min(max_seqs, max_batched_tokens)`` rows of logits of
@@ -343,7 +380,7 @@ def vllm_activation_bytes(s: Scenario) -> float:
     forward = forward_activation_bytes(s)
     rows = min(s.max_seqs if s.max_seqs is not None else s.max_batched_tokens, s.max_batched_tokens)
     # The V1 engine all-gathers the logits (Platform.use_all_gather), so every card samples the whole vocabulary.
-    sampler = rows * s.vocab * _vllm_release(s)["sampler_bytes"]
+    sampler = rows * s.vocab * (_vllm_release(s) if release is None else release)["sampler_bytes"]
     return max(forward, sampler)
 
 
@@ -358,14 +395,7 @@ def memory(s: Scenario) -> Memory:
     given = s.overhead_gib
     if rule == "vllm":
         total = s.torch_gib
-        release = _vllm_release(s)
-        if given is not None:
-            reserve = (Block("reserve (overhead_gib)", given),)
-        else:
-            reserve = (Block("activation peak of the profiling run", vllm_activation_bytes(s) / GiB),
-                       Block("memory outside PyTorch's allocator", VLLM_NON_TORCH_GIB))
-            if s.cuda_graphs and release["graphs_gib"]:
-                reserve += (Block("CUDA graphs", release["graphs_gib"]),)
+        reserve = _vllm_reserve(s, _vllm_release(s))
         kv = s.mem_util * total - loaded - sum(b.gib for b in reserve)
     elif rule == "sglang":
         total = s.torch_gib

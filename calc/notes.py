@@ -254,28 +254,46 @@ def scenario_warnings(s: Scenario) -> list[str]:
     return out
 
 
-#: How far the KV cache of vLLM's 2025 releases may differ from the current releases' before the notes say so.
+#: How far apart vLLM's release families may size the KV cache before the notes say so.
 RELEASE_GAP = 0.10
+#: The vLLM release families in words, for the notes.
+_RELEASE_WORDS = {"vllm-0.21": "vLLM v0.21 and later", "vllm-2025": "vLLM's 2025 releases (v0.10 to v0.14)"}
 
 
 def vllm_release_note(s: Scenario) -> str | None:
-    """Where the scenario runs the current vLLM and its 2025 releases (``vllm-2025``: the PyTorch-sort sampler
-    profile, MXFP4 experts through Marlin, no CUDA-graph reserve; calc/memory.py ``VLLM_RELEASES``) would size the
-    KV cache more than :data:`RELEASE_GAP` apart, both figures, so that a log from an older release is compared
-    with its own; None otherwise (no link that sets ``overhead_gib`` replaces the release's accounting)."""
-    if s.engine != "vllm" or s.overhead_gib is not None:
+    """Where vLLM's release families (calc/memory.py ``VLLM_RELEASES``: v0.21 and later reserve CUDA-graph memory,
+    profile a lean FlashInfer/Triton sampler and hold MXFP4 experts through Triton; v0.10 to v0.14 profile the
+    PyTorch sort sampler and pad MXFP4 experts for Marlin) size the scenario's KV cache more than
+    :data:`RELEASE_GAP` apart: for a link that names no release (``engine=vllm``), which family's accounting it
+    was charged (the one that leaves less) and what the other gives; for a link that names one, what the other
+    gives, so that a log is compared with its own release. None otherwise, and where ``overhead_gib`` replaces
+    the reserve and no MXFP4 expert differs."""
+    if engines.base(s.engine) != "vllm":
         return None
+    used = memory.vllm_release_id(s)
+    other = next(r for r in memory.VLLM_RELEASES if r != used)
     now = memory.memory(s).kv_cache_gib
-    then = memory.memory(s.model_copy(update={"engine": "vllm-2025"})).kv_cache_gib
-    if now <= 0 or abs(then - now) <= RELEASE_GAP * now:
+    then = memory.memory(s.model_copy(update={"engine": other})).kv_cache_gib
+    if abs(then - now) <= RELEASE_GAP * max(abs(now), 1e-9) and not (now <= 0 < then or then <= 0 < now):
         return None
-    why = "their sampler's profiling run holds more" + (
-        ", and their Marlin kernels pad the MXFP4 experts" if s.experts and s.weights_experts == "mxfp4" else "")
-    then_text = (f"size this KV cache at {then:,.2f} GiB per card, not {now:,.2f}" if then > 0 else
-                 f"leave no memory for the KV cache (short by {-then:,.2f} GiB per card) where the current ones leave "
-                 f"{now:,.2f}")
-    return (f"vLLM's 2025 releases (v0.10 to v0.14) {then_text}: {why}; compare a log of one of them with "
-            "engine=vllm-2025")
+
+    def size(x: float) -> str:
+        return f"{x:,.2f} GiB per card" if x > 0 else f"no KV cache (short by {-x:,.2f} GiB per card)"
+
+    why = []
+    if s.overhead_gib is None:
+        why.append("the sampler's profiling run")
+        if s.cuda_graphs:
+            why.append("the CUDA-graph reserve")
+    if s.experts and s.weights_experts == "mxfp4":
+        why.append("how the MXFP4 experts are held")
+    differ = f" ({', '.join(why)} differ)" if why else ""
+    if s.engine == memory.VLLM_UNNAMED:
+        return (f"The link names no vLLM release, so the KV cache is charged as {_RELEASE_WORDS[used]} allocate "
+                f"it, the accounting that leaves less: {size(now)}; {_RELEASE_WORDS[other]} leave {size(then)}"
+                f"{differ}. Name the release with engine={other} or engine={used} to compare a log with its own")
+    return (f"{_RELEASE_WORDS[other]} size this KV cache at {size(then)}, not {size(now)}{differ}; compare a log "
+            f"of one of them with engine={other}")
 
 
 def checkpoint_parts(s: Scenario) -> str | None:

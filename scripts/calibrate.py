@@ -80,6 +80,7 @@ OVER_WEIGHT = 2.0
 #: The figures fitted for each profile with rows (own, or shared through ``SHARED``); the others are fixed below.
 FITTED = {
     "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
+    "vllm-0.21": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
@@ -121,12 +122,13 @@ SHARED = {
     ("sglang", "eff_link"): "vllm",
     # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in
     # any figure the rows measure: every figure is vllm's.
-    **{("vllm-2025", k): "vllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
+    **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025")
+       for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
 SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-2025",
            "trtllm-2025": "trtllm", "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
-           "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
+           "vllm-0.21": "vllm", "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
 TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"}}
@@ -183,6 +185,7 @@ FIXED = {
     "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
+FIXED["vllm-0.21"] = dict(FIXED["vllm"])
 # The v0.17 to v0.21 releases over TensorRT engines: the current release's kernels, a fitted reserve.
 FIXED["trtllm-2025"] = {
     **{k: v for k, v in FIXED["trtllm"].items() if k != "overhead_gib"},
@@ -211,6 +214,8 @@ _ONE_READ = {
     "vllm": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query heads",
     "vllm-2025": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query "
                  "heads",
+    "vllm-0.21": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query "
+                 "heads",
     "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
     "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
     "trtllm-2024": "the XQA decode kernels load each KV head once for its group of query heads",
@@ -232,6 +237,7 @@ _NO_EAGER = {
                        "already",
 }
 _NO_EAGER["vllm-2025"] = _NO_EAGER["vllm"]
+_NO_EAGER["vllm-0.21"] = _NO_EAGER["vllm"]
 _NO_EAGER["trtllm-2024"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-2025"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
@@ -241,7 +247,7 @@ for _e, _why in _NO_EAGER.items():
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "vllm-2025", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
+FAMILY_ORDER = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
                 "llamacpp-2024")
 
 

@@ -32,7 +32,8 @@ DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
 # docs/method.md section 8.2: the constants of vLLM's and SGLang's memory accounting.
 VLLM_NON_TORCH_GIB = 0.2  # memory outside PyTorch's allocator that appears during the profiling run
 # by release family: bytes per logit element of the sampler profile, CUDA-graph reserve (GiB), MXFP4 expert layout
-VLLM_RELEASES = {"vllm": (14.0, 0.5, "triton"), "vllm-2025": (38.0, 0.0, "marlin")}
+VLLM_RELEASES = {"vllm-0.21": (14.0, 0.5, "triton"), "vllm-2025": (38.0, 0.0, "marlin")}
+# a link naming no release (engine=vllm) is charged the family whose accounting leaves the smaller cache
 SGLANG_CONTEXT_GIB = 0.3
 SGLANG_P2P_INIT_GIB = 2.0  # per card, tensor parallel over a fabric of at least 100 GB/s (NVLink, xGMI)
 SGLANG_LOAD_EXTRA_GIB = 0.3  # per card, beside the checkpoint
@@ -554,7 +555,7 @@ def _si(s) -> dict:
     # docs/method.md section 5: llama.cpp splits by whole layers; its cards take turns, so one card's peaks count.
     lsplit = ENGINE_BASE[s["engine"]] == "llamacpp"
     gs = 1 if lsplit else g
-    return dict(
+    m = dict(
         P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g, lsplit=lsplit,
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
@@ -570,7 +571,7 @@ def _si(s) -> dict:
         graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
         profiled=s["engine"] in TRTLLM_PROFILED,
         reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
-        release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm"]),
+        release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm-0.21"]),
         mxfp4=s["weights_experts"] == "mxfp4",
         # docs/method.md s3.4: per step and per layer; fixed_s(m, B) adds the launches without a CUDA graph
         step_us=s["step_us"], layer_us=s["layer_us"], eager_us=s["eager_us"],
@@ -580,6 +581,9 @@ def _si(s) -> dict:
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
         hit=s["prefix_hit"], spec_k=s["spec_k"], alpha=s["spec_alpha"], spec_c=s["spec_c"],
     )
+    if s["engine"] == "vllm":  # no release named: the family that leaves less cache (the later on a tie)
+        m["release"] = min(VLLM_RELEASES.values(), key=lambda r: (kv_gib_per_card({**m, "release": r}), r[2] != "triton"))
+    return m
 
 
 def parts(m):

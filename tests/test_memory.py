@@ -71,9 +71,9 @@ def test_the_printed_token_count_is_whole_blocks_of_the_engines_page(engine, lat
 
 
 def test_vllm_sums_its_own_terms():
-    """vLLM: torch's total x utilization less the weights as loaded, the activation peak of its profiling run,
+    """vLLM v0.21 and later: torch's total x utilization less the weights as loaded, the activation peak of its profiling run,
     the memory outside its allocator and the CUDA graphs; a link's overhead_gib replaces the three."""
-    s = load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm").scenario
+    s = load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm-0.21").scenario
     mem = memory.memory(s)
     assert s.torch_gib == pytest.approx(catalogue.cards()["h100-sxm"]["torch_gib"])
     assert s.max_seqs == 1024 and s.max_batched_tokens == 8192  # vLLM's defaults on a card of >= 70 GiB
@@ -83,17 +83,36 @@ def test_vllm_sums_its_own_terms():
     assert mem.reserve[0].gib == pytest.approx(sampler)
     want = 0.9 * s.torch_gib - model.weight_bytes(s) / 2**30 - sampler - 0.2 - 0.5
     assert mem.kv_cache_gib == pytest.approx(want)
-    eager = memory.memory(load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm&cuda_graphs=0").scenario)
+    eager = memory.memory(load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm-0.21&cuda_graphs=0").scenario)
     assert eager.kv_cache_gib == pytest.approx(want + 0.5)
-    given = memory.memory(load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm&overhead_gib=3").scenario)
+    given = memory.memory(load("model=llama-3.1-8b&card=h100-sxm&weights=bf16&engine=vllm-0.21&overhead_gib=3").scenario)
     assert given.kv_cache_gib == pytest.approx(0.9 * s.torch_gib - model.weight_bytes(s) / 2**30 - 3)
+
+
+def test_a_vllm_link_that_names_no_release_is_charged_the_family_that_leaves_less_cache():
+    """Plain engine=vllm takes whichever release family's accounting leaves the smaller KV cache: the 2025
+    sampler profile where a large vocabulary's logits dominate (gpt-oss-120b, vllm issue #27508's launch), the
+    later releases' CUDA-graph reserve where the sampler holds few rows; weights as loaded follow the same family."""
+    def kv(link):
+        return memory.memory(load(link).scenario)
+
+    gptoss = "model=gpt-oss-120b&card=h100-sxm&ctx=131072&mem_util=0.95&max_batched_tokens=1024&engine="
+    plain, new, old = (kv(gptoss + e) for e in ("vllm", "vllm-0.21", "vllm-2025"))
+    assert new.kv_cache_gib == pytest.approx(7.81, abs=0.01) and old.kv_cache_gib == pytest.approx(1.94, abs=0.01)
+    assert plain.kv_cache_gib == old.kv_cache_gib and plain.weights_loaded_gib == old.weights_loaded_gib
+    assert memory.vllm_release_id(load(gptoss + "vllm").scenario) == "vllm-2025"
+    few = "model=llama-3.1-8b&card=h100-sxm&weights=bf16&max_seqs=8&engine="
+    plain, new, old = (kv(few + e) for e in ("vllm", "vllm-0.21", "vllm-2025"))
+    assert new.kv_cache_gib == pytest.approx(old.kv_cache_gib - 0.5)  # the same forward peak, less the graphs
+    assert plain.kv_cache_gib == new.kv_cache_gib
+    assert [b.name for b in plain.reserve][-1] == "CUDA graphs"
 
 
 @pytest.mark.parametrize("gpus", [2, 4, 8])
 def test_vllm_samples_the_whole_vocabulary_on_every_card(gpus):
     """The V1 engine all-gathers the logits (vllm/platforms/interface.py use_all_gather), so each card's sampler
     profile holds rows x the whole vocabulary, however many cards share the model; the forward pass splits."""
-    s = load(f"model=llama-3.1-70b&card=h100-sxm&gpus={gpus}&weights=bf16&engine=vllm").scenario
+    s = load(f"model=llama-3.1-70b&card=h100-sxm&gpus={gpus}&weights=bf16&engine=vllm-0.21").scenario
     mem = memory.memory(s)
     assert mem.reserve[0].gib == pytest.approx(1024 * 128256 * 14 / 2**30)  # 1.67 GiB per card, not 1.67 / gpus
     old = memory.memory(load(f"model=llama-3.1-70b&card=h100-sxm&gpus={gpus}&weights=bf16&engine=vllm-2025").scenario)

@@ -71,17 +71,22 @@ def test_a_batch_cap_only_just_below_the_knee_is_said_to_be_close_to_the_rooflin
     assert cap_just_below_knee(95, 100) and not cap_just_below_knee(94, 100) and NEAR_KNEE_SHARE == 0.05
 
 
-def test_a_vllm_scenario_says_when_the_2025_releases_size_the_cache_apart():
-    """The gpt-oss-120b printout of vLLM 0.11 (1.71 GiB) is the 2025 accounting's: the current profile names it."""
+def test_a_vllm_scenario_says_which_release_accounting_sized_the_cache():
+    """The gpt-oss-120b printout of vLLM 0.11 (1.71 GiB) is the 2025 accounting's: a link naming no release is
+    charged it (it leaves less) and says what v0.21 and later leave; a named release quotes the other."""
     from calc import load
     from calc.notes import scenario_warnings
-    s = load("model=gpt-oss-120b&card=h100-sxm&engine=vllm&ctx=131072&mem_util=0.95&max_batched_tokens=1024").scenario
-    note = [w for w in scenario_warnings(s) if "2025 releases" in w]
-    assert len(note) == 1 and "1.94 GiB per card, not 7.81" in note[0] and "engine=vllm-2025" in note[0]
-    assert "MXFP4" in note[0]
-    assert not [w for w in scenario_warnings(load("model=llama-3.1-8b&card=l40s").scenario) if "2025 releases" in w]
-    assert not [w for w in scenario_warnings(load(
-        "model=gpt-oss-120b&card=h100-sxm&engine=vllm-2025&ctx=131072&mem_util=0.95").scenario) if "2025 releases" in w]
+    link = "model=gpt-oss-120b&card=h100-sxm&ctx=131072&mem_util=0.95&max_batched_tokens=1024&engine="
+    note = [w for w in scenario_warnings(load(link + "vllm").scenario) if "vLLM" in w and "release" in w]
+    assert len(note) == 1 and "names no vLLM release" in note[0]
+    assert "2025 releases (v0.10 to v0.14) allocate it" in note[0] and "1.94 GiB per card" in note[0]
+    assert "v0.21 and later leave 7.81 GiB per card" in note[0] and "MXFP4" in note[0]
+    new = [w for w in scenario_warnings(load(link + "vllm-0.21").scenario) if "2025 releases" in w]
+    assert len(new) == 1 and "1.94 GiB per card, not 7.81" in new[0] and "engine=vllm-2025" in new[0]
+    old = [w for w in scenario_warnings(load(link + "vllm-2025").scenario) if "v0.21 and later" in w]
+    assert len(old) == 1 and "7.81 GiB per card, not 1.94" in old[0] and "engine=vllm-0.21" in old[0]
+    # Where the two accountings agree within 10 %, nothing is said.
+    assert not [w for w in scenario_warnings(load("model=llama-3.1-8b&card=l40s").scenario) if "release" in w]
 
 
 def test_llamacpp_says_when_the_cells_it_is_told_would_not_start():
