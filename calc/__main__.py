@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="check the engine profiles against published measurements (default: the package's "
                         "calc/data/measurements.csv): each row's link, measured and predicted figure and error, then "
                         "the median and 90th-percentile absolute error per engine and metric")
+    p.add_argument("--as-linked", action="store_true",
+                   help="with --validate CSV: predict every row by its link as written, even where the row names an "
+                        "older release than the link's plain engine id (by default such a row is predicted by that "
+                        "release family's profile)")
     p.add_argument("--plan", action="store_true",
                    help="print the fleet planner for the link's model and traffic: every card preset x 1, 2, 4, 8 "
                         "cards per replica x each weight format of --weights, ranked by the cheaper of renting and "
@@ -136,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"give {'it' if one else 'them'} with --quant-lab (alone {'it' if one else 'they'} would be ignored)",
               file=sys.stderr)
         return 2
+    if args.as_linked and not args.validate:
+        print("error: --as-linked goes with --validate CSV (a file of your own rows; the shipped rows name their "
+              "release families already)", file=sys.stderr)
+        return 2
     if args.json and (args.memo or args.quant_lab or args.validate is not None or args.list):
         print("error: --json goes with --plan; the report is JSON already, and the other modes print text",
               file=sys.stderr)
@@ -150,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.validate is not None:
         from .validate import main as validate
         try:
-            return validate(args.validate or None)
+            return validate(args.validate or None, as_linked=args.as_linked)
         except OSError as exc:  # a file the user named: the input is at fault, as a bad link value is
             print(f"error: cannot read {exc.filename or args.validate}: {exc.strerror or exc}", file=sys.stderr)
             return 2

@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import re
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,9 +40,11 @@ FAMILIES_CSV = DATA_DIR / "engine_families.csv"
 
 
 def _families() -> dict[str, dict[str, str]]:
-    """``{engine id: {"name", "base", "covers", "source"}}`` from ``engine_families.csv``, in file order."""
+    """``{engine id: {"name", "base", "covers", "releases", "source"}}`` from ``engine_families.csv``, in file
+    order (``releases``: the covered releases in the form :func:`release_family` reads)."""
     with FAMILIES_CSV.open(newline="", encoding="utf-8") as f:
-        return {row["engine"]: {k: (row[k] or "").strip() for k in ("name", "base", "covers", "source")}
+        return {row["engine"]: {k: (row.get(k) or "").strip()
+                                for k in ("name", "base", "covers", "releases", "source")}
                 for row in csv.DictReader(f)}
 
 
@@ -98,6 +101,74 @@ def kv_block_tokens(engine: str, latent: bool) -> int:
 def base(engine: str) -> str:
     """The engine a profile is a release family (or build) of: ``trtllm-2023`` -> ``trtllm``."""
     return FAMILIES[engine]["base"]
+
+
+#: How a source names an engine before the release it ran (``TensorRT-LLM v0.5.0``, ``vLLM 0.6.0``); a text naming
+#: one engine only may give its release bare (``v0.17 table``).
+_ENGINE_WORDS = {"vllm": r"vllm", "sglang": r"sglang", "trtllm": r"(?:tensorrt-llm|trt-llm|trtllm)",
+                 "llamacpp": r"llama\.cpp"}
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _release_facts(engine: str, text: str) -> dict[str, Any]:
+    """What ``text`` says of the release of ``engine`` (a base id) it describes: ``version`` as (major, minor),
+    llama.cpp's ``build`` number, the latest ``date`` it names as (year, month), and the ``backends`` it names."""
+    low = text.lower()
+    facts: dict[str, Any] = {}
+    named = re.search(_ENGINE_WORDS.get(engine, re.escape(engine)) + r"[\s:]*v?(\d+)\.(\d+)", low)
+    others = [e for e in _ENGINE_WORDS if e != engine and re.search(_ENGINE_WORDS[e], low)]
+    bare = None if others else re.search(r"\bv(\d+)\.(\d+)", low)
+    hit = named or bare
+    if hit:
+        facts["version"] = (int(hit.group(1)), int(hit.group(2)))
+    build = re.search(r"\b(?:builds?\s+b?|b)(\d{3,5})\b", low)
+    if build:
+        facts["build"] = int(build.group(1))
+    dates = [(int(y), _MONTHS.index(m[:3]) + 1) for m, y in
+             re.findall(r"\b(" + "|".join(_MONTHS) + r")[a-z]*\.?\s+(20\d\d)\b", low)]
+    if dates:
+        facts["date"] = max(dates)
+    facts["backends"] = {b for b in ("vulkan", "metal", "rocm", "sycl") if b in low}
+    return facts
+
+
+def _covers(spec: str, facts: Mapping[str, Any]) -> bool:
+    """Whether one alternative of a family's ``releases`` (engine_families.csv) matches ``facts``: ``v0.17-v0.21``
+    (releases 0.17 to 0.21, either end open when empty), ``build 3000-`` (llama.cpp builds), ``until 2024-05`` and
+    ``from 2024-06`` (the latest month the text names), ``backend vulkan``."""
+    kind, _, arg = spec.strip().partition(" ")
+    if spec.strip().startswith("v"):
+        lo, _, hi = spec.strip().partition("-")
+        if "version" not in facts:
+            return False
+        v = facts["version"]
+        as_pair = lambda t: tuple(int(x) for x in t.lstrip("v").split("."))  # noqa: E731
+        return (not lo or v >= as_pair(lo)) and (not hi or v <= as_pair(hi))
+    if kind == "build" and "build" in facts:
+        lo, _, hi = arg.partition("-")
+        return (not lo or facts["build"] >= int(lo)) and (not hi or facts["build"] <= int(hi))
+    if kind in ("until", "from") and "date" in facts:
+        y, m = (int(x) for x in arg.split("-"))
+        return facts["date"] <= (y, m) if kind == "until" else facts["date"] >= (y, m)
+    if kind == "backend":
+        return arg in facts["backends"]
+    return False
+
+
+def release_family(engine: str, text: str) -> str | None:
+    """The release family of ``engine`` (a profile id) whose covered releases include the one ``text`` names (a
+    measurement's version, source or notes: ``TensorRT-LLM v0.5.0``, ``llama.cpp snapshots Dec 2023``, ``builds
+    7293-7474 ... -DGGML_VULKAN=1``), or None where the text names none of them. Each family's ``releases`` in
+    ``engine_families.csv`` says what it covers; a backend it names (``vulkan``) comes before a release number, and
+    the first family in file order that covers the release wins. Used by ``--validate FILE``, so that a row measured
+    on an older release is predicted by that release's profile, not the current one's."""
+    b = base(engine)
+    facts = _release_facts(b, text)
+    fams = [e for e, v in FAMILIES.items() if v["base"] == b and v["releases"]]
+    for e in sorted(fams, key=lambda e: not FAMILIES[e]["releases"].startswith("backend")):
+        if any(_covers(alt, facts) for alt in FAMILIES[e]["releases"].split(";")):
+            return e
+    return None
 
 
 def default_batched_tokens(engine: str, card: str, torch_gib: float) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .engines import CV_CSV, ENGINES, MEASUREMENTS_CSV, METRICS
+from .engines import CV_CSV, ENGINES, MEASUREMENTS_CSV, METRICS, base, release_family
 from .evaluate import report
 from .scenario import split_link
 
@@ -95,6 +95,32 @@ def with_keys(link: str, **keys: object) -> str:
     raw, _ = split_link(link)
     raw.update({k: str(v) for k, v in keys.items()})
     return "&".join(f"{k}={v}" for k, v in raw.items())
+
+
+def priced_as(row: Measurement) -> tuple[str, str | None]:
+    """The link a row of the user's is predicted with, and the release family it was moved to (None: its own link).
+
+    A link that names an engine's plain id means that engine's current release (docs/calibration.md section 3); a
+    row measured on an older release says which in its ``version``, ``source`` or ``notes`` (``TensorRT-LLM v0.5.0``,
+    ``llama.cpp ... snapshots Dec 2023``, ``-DGGML_VULKAN=1``), and is predicted by the profile of the release family
+    that covers it (:func:`calc.engines.release_family`), the version column first. A llama.cpp row on Apple's Metal
+    backend runs without CUDA graphs (``cuda_graphs=0``) unless its link says otherwise."""
+    raw, _ = split_link(row.link)
+    engine = raw.get("engine", "")
+    if engine not in ENGINES or base(engine) != engine or engine == "roofline":
+        return row.link, None
+    family = None
+    for text in (row.version, row.source, row.notes):
+        family = release_family(engine, text) if text else None
+        if family:
+            break
+    keys: dict[str, object] = {}
+    if family and family != engine:
+        keys["engine"] = family
+    texts = " ".join((row.version, row.source, row.notes)).lower()
+    if base(engine) == "llamacpp" and "metal" in texts and "cuda_graphs" not in raw:
+        keys["cuda_graphs"] = 0
+    return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
 
 
 def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Result]:
@@ -193,17 +219,36 @@ def format_summary(summary: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(path=None) -> int:
+def main(path=None, as_linked: bool = False) -> int:
     """Print every row, then two error tables: in-sample (the shipped profiles against the rows) and
     leave-one-source-out (each shipped row predicted by a fit without its source, from ``engine_cv.csv``). For
-    a file of the user's own, its rows were never fitted to, so its first table is already out of sample.
+    a file of the user's own, its rows were never fitted to, so its first table is already out of sample; a row
+    whose link names an engine's plain id and whose text names an older release is predicted by that release's
+    family (:func:`priced_as`; ``as_linked`` turns that off), and the line says so.
     0 when every row was predicted."""
     own = path is not None
     rows = read_measurements(MEASUREMENTS_CSV if path is None else path)
+    moved: dict[str, str] = {}
+    if own and not as_linked:
+        priced = []
+        for r in rows:
+            link, family = priced_as(r)
+            if link != r.link:
+                moved[r.id] = family or "cuda_graphs=0"
+            priced.append(Measurement(r.id, r.engine, r.metric, r.measured, link, r.source, r.notes, r.version))
+        rows = priced
     results = evaluate(rows)
     cv = None if own else cross_validated_results(rows)
     print(format_results(results, cv))
     print()
+    if moved:
+        counts: dict[str, int] = {}
+        for f in moved.values():
+            counts[f] = counts.get(f, 0) + 1
+        print(f"{len(moved)} of {len(rows)} rows name an older release or another backend than their link's plain "
+              "engine id, and were predicted by that family's profile (the link column shows it; --as-linked "
+              "predicts every link as written): " + ", ".join(f"{n} as {f}" for f, n in counts.items()))
+        print()
     if own:
         print("These rows against the shipped profiles (rows the calibration never saw: out of sample). "
               "Errors signed + where a prediction flatters self-hosting:")

@@ -115,3 +115,58 @@ def test_validate_command_line():
     missing = subprocess.run([sys.executable, "-m", "calc", "--validate", "no/such.csv"], capture_output=True,
                              text=True, timeout=60, cwd=ROOT)
     assert missing.returncode == 2 and "cannot read no/such.csv" in missing.stderr
+
+
+@pytest.mark.parametrize(("engine", "text", "family"), [
+    ("trtllm", "NVIDIA/TensorRT-LLM docs/source/blogs/H200launch.md @1555478c (TensorRT-LLM v0.5.0, TensorRT 9.1.0.4)",
+     "trtllm-v05"),
+    ("trtllm", "perf-overview.md @258c7540 (TRT-LLM v0.17 table; in-flight batching)", "trtllm-2025"),
+    ("trtllm", "perf-overview.md @00f37686 (v1.0 table; PyTorch backend)", "trtllm"),
+    ("trtllm", "TensorRT-LLM v0.14.0", "trtllm-2024"),
+    ("trtllm", "TensorRT-LLM v0.10.0", None),  # between the families: no profile claims it
+    ("llamacpp", "README.md @00dd2bde (llama.cpp; snapshots Dec 2023; LLaMA-3 tables May 2024)", "llamacpp-2024"),
+    ("llamacpp", "llama.cpp builds 7293-7474, Dec 2025, -DGGML_VULKAN=1", "llamacpp-vulkan"),
+    ("llamacpp", "ggml-org/llama.cpp PR #17505, build b7150", "llamacpp"),
+    ("llamacpp", "llama.cpp b2450 (March 2024)", "llamacpp-2024"),
+    ("vllm", "(vLLM v0.30.0, GCP a3-highgpu-1g H100 80GB)", "vllm-0.21"),
+    ("vllm", "vLLM 0.11.0", "vllm-2025"),
+    ("vllm", "(SGLang v0.3.0 vs vLLM v0.6.0 with --num-scheduler-steps 10)", None),
+    ("sglang", "(SGLang v0.3.0 vs vLLM v0.6.0)", None),
+])
+def test_release_family_reads_the_release_a_source_names(engine, text, family):
+    from calc.engines import release_family
+    assert release_family(engine, text) == family
+
+
+def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp_path):
+    from calc.evaluate import report
+    from calc.validate import Measurement, priced_as
+    link = ("model=custom&params_b=6.053&active_b=6.053&layers=28&heads=16&kv_heads=16&head_dim=256&hidden=4096"
+            "&embed_b=0.206&card=h100-sxm&weights=fp8&kv=fp8&compute=fp8&gpus=1&batch=64&in_tok=128&out_tok=128"
+            "&engine=trtllm")
+    row = Measurement("r1", "trtllm", "max_throughput_tok_s", 10907.0, link,
+                      "NVIDIA/TensorRT-LLM docs/source/blogs/H100vsA100.md @15ed7809 (TensorRT-LLM v0.5.0)")
+    moved, family = priced_as(row)
+    assert family == "trtllm-v05" and moved.endswith("engine=trtllm-v05")
+    assert priced_as(Measurement("r2", "trtllm", "max_throughput_tok_s", 1.0, link, "no release named")) == (link, None)
+    metal = Measurement("r3", "llamacpp", "step_ms", 10.0, "model=llama-3.1-8b&card=custom&mem_gib=64&bw_tbs=0.4"
+                        "&tflops=27&weights=q4_0&batch=1&ctx=512&engine=llamacpp", "llama.cpp b7000 on Metal")
+    assert priced_as(metal)[0].endswith("cuda_graphs=0")
+    path = tmp_path / "rows.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "engine", "metric", "measured", "link", "source", "notes"])
+        w.writerow([row.id, row.engine, row.metric, row.measured, row.link, row.source, ""])
+    expected = report(moved)["max_throughput_tok_s"]
+    as_linked = report(link)["max_throughput_tok_s"]
+    assert abs(expected / as_linked - 1) > 0.05  # the two releases differ, so the choice shows
+    for flags, value in (((), expected), (("--as-linked",), as_linked)):
+        out = subprocess.run([sys.executable, "-m", "calc", "--validate", str(path), *flags], capture_output=True,
+                             text=True, timeout=120, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        line = next(x for x in out.stdout.splitlines() if x.startswith("r1 "))
+        assert f"{value:,.4g}" in line
+        assert ("1 of 1 rows name an older release" in out.stdout) == (not flags)
+    bare = subprocess.run([sys.executable, "-m", "calc", "--as-linked"], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT)
+    assert bare.returncode == 2 and "--as-linked goes with --validate CSV" in bare.stderr
