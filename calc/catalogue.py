@@ -713,17 +713,13 @@ def match_model(shape: Mapping) -> str | None:
 
 def format_differences(shape: Mapping, mid: str) -> dict:
     """The checkpoint formats ``shape`` states that preset ``mid`` does not ship (``{}``: it ships them all, or
-    the shape states none)."""
+    the shape states none). A part the preset ships no format for follows the link's weights, not 16 bits, so a
+    part the shape states stays stated: a config.json that keeps its LM head in bf16 beside FP8 weights keeps it
+    when its shape is a preset's."""
     m = models()[mid]
-    shipped = {"weights": m["weights"], "weights_experts": m["weights_experts"], "weights_attn": m["weights_attn"],
-               "weights_embed": m["weights_embed"], "layers_full": m["layers_full"]}
-    base = shipped["weights"] or "bf16"
     out = {}
     for k in FORMAT_KEYS:
-        if k not in shape:
-            continue
-        have = shipped[k] if k == "layers_full" else (shipped[k] or base)
-        if str(shape[k]) != str(have):
+        if k in shape and (m[k] is None or str(shape[k]) != str(m[k])):
             out[k] = shape[k]
     return out
 

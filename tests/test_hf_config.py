@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from calc import catalogue, report
+from calc import catalogue, model, report
 from calc.__main__ import main
 from calc.hf_config import (
     _DEFAULTS,
@@ -1082,6 +1082,28 @@ def test_compressed_tensors_groups(weights, expected):
     assert formats(keys) == (expected, expected, expected, "bf16", 0)
     assert not parse(keys).errors
     assert any("compressed-tensors" in n for n in notes)
+
+
+@pytest.mark.parametrize("quant", [
+    {"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+     "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}},
+    {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*self_attn.*"],
+     "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}},
+    {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4",
+     "bnb_4bit_use_double_quant": True},
+], ids=["fp8-lm-head-bf16", "fp8-attention-bf16", "bnb-nf4"])
+def test_a_config_of_a_preset_shape_keeps_the_parts_it_keeps_in_16_bits(quant):
+    """A config.json whose shape is a catalogue preset stands for that preset, with every format the config states
+    that the preset does not ship: a part the preset ships no format for follows the link's weights, so the
+    config's 16-bit LM head or attention must stay stated (they were dropped as "the same as bf16", and the
+    checkpoint priced 11-27 % lighter than it loads)."""
+    keys, _ = with_quant("llama-3.1-8b", quant)
+    matched = catalogue.match_model(keys)
+    assert matched == "llama-3.1-8b"
+    as_preset = parse({"model": matched, **catalogue.format_differences(keys, matched)}).scenario
+    as_shape = parse(keys).scenario
+    assert formats(as_preset.model_dump()) == formats(keys)
+    assert model.weight_bytes(as_preset) == pytest.approx(model.weight_bytes(as_shape), rel=1e-3)  # the match's 0.1 %
 
 
 def test_compressed_tensors_ignore_patterns():
