@@ -184,7 +184,7 @@ class Peaks:
     """Effective peaks over all cards (docs/method.md section 8): FLOP/s of the arithmetic, bytes/s reading weights and
     bytes/s reading the KV cache."""
 
-    flops: float    # g * tflops * 1e12 * eff_flops
+    flops: float    # g * tflops * 1e12 * eff_flops (times eff_fp4 at compute=fp4)
     weights: float  # g * bw_tbs * 1e12 * eff_bw
     kv: float       # g * bw_tbs * 1e12 * eff_kv
 
@@ -195,11 +195,18 @@ def speed_cards(s: Scenario) -> int:
     return 1 if engines.splits_layers(s.engine) else s.gpus
 
 
+def arithmetic_share(s: Scenario) -> float:
+    """The share of the dense peak the arithmetic reaches: ``eff_flops``, times ``eff_fp4`` at ``compute=fp4``
+    (docs/method.md section 8: FP4 GEMMs scale their blocks and quantize their activations on the fly)."""
+    return s.eff_flops * (s.eff_fp4 if s.compute == "fp4" else 1.0)
+
+
 def peaks(s: Scenario) -> Peaks:
     """The effective peak of each part of a step: ``g * peak * eff_part`` (docs/method.md section 8), with ``g``
-    the cards that work at once (:func:`speed_cards`)."""
+    the cards that work at once (:func:`speed_cards`) and the arithmetic's share :func:`arithmetic_share`."""
     g = speed_cards(s)
-    return Peaks(g * s.tflops * TERA * s.eff_flops, g * s.bw_tbs * TERA * s.eff_bw, g * s.bw_tbs * TERA * s.eff_kv)
+    return Peaks(g * s.tflops * TERA * arithmetic_share(s), g * s.bw_tbs * TERA * s.eff_bw,
+                 g * s.bw_tbs * TERA * s.eff_kv)
 
 
 def moe_split(s: Scenario) -> tuple[float, float]:
@@ -317,7 +324,8 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     """Decode step of ``B`` sequences at context ``n`` (default ``s.ctx``), docs/method.md.
 
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cr(n)/(g*bw*eff_kv)`` (``Cr`` = :func:`cache_bytes_read`, ``Cg`` unless the
-    engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/(g*tflops*eff_flops)``,
+    engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/F`` with ``F = g*tflops*eff_flops`` (times
+    ``eff_fp4`` at ``compute=fp4``),
     ``step = max(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`fixed_step_seconds`); weights below 8 bits are read at
     ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """

@@ -91,9 +91,29 @@ def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
     return np.maximum(p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * US
 
 
-def prefill_seconds(s: Scenario) -> float:
-    """Arithmetic time of one request's prefill at the effective peak: ``Fp/F`` (``F`` at ``eff_flops``)."""
-    return prefill_flops(s) / model.peaks(s).flops
+def expert_prefill_seconds(s: Scenario, idle: bool = False) -> float:
+    """The fixed time one request's prefill spends on an MoE model's experts beside their FLOPs (docs/method.md
+    section 8): every chunk of up to ``T = max_batched_tokens`` tokens runs each expert it routes to (``E*f(tokens)``,
+    :func:`calc.model.expert_coverage`) in each of the ``L`` layers at ``expert_us``. Under load the chunks are full
+    and shared, so a request pays its ``in_tok*(1 - h)/T`` share of ``L*E*f(T)*expert_us``; on an idle replica
+    (``idle``, the TTFT) its own ``ceil(p/T)`` chunks of its ``p = in_tok*(1 - h)`` tokens. 0 for a dense model."""
+    if not s.experts or not s.expert_us:
+        return 0.0
+    T = s.max_batched_tokens
+    p = s.in_tok * (1 - s.prefix_hit)
+    if idle:
+        chunks = math.ceil(p / T) if p > 0 else 0
+        touched = s.experts * float(model.expert_coverage(s, min(p, T)))
+    else:
+        chunks = p / T
+        touched = s.experts * float(model.expert_coverage(s, T))
+    return chunks * s.layers * touched * s.expert_us * US
+
+
+def prefill_seconds(s: Scenario, idle: bool = False) -> float:
+    """Time of one request's prefill at the effective peak: ``Fp/F`` (``F`` at ``eff_flops``, times ``eff_fp4`` at
+    ``compute=fp4``) plus an MoE model's :func:`expert_prefill_seconds` (under load, or on an idle replica)."""
+    return prefill_flops(s) / model.peaks(s).flops + expert_prefill_seconds(s, idle)
 
 
 def load_prefill_seconds(s: Scenario) -> float:
@@ -152,9 +172,7 @@ def capacity(s: Scenario) -> Capacity:
     bs, meets = serving_batch(s)
     step = float(model.step_seconds(s, bs, n))
     tok_s = bs / step
-    F = model.peaks(s).flops
-    fp = prefill_flops(s)
-    ttft_ms = (max(fp / F, model.resident_weight_seconds(s)) * MS_PER_S
+    ttft_ms = (max(prefill_seconds(s, idle=True), model.resident_weight_seconds(s)) * MS_PER_S
                + float(model.comm_seconds(s, s.in_tok)) * MS_PER_S + float(model.fixed_step_seconds(s, s.in_tok)) * MS_PER_S)
     s_req = busy_seconds_per_request(s, bs)
     return Capacity(n, int(memory.max_batch(s, n)), bs, meets, step * MS_PER_S, tok_s, ttft_ms, s_req,

@@ -64,13 +64,15 @@ DATA = "calc/data/measurements.csv"
 #: call for; a larger one would make batch-1 decoding of small models slower than any row measures.
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
-          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0)}
+          "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0),
+          "eff_fp4": (0.1, 1.0), "expert_us": (0.0, 100.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
-         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0}
+         "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0,
+         "eff_fp4": 1.0, "expert_us": 0.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
-               "eager_us": 100.0}
+               "eager_us": 100.0, "expert_us": 10.0}
 PRIOR_WEIGHT = 1e-3
 #: Log error charged for a row the figures make impossible (nothing fits): a factor of about 20.
 MISS = 3.0
@@ -79,15 +81,18 @@ OVER_WEIGHT = 2.0
 
 #: The figures fitted for each profile with rows (own, or shared through ``SHARED``); the others are fixed below.
 FITTED = {
-    "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "vllm-0.21": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "trtllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
-    "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link"),
-    "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
-    "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib"),
+    "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "vllm-0.21": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "trtllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib",
+                    "eff_fp4", "expert_us"),
+    "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib",
+                    "eff_fp4", "expert_us"),
+    "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib",
+                   "eff_fp4", "expert_us"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-vulkan": ("eff_bw", "layer_us", "eff_dequant"),
@@ -120,6 +125,16 @@ SHARED = {
     ("llamacpp-2024", "layer_us"): "llamacpp", ("llamacpp", "eager_us"): "llamacpp-2024",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
     ("sglang", "eff_link"): "vllm",
+    # What the arithmetic keeps at FP4 is the FP4 GEMMs' (NVIDIA's CUTLASS and TRT-LLM-Gen kernels, which vLLM and
+    # SGLang call through FlashInfer): only TensorRT-LLM's v1.0 rows measure it (NVFP4 on B200 and GB200), so every
+    # other engine and release takes its figure rather than the prior's 1, which no measurement supports and which
+    # would flatter self-hosting.
+    # What an MoE layer's experts cost in each prefill chunk beside their FLOPs is the grouped GEMM's and the token
+    # gather's (the same problem in every engine): TensorRT-LLM's rows measure it (v1.0's Qwen3-30B-A3B with 128
+    # small experts, Llama 4 Scout with 16 large ones; v0.17's Mixtral), vLLM's one MoE row with long prompts
+    # (gpt-oss-20b, 20,000 tokens) barely moves with it, so every engine and release takes the one figure.
+    **{(e, k): "trtllm" for e in ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm-2025", "trtllm-2024",
+                                  "trtllm-2023", "trtllm-v05") for k in ("eff_fp4", "expert_us")},
     # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in
     # any figure the rows measure: every figure is vllm's.
     **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025")
@@ -139,6 +154,9 @@ _LLAMACPP_FIXED = {
     "overhead_gib": (None, "empty: llama.cpp's own allocation, worked out from the launch settings (the CUDA "
                            "context and its compute buffers: calc/memory.py, docs/method.md section 8.2)"),
     "max_seqs": (4, "llama-server's default of 4 parallel slots (--parallel auto; ggml-org/llama.cpp issue 17989)"),
+    "eff_fp4": (1.0, "llama.cpp unpacks FP4 weights (MXFP4, NVFP4) and multiplies them at 8 or 16 bits: no FP4 "
+                     "arithmetic to lose"),
+    "expert_us": (0.0, "no llama.cpp row measures a prefill: none modelled (0)"),
 }
 MODELLED = ("empty: the engine's own accounting, worked out from the launch settings (calc/memory.py, "
             "docs/method.md section 8.2)")
@@ -219,8 +237,10 @@ _ONE_READ = {
     "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
     "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
     "trtllm-2024": "the XQA decode kernels load each KV head once for its group of query heads",
-    "trtllm-2023": "v0.7 decodes GQA models through the XQA kernels, which load each KV head once for its group of "
-                   "query heads (Falcon180B-H200.md @3c44cb97)",
+    "trtllm-2023": "v0.7 to v0.9 decode a GQA model the XQA kernels cover (Llama 2 70B's 8 query heads per KV head) "
+                   "through them, which load each KV head once for its group of query heads (Falcon180B-H200.md "
+                   "@3c44cb97; the v0.8.0 and v0.9.0 performance tables run Llama 2 70B with TRTLLM_ENABLE_XQA=1); a "
+                   "shape they do not cover reads its cache per query head, kv_reread=1 in its link",
     "llamacpp": "llama.cpp's attention kernels load each KV head once for its group of query heads",
     "llamacpp-2024": "llama.cpp's batch-1 rows read too little cache for it to matter: none assumed",
     "llamacpp-vulkan": "llama.cpp's attention kernels load each KV head once for its group of query heads",
@@ -257,9 +277,9 @@ class FastRows:
     (model.step_parts, traffic.load_throughput) term by term; :func:`check_against_report` proves it agrees with
     ``calc.report``. A figure the row's own link sets (``max_seqs=8``) overrides the profile's, as in the report."""
 
-    COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd", "Wm", "q", "C_ctx", "fl", "B_step", "comm_step",
-            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "sub8_d", "sub8_m", "X_ctx", "X_load", "no_graphs",
-            "one_seq_graphs")
+    COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd8", "Wd4", "Wm8", "Wm4", "q", "C_ctx", "fl", "B_step", "comm_step",
+            "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "X_ctx", "X_load", "no_graphs",
+            "one_seq_graphs", "fp4", "PFx")
 
     def __init__(self, rows: list[Measurement]):
         self.rows = list(rows)
@@ -270,12 +290,12 @@ class FastRows:
         cols: dict[str, list[float]] = {k: [] for k in self.COLS}
         self.link_figures = {k: [] for k in FIGURES}
         for row in self.rows:
-            s = load(row.link).scenario
+            # The arithmetic counted at its plain FLOPs: the shares at FP4 and on routed experts are figures.
+            s = load(row.link).scenario.model_copy(update={"eff_fp4": 1.0, "expert_us": 0.0})
             raw, _ = split_link(row.link)
             for k in FIGURES:
                 self.link_figures[k].append(float(raw[k]) if k in raw else np.nan)
             g = s.gpus
-            M, D = model.moe_split(s)
             # The KV bytes a kernel that reads each KV head once per query head adds, per unit of kv_reread
             # (the step's read is linear in kv_reread: model.cache_bytes_read).
             once = s.model_copy(update={"kv_reread": 1.0})
@@ -293,8 +313,12 @@ class FastRows:
             cols["free_fixed"].append(memory.free_bytes(s) if s.engine in engines.MODELLED_RESERVE else np.nan)
             cols["rule_trt"].append(float(rule == "trtllm"))
             cols["C_end"].append(float(model.cache_bytes(s, memory.paged_context(s, traffic.request_context(s)))))
-            cols["Wd"].append((D - model.embed_params(s)) * s.weight_bits / 8)
-            cols["Wm"].append(M * s.expert_weight_bits / 8)
+            # model.weight_parts: the bytes a step reads of each part, by whether it is stored below 8 bits (read at
+            # eff_dequant of eff_bw) and whether it is a routed expert (read at the step's expert coverage).
+            for name, routed, low in (("Wd8", False, False), ("Wd4", False, True), ("Wm8", True, False),
+                                      ("Wm4", True, True)):
+                cols[name].append(sum(p.params * p.read * p.bits / 8 for p in model.weight_parts(s)
+                                      if p.routed == routed and (p.bits < 8) == low))
             cols["q"].append(1 - s.experts_active / s.experts if s.experts else 1.0)
             if row.metric == "step_ms":
                 if s.batch == "auto":
@@ -327,8 +351,9 @@ class FastRows:
             cols["L"].append(s.layers)
             cols["no_graphs"].append(1.0 - s.cuda_graphs)
             cols["one_seq_graphs"].append(float(engines.graphs_for_one_sequence_only(s.engine)))
-            cols["sub8_d"].append(float(s.weight_bits < 8))
-            cols["sub8_m"].append(float(s.expert_weight_bits < 8))
+            cols["fp4"].append(float(s.compute == "fp4"))
+            # traffic.expert_prefill_seconds under load per microsecond of expert_us
+            cols["PFx"].append(float(traffic.expert_prefill_seconds(s.model_copy(update={"expert_us": 1.0}))))
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
         self.link_figures = {k: np.array(v, dtype=float) for k, v in self.link_figures.items()}
@@ -346,16 +371,22 @@ class FastRows:
         f = {k: np.where(np.isnan(self.link_figures[k]), np.asarray(v, dtype=float), self.link_figures[k])
              for k, v in f.items()}
         GiB = model.GiB
+        # The arithmetic's peak at eff_flops, times eff_fp4 at FP4 (model.arithmetic_share).
+        gT = self.gT * np.where(self.fp4 > 0, f["eff_fp4"], 1.0)
         # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
-        bw_d = self.gbw * f["eff_bw"] * np.where(self.sub8_d > 0, f["eff_dequant"], 1.0)
-        bw_m = self.gbw * f["eff_bw"] * np.where(self.sub8_m > 0, f["eff_dequant"], 1.0)
+        bw, dq = self.gbw * f["eff_bw"], f["eff_dequant"]
+
+        def weights_s(B):  # model.weight_read_seconds: each part at its bandwidth, routed experts at their coverage
+            return (self.Wd8 / bw + self.Wd4 / (bw * dq)
+                    + (1 - self.q ** B) * (self.Wm8 / bw + self.Wm4 / (bw * dq)))
+
         def fixed(B):  # model.fixed_step_seconds: the launches where the step runs without a CUDA graph
             launches = np.maximum(self.no_graphs, self.one_seq_graphs * (B > 1))
             return (f["step_us"] + self.L * (f["layer_us"] + launches * f["eager_us"])) * 1e-6
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
-        step = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** self.B_step) / bw_m
+        step = (np.maximum(weights_s(self.B_step)
                            + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (self.gbw * f["eff_kv"]),
-                           self.fl / (self.gT * f["eff_flops"]))
+                           self.fl / (gT * f["eff_flops"]))
                 + self.comm_step + fixed(self.B_step)) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
         # calc/memory.py: vLLM's, SGLang's and TensorRT-LLM 2024's cache is their own accounting (no fitted figure
@@ -367,12 +398,12 @@ class FastRows:
         free = np.where(np.isnan(self.free_fixed), np.where(self.rule_trt > 0, trt, share), self.free_fixed)
         B = np.floor(np.maximum(0.0, free) / self.C_end)
         B = np.where(np.isnan(f["max_seqs"]), B, np.minimum(B, np.nan_to_num(f["max_seqs"], nan=0.0)))
-        tau = (np.maximum(self.Wd / bw_d + self.Wm * (1 - self.q ** B) / bw_m
+        tau = (np.maximum(weights_s(B)
                           + B * (self.C_load + f["kv_reread"] * self.X_load) / (self.gbw * f["eff_kv"]),
-                          B * self.fl_load / (self.gT * f["eff_flops"]))
+                          B * self.fl_load / (gT * f["eff_flops"]))
                + B * self.cb / f["eff_link"] + self.cl + fixed(B) + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
-            thr = B * self.O / (self.O * tau + B * (self.Fp / (self.gT * f["eff_flops"])
+            thr = B * self.O / (self.O * tau + B * (self.Fp / (gT * f["eff_flops"]) + self.PFx * f["expert_us"]
                                                      + self.I * self.cb / f["eff_link"]))
         thr = np.where(B > 0, thr, np.nan)
         return np.where(self.is_step, step, thr)
@@ -476,7 +507,8 @@ def constrained(fast: FastRows, plan: Plan, vals: dict[str, float], slot: str) -
     """True when some row's prediction moves by more than 0.1 % as the slot moves by 10 % (or 100 µs / 1 GiB)."""
     name = slot.split(".")[-1]
     lo, hi = BOUNDS[name]
-    shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0, "layer_us": 10.0, "eager_us": 10.0}.get(name)
+    shift = {"step_us": 100.0, "tok_us": 1.0, "overhead_gib": 1.0, "layer_us": 10.0, "eager_us": 10.0,
+             "expert_us": 1.0}.get(name)
     x = np.array([vals[s] for s in plan.slots])
     base = fast.predict(plan.figures(x, fast.engine))
     i = plan.slots.index(slot)
@@ -502,7 +534,7 @@ def on_bound(name: str, x: float) -> str:
 def rounded(name: str, x):
     if x is None:
         return None
-    if name in ("step_us", "tok_us", "layer_us", "eager_us"):
+    if name in ("step_us", "tok_us", "layer_us", "eager_us", "expert_us"):
         return round(x, 1)
     if name == "overhead_gib":
         return round(x, 2)

@@ -58,9 +58,10 @@ DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied t
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
 # kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
-# added when the kernels are launched one by one, without CUDA graphs).
+# added when the kernels are launched one by one, without CUDA graphs; eff_fp4: share of eff_flops kept at
+# compute=fp4; expert_us: fixed time per routed expert per MoE layer per prefill chunk).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
-                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us")
+                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us")
 # docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
 # backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
@@ -361,6 +362,11 @@ def resolve(params) -> dict:
     prof = profiles()[s["engine"]]
     for key in ("eff_bw", "eff_kv", "eff_flops"):
         s[key] = _real(p, key, s["eff"] if "eff" in p else prof[key], 0, lo_open=True, hi=1)
+    # docs/method.md section 8: a link that gives eff_flops or eff sets the arithmetic's share at every precision
+    s["eff_fp4"] = _real(p, "eff_fp4", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp4"], 0, lo_open=True,
+                         hi=1)
+    # docs/calibration.md section 7: a link that pins step_us pins expert_us too (0 unless given)
+    s["expert_us"] = _real(p, "expert_us", 0.0 if "step_us" in p else prof["expert_us"], 0)
     s["step_us"] = _real(p, "step_us", prof["step_us"], 0)
     s["mem_util"] = _real(p, "mem_util", prof["mem_util"], 0, lo_open=True, hi=1)
     s["max_seqs"] = _integer(p, "max_seqs", prof["max_seqs"], 1, 65536)
@@ -560,7 +566,9 @@ def _si(s) -> dict:
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
-        F=gs * s["tflops"] * 1e12 * s["eff_flops"],  # docs/method.md sections 2-4 effective peaks, s7 one per part
+        # docs/method.md sections 2-4 effective peaks, s7 one per part; s8: times eff_fp4 at compute=fp4
+        F=gs * s["tflops"] * 1e12 * s["eff_flops"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0),
+        expert_s=s["expert_us"] * 1e-6,
         BW=gs * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
         BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
@@ -868,9 +876,22 @@ def prefill_flops(m, in_tok):
     return 2 * (m["Pa"] - m["Pe"]) * in_tok * (1 - h) + m["a"] * 2 * (m["L"] - m["Llin"]) * m["H"] * width * in_tok**2 * (1 - h**2)
 
 
+def expert_prefill(m, in_tok, idle):
+    """docs/method.md section 8: an MoE prefill's fixed time per expert, per layer, per chunk of up to T tokens. Under
+    load a request pays its p/T share of full chunks; idle, its own ceil(p/T) chunks of p tokens (p: the prompt less
+    the cached prefix)."""
+    if not m["E"] or not m["expert_s"]:
+        return 0.0
+    p = in_tok * (1 - m["hit"])
+    tokens = min(p, m["T"]) if idle else m["T"]
+    chunks = math.ceil(p / m["T"]) if idle else p / m["T"]
+    touched = m["E"] * (1 - (1 - m["k"] / m["E"]) ** tokens)
+    return chunks * m["L"] * touched * m["expert_s"]
+
+
 def ttft_ms(m, in_tok):
     # docs/method.md section 7 (contract: W resident, comm = t_comm at B = in_tok); docs/method.md section 8: plus one step_us
-    return max(prefill_flops(m, in_tok) / m["F"], resident_seconds(m)) * 1e3 \
+    return max(prefill_flops(m, in_tok) / m["F"] + expert_prefill(m, in_tok, True), resident_seconds(m)) * 1e3 \
         + t_comm(m, in_tok) * 1e3 + fixed_s(m, in_tok) * 1e3
 
 
@@ -892,7 +913,7 @@ def load_prefill(m, s):
     else:
         g = m["g"]
         prompt_comm = 2 * m["L"] * 2 * (g - 1) / g * s["in_tok"] * m["hidden"] * 2 / (m["link"] * m["eff_link"])
-    return prefill_flops(m, s["in_tok"]) / m["F"] + prompt_comm
+    return prefill_flops(m, s["in_tok"]) / m["F"] + expert_prefill(m, s["in_tok"], False) + prompt_comm
 
 
 def load_throughput(m, B, s):
@@ -950,7 +971,8 @@ def traffic(m, s) -> dict:
     Bs, meets = serving_batch(m, s, n)
     tok_s = Bs / step(m, Bs, n)
     if s["engine"] == "roofline":
-        s_req = s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # docs/method.md section 7: s_req
+        s_req = (s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # docs/method.md section 7: s_req
+                 + expert_prefill(m, s["in_tok"], False))
     else:
         s_req = s["out_tok"] / load_throughput(m, Bs, s)  # docs/method.md section 8: from the engine's throughput model
     B_thr = throughput_batch(m, s)

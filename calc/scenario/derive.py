@@ -248,6 +248,13 @@ def _efficiency(key: str) -> Derive:
 eff_bw, eff_kv, eff_flops = _efficiency("eff_bw"), _efficiency("eff_kv"), _efficiency("eff_flops")
 
 
+@unless_given("eff_fp4")
+def eff_fp4(r: Resolving, base: Any) -> Any:
+    """The profile's, except beside a link's own eff_flops or eff, which then sets the arithmetic's share at every
+    precision (a printed link of before eff_fp4 existed keeps its numbers; docs/calibration.md section 7)."""
+    return 1.0 if r.given("eff_flops") or r.given("eff") else base
+
+
 @unless_given("max_batched_tokens")
 def max_batched_tokens(r: Resolving, base: Any) -> Any:
     """The engine's default for the card (docs/method.md section 8.2)."""
@@ -272,6 +279,13 @@ def eager_us(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own ``layer_us``: a link that pins the time per layer pins all of it
     (a printed link of before ``eager_us`` existed keeps its numbers; docs/calibration.md section 7)."""
     return 0.0 if r.given("layer_us") else base
+
+
+@unless_given("expert_us")
+def expert_us(r: Resolving, base: Any) -> Any:
+    """The profile's, except beside a link's own ``step_us``: a link that pins the engine's fixed times pins this one
+    too (a printed link of before ``expert_us`` existed keeps its numbers; docs/calibration.md section 7)."""
+    return 0.0 if r.given("step_us") else base
 
 
 @unless_given("cuda_graphs")

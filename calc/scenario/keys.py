@@ -392,6 +392,18 @@ KEY_TABLE: tuple[Key, ...] = (
        "and v0.6 did (one thread block per query head), so a GQA model reads H/Hkv times the cache it holds; "
        "default: the profile's.", "engine", lo=0, hi=1, step=0.25, fmt="%g",
        preset="engine"),
+    _K("eff_fp4", "float", "Compute kept at FP4 (fraction of eff_flops)",
+       "Share of eff_flops the arithmetic keeps at compute=fp4: NVFP4 and MXFP4 GEMMs scale every block of 16 or 32 "
+       "values and quantize their activations on the fly, and attention runs at 8 or 16 bits, so a step reaches less "
+       "of the FP4 peak than of the FP8 one; 1 = as at every other precision; default: the profile's (1 where the link "
+       "gives eff_flops or eff). Counts only at compute=fp4.", "engine", lo=0.001, hi=1, step=0.05, fmt="%g",
+       preset="engine", derive=d.eff_fp4, after=("eff", "eff_flops")),
+    _K("expert_us", "float", "Prefill time per expert per MoE layer per chunk (µs)",
+       "Fixed time each routed expert's GEMM costs in every MoE layer of every prefill chunk (max_batched_tokens "
+       "tokens), beside its FLOPs: the grouped GEMM's set-up, its part-filled tiles and the tokens gathered to it and "
+       "back; a model of many small experts pays it most; counted in prefill only; default: the profile's (0 where "
+       "the link gives step_us).", "engine", lo=0, hi=1e4, unit="µs", step=1.0, fmt="%g",
+       preset="engine", derive=d.expert_us, after=("step_us",)),
     _K("max_batched_tokens", "int", "Most tokens per engine step",
        "vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, TensorRT-LLM's max_num_tokens, "
        "llama.cpp's -ub (n_ubatch): the tokens one step may hold; sizes the activations the engine reserves memory "
