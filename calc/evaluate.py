@@ -43,7 +43,7 @@ class Memory:
     weights_loaded_gib: float        # per card, as the engine loads them (its kernels' padding included)
     kv_cache_gib: float              # the KV cache the engine allocates, all cards (vLLM: "Available KV cache memory" x g)
     kv_cache_gib_per_card: float
-    kv_tokens: float                 # vLLM's "GPU KV cache size", SGLang's max_total_num_tokens, llama.cpp's cells
+    kv_tokens: int                   # vLLM's "GPU KV cache size", SGLang's max_total_num_tokens, llama.cpp's cells
     max_concurrency: float           # vLLM's "Maximum concurrency for ctx tokens per request"
     reserve_gib_per_card: dict       # the engine's reserve block by block, GiB per card (llama.cpp: "compute buffer")
 

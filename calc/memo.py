@@ -644,13 +644,13 @@ def assumptions(s: Scenario) -> list[str]:
         else:
             out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
         out.append(f"Rent priced against the market: {rent_text(s)}.")
-        out.append(f"Card figures ({card['name']}: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
+        out.append(f"Card figures ({card['name']}: {s.mem_gib:,.2f} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
                    f"at {s.compute}): {card['source']}, read {card['read_on']}.")
         out.append(f"Card memory ({card['name']}): {catalogue.memory_text(card)}; source: "
                    f"{card['mem_source']}, read {card['mem_read_on']}.")
     else:
         rent = "not set" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"
-        out.append(f"Custom card: {s.mem_gib:g} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "
+        out.append(f"Custom card: {s.mem_gib:,.2f} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "
                    f"{s.link_gbs:g} GB/s link, rent {rent}, all from the link.")
     m = models.get(s.model)
     if m:

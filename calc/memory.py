@@ -450,15 +450,15 @@ def max_concurrency(s: Scenario, mem: Memory | None = None) -> float:
     return kv_tokens(s, mem) / float(paged_context(s, s.ctx))
 
 
-def kv_tokens(s: Scenario, mem: Memory | None = None) -> float:
+def kv_tokens(s: Scenario, mem: Memory | None = None) -> int:
     """Tokens the KV cache holds, as vLLM ("GPU KV cache size": whole blocks of 16 tokens) and SGLang
-    (``max_total_num_tokens``) print it: ``floor(kv / Cg(ctx) * ctx / b) * b`` with ``b`` the engine's tokens per
-    block (:func:`calc.engines.kv_block_tokens`; docs/method.md section 8.2)."""
+    (``max_total_num_tokens``, whole tokens) print it: ``floor(kv / Cg(ctx) * ctx / b) * b`` with ``b`` the engine's
+    tokens per block (:func:`calc.engines.kv_block_tokens`, 1 where it pages single tokens; docs/method.md 8.2)."""
     mem = memory(s) if mem is None else mem
     raw = max(0.0, mem.allocated_bytes) / float(cache_bytes(s, s.ctx)) * s.ctx
     b = _block_rounding(s)
     # A hair of slack so a count that is a whole number of blocks in exact arithmetic is not floored one block down.
-    return raw if b == 1 else math.floor(raw / b + 1e-9) * b
+    return int(math.floor(raw / b + 1e-9) * b)
 
 
 def free_bytes(s: Scenario) -> float:

@@ -160,22 +160,29 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
 
     hyb = hyb_n = share = hyb_own = hyb_own_n = None
     if r_h is not None:
-        N = np.arange(replicas + 1)[:, None]
+        # Every fleet size from none to the replicas could be priced, but each bill is linear in N between the sizes
+        # that just serve one hour's requests (r_h / per_hour, rounded either way), so its least is at one of those,
+        # at an end or at one replica (where the upkeep starts): only they are priced (np.argmin then finds the
+        # smallest size of the least bill, as over every size), and millions of replicas cost no memory.
+        edges = np.concatenate(([0, 1, replicas], np.floor(r_h / per_hour), np.ceil(r_h / per_hour)))
+        N = np.unique(np.clip(edges, 0, replicas).astype(np.int64))[:, None]
         served = np.minimum(r_h[None, :], N * per_hour)
         overflow = (r_h[None, :] - served).sum(axis=1)
         api_part = hours / HOURS_PER_DAY * overflow * traffic.api_usd_per_request(s)
         fleet_on = (N[:, 0] >= 1) * s.upkeep
         if priced:
             total = N[:, 0] * g * rent_hr * hours + fleet_on + api_part
-            hyb_n = int(np.argmin(total))
-            hyb, share = float(total[hyb_n]), float(overflow[hyb_n] / r_h.sum())
+            best_i = int(np.argmin(total))
+            hyb_n = int(N[best_i, 0])
+            hyb, share = float(total[best_i]), float(overflow[best_i] / r_h.sum())
         if missing is None:
             with np.errstate(invalid="ignore", divide="ignore"):
                 duty_n = np.where(N[:, 0] >= 1, served.sum(axis=1) / (HOURS_PER_DAY * N[:, 0] * per_hour), 0.0)
             E_n = s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty_n) * s.pue * s.usd_kwh * hours
             total_own = N[:, 0] * g * (K + E_n + s.colo_usd) + fleet_on + api_part
-            hyb_own_n = int(np.argmin(total_own))
-            hyb_own = float(total_own[hyb_own_n])
+            best_i = int(np.argmin(total_own))
+            hyb_own_n = int(N[best_i, 0])
+            hyb_own = float(total_own[best_i])
 
     bills = {"api": api_usd_month, "rent": rent, "own": own,
              "hybrid": hyb if hyb_n not in (None, 0, replicas) else None,

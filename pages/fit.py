@@ -80,7 +80,7 @@ chart = (
 )
 rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib]})).mark_rule(color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
 st.altair_chart(alt.layer(chart, rule), width="stretch")
-st.caption(mem.sentence() + f" The dashed line is the card, {s.mem_gib:g} GiB as nvidia-smi reports it; the blocks add "
+st.caption(mem.sentence() + f" The dashed line is the card, {s.mem_gib:,.2f} GiB as nvidia-smi reports it; the blocks add "
            "up to it.")
 short = stack.loc[stack["part"] == "short", "gib_per_card"]
 if r["kv_cache_gib"] <= 0:
@@ -112,7 +112,7 @@ ui.dataframe(
     },
     column_order=[c for c in fit.columns if c not in ("quality_source", "quality_url")] + ["quality_url"],
 )
-st.caption(f"{s.gpus} × {s.mem_gib:g} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
+st.caption(f"{s.gpus} × {s.mem_gib:,.2f} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
            "Each row puts every weight in its format (an integer format's embeddings and LM head in bf16, as GPTQ and "
            "AWQ checkpoints keep them)"
            + ("; the first row is the checkpoint as set, its parts in their own formats, at its average bits per weight. "

@@ -546,10 +546,12 @@ def page_tokens(engine: str, latent: float) -> int:
 
 
 def printed_tokens(m, free: float, n: int) -> tuple[float, float]:
-    """docs/method.md section 8.2: (kv_tokens, max_concurrency) in whole blocks of the engine's page."""
+    """docs/method.md section 8.2: (kv_tokens, max_concurrency) in whole blocks of the engine's page (whole tokens
+    where it pages single tokens, as SGLang counts them)."""
     tokens = max(0.0, free) / cache_bytes(m, n) * n
     b = m["page"]
     if b == 1:
+        tokens = math.floor(tokens + 1e-9)
         return tokens, tokens / n
     tokens = math.floor(tokens / b + 1e-9) * b
     return tokens, tokens / (math.ceil(n / b) * b)  # the blocks over the blocks one request takes

@@ -259,3 +259,12 @@ def test_the_owning_and_traffic_inputs_are_widgets_the_link_restores_and_moves()
     assert after["own_capex_usd"] == pytest.approx(before["own_capex_usd"] * 1.1)
     _widget(at, "autoscale").uncheck().run()
     assert at.query_params["autoscale"] == "0"
+
+
+def test_a_fleet_of_billions_of_replicas_is_priced_without_pricing_every_size():
+    """The mixed fleet's bill is linear in the fleet size between the sizes that just serve one hour, so only those
+    are priced: a scenario of billions of replicas (a 128-expert model prefilled a token at a time, a trillion
+    requests a day) gives its answer instead of asking for tens of GiB to price every size."""
+    r = report("model=qwen3-30b-a3b&card=b200&max_batched_tokens=1&in_tok=100000&ctx=101000&req_day=1e12"
+               "&profile=office")
+    assert r["replicas"] > 1e9 and r["hybrid_replicas"] == 0 and r["best"] == "api"

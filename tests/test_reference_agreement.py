@@ -11,7 +11,7 @@ import itertools
 import math
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, currently_in_test_context, example, given, settings
 from hypothesis import strategies as st
 
 from calc import catalogue
@@ -431,7 +431,20 @@ def _scenario_same(key, given, got, scenario) -> bool:
     return str(a).strip() == str(b).strip()
 
 
+#: The reference model prices every fleet size from none to the replicas one by one (SPEC section 9's mixed
+#: fleet), so a scenario of millions of replicas (a many-expert MoE prefilled in chunks of a few tokens, say) would
+#: take it minutes: such draws are left out, the closed forms they exercise are drawn at every other size.
+MAX_REFERENCE_REPLICAS = 100_000
+
+
 def assert_agrees(params):
+    try:
+        first = calc_report(params)
+    except ScenarioError:
+        first = None
+    if first is not None and (first.get("replicas") or 0) > MAX_REFERENCE_REPLICAS:
+        assert currently_in_test_context(), "a hand-written example must stay within MAX_REFERENCE_REPLICAS"
+        assume(False)
     try:
         ref = reference_report(params)
     except ValueError as refused:
@@ -442,7 +455,7 @@ def assert_agrees(params):
             calc_report(params)
         assert key in {e.key for e in exc.value.errors}, (refused, exc.value.errors)
         return
-    got = calc_report(params)
+    got = first if first is not None else calc_report(params)
     diffs = [
         f"{key}: reference {want!r} != calc {got.get(key, '<missing>')!r}"
         for key, want in ref.items()
