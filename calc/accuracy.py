@@ -31,9 +31,9 @@ def card_arch() -> dict[str, str]:
 
 
 def model_kind(s: Scenario) -> str:
-    """``"hybrid"`` (linear-attention layers beside attention), ``"MLA"`` (a latent KV cache), ``"MoE"`` (routed
-    experts) or ``"dense"``."""
-    if s.linear_layers:
+    """``"hybrid"`` (layers holding a recurrent state: linear-attention layers beside attention, or a Mamba mixer
+    beside attention in a layer), ``"MLA"`` (a latent KV cache), ``"MoE"`` (routed experts) or ``"dense"``."""
+    if s.state_layers:
         return "hybrid"
     if s.kv_latent:
         return "MLA"

@@ -395,6 +395,8 @@ def load_models(path, api_ids=None) -> dict[str, dict]:
             "embed_b": row.number("embed_b"),
             "vocab": row.integer("vocab", 1),
             "linear_layers": row.integer("linear_layers", 0),
+            # Every linear layer of a preset holds its state; no preset runs a state beside attention (Falcon-H1).
+            "state_layers": row.integer("linear_layers", 0),
             "state_kib": row.number("state_kib"),
             # The formats the checkpoint ships in, where it ships quantized; empty: the link's default. A
             # checkpoint may keep its attention projections, embeddings and some whole blocks in other formats.

@@ -21,7 +21,7 @@ Units: ``params_b``, ``active_b`` and ``embed_b`` are **billions of
 parameters** (floats, rounded to 1e-9 so the exact count survives);
 ``state_kib`` is KiB (a float); every other shape key is an integer
 (``layers``, ``heads``, ``kv_heads``, ``head_dim``, ``hidden``, ``kv_latent``,
-``vocab`` and ``linear_layers`` are counts or widths in elements, ``window``
+``vocab``, ``linear_layers`` and ``state_layers`` are counts or widths in elements, ``window``
 is tokens) and 0 means "absent".  ``active_b`` is everything a token uses: the
 total less the routed experts it is not sent to (``num_experts_per_tok`` of
 them are).  Multi-token-prediction layers (``num_nextn_predict_layers``) and
@@ -55,8 +55,11 @@ attention figures (``heads``, ``kv_heads``, ``head_dim``) describe the
 softmax-attention layers.  Nemotron-H's MLP-only blocks (``-``, ``E``) have
 neither cache nor state: they are counted in the parameters and folded into
 the mixer blocks, so ``layers`` is its Mamba plus attention blocks (a
-``note`` says so).  Falcon-H1, which runs attention and Mamba side by side
-in every layer, is refused.
+``note`` says so).  Falcon-H1 (``falcon_h1``) runs softmax attention and a
+Mamba2 mixer side by side in every layer, so each of its layers holds a KV
+cache *and* a fixed state: ``linear_layers`` is 0 and ``state_layers`` (the
+layers holding a state, linear or not; given only when it differs from
+``linear_layers``) is ``layers``.
 
 Weight formats: a ``quantization_config`` (or ``compression_config``) is read
 for the format keys ``weights``, ``weights_experts``, ``weights_attn``,
@@ -77,7 +80,8 @@ integer (or a bool where a bool is meant), an absurd size, or an architecture
 whose cache this calculator cannot size: linear-attention, recurrent,
 state-space or convolution layers outside the families above
 (``layer_types`` entries, hybrid layer lists, ``mamba_*``/``ssm_*``/``linear_*``
-fields), attention and state in the same layer (Falcon-H1), caches shared
+fields), Falcon-H1 with attention on some layers only (``attn_layer_indices``)
+or a sliding window, caches shared
 between layers, or per-token caches beside the keys and values (DeepSeek
 V3.2's ``index_*`` indexer); and a ``quantization_config`` of a known method
 whose figures are not what the method allows.  Such a config is refused rather than sized wrongly.
@@ -93,7 +97,7 @@ modelling code of each family (``modeling_llama``, ``modeling_mistral``,
 ``modeling_qwen3_moe``, ``modeling_gemma2``, ``modeling_gemma3``,
 ``modeling_deepseek_v3``, ``modeling_gpt_oss``, ``modeling_llama4``,
 ``modular_qwen3_next``, ``modular_qwen3_5``, ``modular_qwen3_5_moe``,
-``modeling_nemotron_h``, ``modular_jamba``; read 2026) and the
+``modeling_nemotron_h``, ``modular_jamba``, ``modeling_falcon_h1``; read 2026) and the
 DeepSeek-V2/V3 technical reports for MLA.  The totals agree with the published
 counts (Llama-3.1-8B 8,030,261,248; Mixtral-8x7B 46.7B / 12.9B active;
 DeepSeek-V3 671B / 37B active; gpt-oss-20b 20.9B); the test fixtures and their
@@ -132,8 +136,8 @@ MAX_JSON_ITEMS = 10_000
 # Model types whose layers are not (only) softmax attention plus an MLP; a
 # count from the standard fields would be wrong, so they are refused.
 # Qwen3-Next / Qwen3.5 (Gated DeltaNet), Nemotron-H and Jamba are counted by
-# the hybrid code below (``_HYBRID``); Falcon-H1 is refused with its own
-# message (``_FALCON_H1``).
+# the hybrid code below (``_HYBRID_FIELDS``), and so is Falcon-H1 (attention and
+# Mamba2 side by side in every layer, ``_count_falcon_h1``).
 _UNSUPPORTED_TYPES = (
     "gemma3n",
     "gemma4",
@@ -304,13 +308,8 @@ _HYBRID_FIELDS = {
     "gdn": ({"full_attention_interval", "mamba_ssm_dtype"}, ("linear_",)),
     "nemotron_h": ({"hybrid_override_pattern", "layers_block_type"}, ("mamba_", "ssm_")),
     "jamba": ({"attn_layer_period", "attn_layer_offset"}, ("mamba_",)),
+    "falcon_h1": ({"attn_layer_indices"}, ("mamba_", "ssm_")),
 }
-_FALCON_H1 = (
-    "runs softmax attention and a Mamba2 mixer side by side in every layer, so each layer holds a per-token "
-    "KV cache and a fixed state at once; the calculator splits the layers into attention layers (a KV cache) "
-    "and linear_layers (a state instead of a cache) and cannot express both in one layer, so this config is "
-    "refused rather than mis-sized"
-)
 # Legacy layer-type names transformers still reads (configuration_utils.remap_legacy_layer_types).
 _LEGACY_LAYER_TYPES = {"mamba": "linear_attention", "attention": "full_attention"}
 
@@ -523,10 +522,10 @@ def _model_type(fields: _Fields, arch: str) -> str:
 
 def _family(kind: str) -> str | None:
     """The hybrid family of a ``model_type`` counted here: ``"gdn"`` (Gated DeltaNet: Qwen3-Next, Qwen3.5,
-    Qwen3.6), ``"nemotron_h"`` or ``"jamba"``; None for the attention-only families."""
+    Qwen3.6), ``"nemotron_h"``, ``"jamba"`` or ``"falcon_h1"``; None for the attention-only families."""
     if kind.startswith(("qwen3_next", "qwen3_5")):
         return "gdn"
-    if kind in ("nemotron_h", "jamba"):
+    if kind in ("nemotron_h", "jamba", "falcon_h1"):
         return kind
     return None
 
@@ -977,8 +976,72 @@ def _count_nemotron_h(f: _Fields, kind: str, hidden: int, vocab: int, tied: bool
     return {
         "total": total, "active": active, "layers": layers, "heads": heads, "kv_heads": kv_heads,
         "head_dim": head_dim, "experts": experts, "experts_active": top_k, "kv_latent": 0,
-        "window": 0, "window_layers": 0, "linear_layers": n["linear_attention"], "state_bytes": state,
+        "window": 0, "window_layers": 0, "linear_layers": n["linear_attention"],
+        "state_layers": n["linear_attention"], "state_bytes": state,
         "parts": [_PARTS[b] for b in blocks],
+    }
+
+
+def _count_falcon_h1(f: _Fields, kind: str, layers: int, hidden: int, heads: int, vocab: int, tied: bool,
+                     notes: list[str]) -> dict:
+    """Falcon-H1 (modeling_falcon_h1): every decoder layer runs softmax attention and a Mamba2 mixer side by side,
+    then a gated MLP; two norms a layer, a final norm, the embeddings and the LM head.
+
+    Attention: q, k, v, o with ``head_dim`` (the config's, else hidden / heads), biases with attention_bias.
+    Mamba2 (FalconH1Mixer), with d = mamba_d_ssm (missing from the file: 1024, the class default; an explicit
+    null: mamba_expand * hidden), H = mamba_n_heads, P = mamba_d_head ("auto": d / H), G = mamba_n_groups,
+    N = mamba_d_state and K = mamba_d_conv: in_proj hidden -> 2d + 2GN + H (bias with mamba_proj_bias), a
+    depthwise conv1d over d + 2GN channels (bias with mamba_conv_bias), dt_bias, A_log and D (H each), the gated
+    norm (d, with mamba_rms_norm) and out_proj d -> hidden (bias with projectors_bias). Its state per sequence, at
+    16 bits: H * P * N recurrent values and the convolution's last K - 1 inputs over d + 2GN channels, as vLLM
+    keeps it. So every layer holds a KV cache and that state: linear_layers 0, state_layers = layers."""
+    if _is_set(f.get("attn_layer_indices")):
+        raise HFConfigError("attn_layer_indices", f"set ({shown(f.get('attn_layer_indices'))}): attention on some "
+                                                  "layers only is not modelled for Falcon-H1; refused rather than "
+                                                  "mis-sized")
+    if f.has("sliding_window"):
+        raise HFConfigError("sliding_window", f"set ({shown(f.get('sliding_window'))}): a window on the "
+                                              "attention of this hybrid is not modelled; refused rather than "
+                                              "mis-sized")
+    kv_heads = _kv_heads(f, heads)
+    head_dim = _head_dim(f, hidden, heads)
+    attn = _attention(f, kind, hidden, heads, kv_heads, head_dim)
+    # mamba_d_ssm: a key missing from the file takes the class default (1024); an explicit null means
+    # mamba_expand * hidden (FalconH1Config and FalconH1Mixer).
+    if f.has("mamba_d_ssm"):
+        d_ssm, said = f.integer("mamba_d_ssm"), ""
+    elif any("mamba_d_ssm" in layer for layer in f.layers):
+        d_ssm = f.integer("mamba_expand", default=2) * hidden
+        said = " (mamba_d_ssm null: mamba_expand x hidden_size)"
+    else:
+        d_ssm, said = 1024, " (mamba_d_ssm missing: the class default)"
+    m_heads = f.integer("mamba_n_heads", default=128, maximum=MAX_HEADS)
+    d_head = f.get("mamba_d_head")
+    d_head = d_ssm // m_heads if d_head in (None, "auto") else f.integer("mamba_d_head")
+    if d_head * m_heads != d_ssm:
+        raise HFConfigError("mamba_d_head", f"{d_head} x mamba_n_heads {m_heads} is not the Mamba width "
+                                            f"mamba_d_ssm {d_ssm}{said}; FalconH1Config requires them equal")
+    groups = f.integer("mamba_n_groups", default=1, maximum=MAX_HEADS)
+    state_size = f.integer("mamba_d_state", default=256, maximum=1 << 16)
+    kernel = f.integer("mamba_d_conv", default=4, maximum=1024)
+    conv = d_ssm + 2 * groups * state_size
+    projection = d_ssm + conv + m_heads
+    mamba = hidden * projection + (projection if f.flag("mamba_proj_bias", False) else 0)
+    mamba += conv * kernel + (conv if f.flag("mamba_conv_bias", True) else 0)
+    mamba += 3 * m_heads + (d_ssm if f.flag("mamba_rms_norm", False) else 0)
+    mamba += d_ssm * hidden + (hidden if f.flag("projectors_bias", False) else 0)
+    mlp = _mlp(hidden, f.integer("intermediate_size"), f.flag("mlp_bias", False))
+    per_layer = attn + mamba + mlp + 2 * hidden
+    total = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
+    state = (m_heads * d_head * state_size + (kernel - 1) * conv) * 2
+    notes.append(f"Falcon-H1 runs attention and a Mamba2 mixer side by side in each of its {layers} layers: every "
+                 f"layer holds a KV cache and a fixed state of {state / 1024:g} KiB per sequence (state_layers = "
+                 f"{layers}, linear_layers = 0).")
+    return {
+        "total": total, "active": total, "layers": layers, "heads": heads, "kv_heads": kv_heads,
+        "head_dim": head_dim, "experts": 0, "experts_active": 0, "kv_latent": 0, "window": 0, "window_layers": 0,
+        "linear_layers": 0, "state_layers": layers, "state_bytes": state,
+        "parts": [frozenset({"attn", "linear", "mlp"})] * layers,
     }
 
 
@@ -995,8 +1058,6 @@ def _count(config: Mapping, notes: list[str]) -> tuple[dict, _Fields]:
     f = _Fields(config)
     arch = _architectures(f)
     kind = _model_type(f, arch)
-    if kind.startswith("falcon_h1"):
-        raise HFConfigError("model_type", f"{shown(kind)} {_FALCON_H1}")
     family = _family(kind)
     _refuse_unsized(f, family)
     if kind.startswith(_UNSUPPORTED_TYPES):
@@ -1015,6 +1076,13 @@ def _count(config: Mapping, notes: list[str]) -> tuple[dict, _Fields]:
     tied = f.flag("tie_word_embeddings", False)
     embed = vocab * hidden
     head = 0 if tied else vocab * hidden
+
+    if family == "falcon_h1":
+        c = _count_falcon_h1(f, kind, layers, hidden, heads, vocab, tied, notes)
+        if c["total"] > MAX_PARAMS:
+            raise HFConfigError("config", f"describes {c['total']:,} parameters, which is not a real model")
+        c.update(model_type=kind, embed=embed, head=head, tied=tied, hidden=hidden, vocab=vocab)
+        return c, f
 
     if family == "nemotron_h":
         c = _count_nemotron_h(f, kind, hidden, vocab, tied, notes)
@@ -1152,6 +1220,7 @@ def _count(config: Mapping, notes: list[str]) -> tuple[dict, _Fields]:
         "window_layers": window_layers,
         "vocab": vocab,
         "linear_layers": linear_layers,
+        "state_layers": linear_layers,
         "state_bytes": state,
         "parts": parts,
     }, f
@@ -1164,8 +1233,10 @@ def count_parameters(config: Mapping) -> dict:
     table), ``head`` (untied output head, 0 when tied), ``layers``, ``heads``,
     ``kv_heads``, ``head_dim``, ``hidden``, ``experts``, ``experts_active``,
     ``kv_latent``, ``window``, ``window_layers``, ``vocab``, ``linear_layers``
-    (layers with a fixed state instead of a per-token cache) and
-    ``state_bytes`` (that state per linear layer and sequence at 16 bits),
+    (layers with a fixed state instead of a per-token cache), ``state_layers``
+    (layers holding a fixed state, with or without a cache: ``linear_layers``
+    except for Falcon-H1) and ``state_bytes`` (that state per state layer and
+    sequence at 16 bits),
     plus ``tied`` (bool) and ``model_type`` (str).  Raises
     :class:`HFConfigError` as described in the module docstring.
     """
@@ -1632,8 +1703,10 @@ def from_hf_config_with_notes(config: Mapping) -> tuple[dict, list[str]]:
         "embed_b": 0.0 if c["tied"] else round(c["embed"] / 1e9, 9),
         "vocab": c["vocab"],
         "linear_layers": c["linear_layers"],
-        "state_kib": round(c["state_bytes"] / 1024, 6) if c["linear_layers"] else 0.0,
+        "state_kib": round(c["state_bytes"] / 1024, 6) if c["state_layers"] else 0.0,
     }
+    if c["state_layers"] != c["linear_layers"]:
+        keys["state_layers"] = c["state_layers"]
     if c["linear_layers"]:
         notes.insert(0, f"Hybrid: {c['linear_layers']} of {c['layers']} layers keep a fixed state of "
                         f"{keys['state_kib']:g} KiB per sequence (at 16 bits) instead of a KV cache; the other "
@@ -1657,8 +1730,10 @@ def from_hf_config(config: Mapping) -> dict:
          "layers", "heads", "kv_heads", "head_dim", "hidden",
          "experts", "experts_active", "kv_latent", "window",
          "window_layers", "vocab", "linear_layers",              # ints, 0 = absent
-         "state_kib"}                                            # KiB per linear layer, 0.0 = none
+         "state_kib"}                                            # KiB per state layer, 0.0 = none
 
+    plus ``state_layers`` (int) when the layers holding a state are not just
+    the linear ones (Falcon-H1: every layer has attention and a state),
     and, when the file has a ``quantization_config`` this module reads,
     ``weights``, ``weights_experts``, ``weights_attn``, ``weights_embed``
     (format ids or bits per weight, as link text) and ``layers_full`` (int).
@@ -1668,7 +1743,7 @@ def from_hf_config(config: Mapping) -> dict:
     ``kv_heads`` equals ``heads``, ``head_dim`` is the query/key head width and
     ``kv_latent`` is ``kv_lora_rank + qk_rope_head_dim``.  For a hybrid,
     ``linear_layers`` of the ``layers`` keep ``state_kib`` of state per
-    sequence instead of a KV cache.
+    sequence instead of a KV cache (and ``state_layers`` keep it beside one).
 
     Raises :class:`HFConfigError` (a ``ValueError``) naming the field when the
     input is not a mapping, a field the count needs is missing, a shape is not

@@ -112,9 +112,10 @@ def token_layers(s: Scenario, n: ArrayLike) -> NDArray:
 
 
 def state_bytes(s: Scenario) -> float:
-    """Bytes of recurrent state one sequence holds over the replica, ``Llin * state_kib * 1024`` (kept at 16 bits
-    whatever the KV format; split over the cards by heads, so not copied; docs/method.md section 2.3)."""
-    return s.linear_layers * s.state_kib * 1024
+    """Bytes of recurrent state one sequence holds over the replica, ``Ls * state_kib * 1024`` with ``Ls`` the
+    ``state_layers`` (the linear layers, and every layer of a model that runs a Mamba mixer beside its attention);
+    kept at 16 bits whatever the KV format; split over the cards by heads, so not copied (docs/method.md 2.7)."""
+    return s.state_layers * s.state_kib * 1024
 
 
 def kv_heads_per_card(s: Scenario) -> int:

@@ -129,8 +129,12 @@ RULES: tuple[Rule, ...] = (
          lambda v: None if v["linear_layers"] + (v["window_layers"] if v["window"] else 0) <= v["layers"] else
          f"linear_layers ({v['linear_layers']}) and window_layers ({v['window_layers']}) must not exceed layers "
          f"({v['layers']}) together", reads=("window",)),
-    Rule(("state_kib", "linear_layers"), lambda v: None if not v["linear_layers"] or v["state_kib"] >= 1 else
-         "state_kib must be at least 1 KiB when there are linear_layers"),
+    Rule(("state_layers", "linear_layers", "layers"),
+         lambda v: None if v["linear_layers"] <= v["state_layers"] <= v["layers"] else
+         f"state_layers ({v['state_layers']}) must be from linear_layers ({v['linear_layers']}) to layers "
+         f"({v['layers']}): every linear layer holds a state", "state_layers"),
+    Rule(("state_kib", "state_layers"), lambda v: None if not v["state_layers"] or v["state_kib"] >= 1 else
+         "state_kib must be at least 1 KiB when there are layers holding a state"),
     Rule(("layers_full", "layers"), lambda v: None if v["layers_full"] <= v["layers"] else
          f"layers_full ({v['layers_full']}) must not exceed layers ({v['layers']})"),
     Rule(("experts",), lambda v: None if v["experts"] != 1 else "an MoE layer needs at least 2 experts (0 = dense)"),

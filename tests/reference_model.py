@@ -139,7 +139,7 @@ LINK_KEYS = (
     "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
     "link_gbs", "link_us", "embed_b",
     # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
-    "vocab", "linear_layers", "state_kib", "torch_gib", "weights_attn", "weights_embed", "layers_full",
+    "vocab", "linear_layers", "state_kib", "state_layers", "torch_gib", "weights_attn", "weights_embed", "layers_full",
     "max_batched_tokens", "cuda_graphs", "flash_attn",
     # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
@@ -290,12 +290,14 @@ def resolve(params) -> dict:
     derived_vocab = round(s["embed_b"] * 1e9 / s["hidden"]) if s["embed_b"] > 0 else DEFAULT_VOCAB
     s["vocab"] = _integer(p, "vocab", derived_vocab if custom else int(base["vocab"]), 1)
     s["linear_layers"] = _integer(p, "linear_layers", int(shape("linear_layers")), 0)
+    # docs/method.md section 2.7: the layers holding a state are the linear layers unless the link says more
+    s["state_layers"] = _integer(p, "state_layers", s["linear_layers"], 0)
     if "state_kib" in p:
         s["state_kib"] = _real(p, "state_kib", None, 0)
     elif not custom and base["linear_layers"] and "hidden" not in p:
         s["state_kib"] = float(base["state_kib"])
     else:
-        s["state_kib"] = s["hidden"] / 2 if s["linear_layers"] else 0.0  # 2*hidden*128 16-bit values
+        s["state_kib"] = s["hidden"] / 2 if s["state_layers"] else 0.0  # 2*hidden*128 16-bit values
     # contract: active_b default = the preset's active_b for an MoE preset, else params_b
     # (docs/method.md section 1 "= params_b"; a custom MoE has no preset figure to take).
     moe_preset = not custom and s["experts"] > 0
@@ -462,9 +464,11 @@ def resolve(params) -> dict:
     if s["linear_layers"] + (s["window_layers"] if s["window"] else 0) > s["layers"]:  # named by the key given
         key = next((k for k in ("linear_layers", "window_layers", "layers") if k in p), "linear_layers")
         _bad(key, s[key], "linear_layers + window_layers <= layers")
-    if s["linear_layers"] and s["state_kib"] < 1:
-        key = "state_kib" if "state_kib" in p else "linear_layers"
-        _bad(key, s[key], "state_kib >= 1 with linear layers")
+    if not s["linear_layers"] <= s["state_layers"] <= s["layers"]:
+        _bad("state_layers", s["state_layers"], "linear_layers..layers")
+    if s["state_layers"] and s["state_kib"] < 1:
+        key = "state_kib" if "state_kib" in p else "state_layers" if "state_layers" in p else "linear_layers"
+        _bad(key, s[key], "state_kib >= 1 with layers holding a state")
     if s["layers_full"] > s["layers"]:
         _bad("layers_full", s["layers_full"], "0..layers")
     # docs/method.md section 5: engines that split heads refuse a size that does not divide them.
@@ -575,7 +579,7 @@ def _si(s) -> dict:
         BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], torch=s["torch_gib"],
-        V=s["vocab"], Llin=s["linear_layers"], state=s["linear_layers"] * s["state_kib"] * 1024,
+        V=s["vocab"], Llin=s["linear_layers"], state=s["state_layers"] * s["state_kib"] * 1024,
         bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
         fa=s["flash_attn"], slot_outputs=s["engine"] in SLOT_OUTPUTS, ctx=s["ctx"],
         graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],

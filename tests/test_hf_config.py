@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from calc import catalogue, model, report
+from calc import accuracy, catalogue, model, report
 from calc.__main__ import main
 from calc.hf_config import (
     _DEFAULTS,
@@ -985,14 +985,81 @@ def test_jamba_offset_must_be_below_its_period():
     assert refused(dict(load("jamba-1.5-mini"), expert_layer_offset=2)).field == "expert_layer_offset"
 
 
-def test_falcon_h1_is_refused_saying_why():
-    config = {"model_type": "falcon_h1", "architectures": ["FalconH1ForCausalLM"], "hidden_size": 2048,
-              "num_hidden_layers": 24, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 65537,
-              "intermediate_size": 4608, "mamba_d_state": 256, "mamba_n_heads": 48, "mamba_d_head": 64}
-    err = refused(config)
-    assert err.field == "model_type"
-    assert "side by side" in str(err) and "linear_layers" in str(err)
-    assert refused({k: v for k, v in config.items() if k != "model_type"}).field == "model_type"  # architectures
+# Falcon-H1's shapes. The 0.5B is Megatron-Bridge's FALCON_H1_500M_CONFIG (tests/unit_tests/models/falcon_h1/
+# test_falconh1_bridge.py, acc8ca4b) with the Hub's mamba_d_ssm 1536 (= 24 Mamba heads of 64; the test dict leaves it
+# out). The 1.5B and 7B follow transformers' FalconH1 model table and the Hub configs as public loaders quote them
+# (see fixtures/hf/SOURCES.md); the trained 1.5B and 7B use mamba_rms_norm true.
+FALCON_H1_05B = {
+    "architectures": ["FalconH1ForCausalLM"], "attention_bias": False, "attn_layer_indices": None, "head_dim": 64,
+    "hidden_size": 1024, "intermediate_size": 2048, "mamba_conv_bias": True, "mamba_d_conv": 4, "mamba_d_head": 64,
+    "mamba_d_ssm": 1536, "mamba_d_state": 128, "mamba_expand": 2, "mamba_n_groups": 1, "mamba_n_heads": 24,
+    "mamba_proj_bias": False, "mamba_rms_norm": False, "mlp_bias": False, "model_type": "falcon_h1",
+    "num_attention_heads": 8, "num_hidden_layers": 36, "num_key_value_heads": 2, "projectors_bias": False,
+    "tie_word_embeddings": False, "vocab_size": 32784,
+}
+FALCON_H1_15B = dict(FALCON_H1_05B, head_dim=128, hidden_size=2048, intermediate_size=4608, mamba_d_ssm=3072,
+                     mamba_d_state=256, mamba_n_heads=48, mamba_rms_norm=True, num_hidden_layers=24,
+                     vocab_size=65537)
+FALCON_H1_7B = dict(FALCON_H1_05B, head_dim=128, hidden_size=3072, intermediate_size=12288, mamba_d_head=128,
+                    mamba_d_ssm=3072, mamba_d_state=256, mamba_n_heads=24, mamba_rms_norm=True,
+                    num_attention_heads=12, num_hidden_layers=44, vocab_size=130048)
+
+
+@pytest.mark.parametrize("config,total", [
+    (FALCON_H1_05B, 521_411_104),    # tiiuae/Falcon-H1-0.5B: 0.52 B
+    (FALCON_H1_15B, 1_554_863_488),  # model.safetensors of Falcon-H1-1.5B-Instruct: 3,109,773,032 bytes at BF16
+    (FALCON_H1_7B, 7_585_648_736),   # tiiuae/Falcon-H1-7B: 7.59 B
+], ids=["0.5b", "1.5b", "7b"])
+def test_falcon_h1_counts_attention_and_mamba_in_every_layer(config, total):
+    counts = count_parameters(config)
+    assert counts["total"] == counts["active"] == total
+    hidden, d, heads, d_state = (config[k] for k in ("hidden_size", "mamba_d_ssm", "mamba_n_heads", "mamba_d_state"))
+    q, kv = config["num_attention_heads"] * config["head_dim"], 2 * config["head_dim"]
+    conv = d + 2 * d_state  # one group
+    mamba = (hidden * (d + conv + heads) + conv * 4 + conv + 3 * heads + d * config["mamba_rms_norm"]
+             + d * hidden)
+    layer = 2 * hidden * q + 2 * hidden * kv + mamba + 3 * hidden * config["intermediate_size"] + 2 * hidden
+    assert total == config["num_hidden_layers"] * layer + 2 * config["vocab_size"] * hidden + hidden
+    # The safetensors file: 2 bytes a parameter plus its JSON header.
+    if config is FALCON_H1_15B:
+        assert 0 < 3_109_773_032 - 2 * total < 65_536
+
+
+def test_falcon_h1_keeps_a_cache_and_a_state_in_every_layer():
+    keys, notes = from_hf_config_with_notes(FALCON_H1_7B)
+    assert (keys["layers"], keys["linear_layers"], keys["state_layers"]) == (44, 0, 44)
+    assert (keys["heads"], keys["kv_heads"], keys["head_dim"]) == (12, 2, 128)
+    # Mamba2: 24 heads x 128 x d_state 256 recurrent values + a 3-step window over 3072 + 2 x 256 channels.
+    assert keys["state_kib"] == kib((24 * 128 * 256 + 3 * (3072 + 512)) * 2) == 1557
+    assert "side by side" in notes[0] and "state_layers = 44" in notes[0]
+    s = parse(keys).scenario
+    assert not parse(keys).errors
+    assert model.kv_bytes_per_token(s) == 44 * 2 * 2 * 128 * 2  # every layer attends: 44 KiB a token
+    assert model.state_bytes(s) == 44 * 1557 * 1024             # and holds its state: 67 MiB a sequence
+    assert model.cache_bytes(s, 1000)[()] == 1000 * 44 * 1024 + 44 * 1557 * 1024
+    assert accuracy.model_kind(s) == "hybrid"
+    # The link carries state_layers only when it differs from linear_layers.
+    assert "state_layers" not in from_hf_config(load("jamba-1.5-mini"))
+    assert parse(from_hf_config(load("jamba-1.5-mini"))).scenario.state_layers == 28
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"mamba_d_ssm": 2048}, "mamba_d_head"),          # 24 heads of 64 are not 2048 wide
+    ({"mamba_d_ssm": None}, "mamba_d_head"),          # null: mamba_expand x hidden = 2048
+    ({"attn_layer_indices": [3, 7]}, "attn_layer_indices"),
+    ({"sliding_window": 4096}, "sliding_window"),
+    ({"mamba_d_state": 0}, "mamba_d_state"),
+])
+def test_falcon_h1_layouts_it_cannot_size_are_refused(change, field):
+    err = refused(dict(FALCON_H1_05B, **change))
+    assert err.field == field
+    without = {k: v for k, v in FALCON_H1_05B.items() if k != "mamba_d_ssm"}
+    assert "class default" in str(refused(without))  # a file without mamba_d_ssm gets 1024, not 24 x 64
+
+
+def test_falcon_h1_is_found_by_its_architecture_too():
+    config = {k: v for k, v in FALCON_H1_7B.items() if k != "model_type"}
+    assert count_parameters(config)["total"] == 7_585_648_736
 
 
 def test_a_hybrid_window_is_refused():

@@ -267,6 +267,8 @@ def scenarios(draw):
         p["linear_layers"] = draw(st.integers(0, max(0, layers_now - windowed)))
         if maybe():
             p["state_kib"] = draw(_floats(1, 8192))
+        if maybe():  # a state beside attention in some layers too (Falcon-H1: every layer)
+            p["state_layers"] = draw(st.integers(p["linear_layers"], max(p["linear_layers"], layers_now)))
     if maybe():
         p["layers_full"] = draw(st.integers(0, layers_now))
     for key in ("weights_attn", "weights_embed"):

@@ -5,7 +5,7 @@ import pytest
 from calc import catalogue, parse, rules
 
 DENSE = {"params_b": 8.0, "active_b": 8.0, "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "window": 0,
-         "window_layers": 0, "linear_layers": 0, "state_kib": 0.0, "layers_full": 0, "experts": 0,
+         "window_layers": 0, "linear_layers": 0, "state_layers": 0, "state_kib": 0.0, "layers_full": 0, "experts": 0,
          "experts_active": 0, "embed_b": 0.5, "torch_gib": 79.2, "mem_gib": 79.6}
 
 
@@ -22,7 +22,11 @@ def test_a_consistent_shape_breaks_no_rule():
     ({"experts": 8, "experts_active": 8}, ("experts_active", "experts"), "from 1 to experts - 1 (7)"),
     ({"active_b": 9.0}, ("active_b", "params_b"), "active_b (9) must not exceed params_b (8)"),
     ({"embed_b": 8.0}, ("embed_b", "active_b", "params_b"), "embed_b (8) must be below active_b (8)"),
-    ({"linear_layers": 4}, ("state_kib", "linear_layers"), "state_kib must be at least 1 KiB"),
+    ({"linear_layers": 4, "state_layers": 4}, ("state_kib", "state_layers"), "state_kib must be at least 1 KiB"),
+    ({"linear_layers": 4}, ("state_layers", "linear_layers", "layers"),
+     "state_layers (0) must be from linear_layers (4) to layers (32)"),
+    ({"state_layers": 33, "state_kib": 100.0}, ("state_layers", "linear_layers", "layers"),
+     "state_layers (33) must be from linear_layers (0) to layers (32)"),
     ({"layers_full": 33}, ("layers_full", "layers"), "layers_full (33) must not exceed layers (32)"),
     ({"hidden": 3, "layers": 1, "params_b": 70.0, "active_b": 70.0}, ("hidden", "layers", "params_b", "active_b"),
      "1 layer of width hidden=3 would hold 69.5 billion parameters each"),

@@ -105,14 +105,21 @@ def vocab(r: Resolving, base: Any) -> Any:
     return round(embed_b * 1e9 / r.get("hidden")) if embed_b > 0 else DEFAULT_VOCAB
 
 
+@unless_given("state_layers")
+def state_layers(r: Resolving, base: Any) -> Any:
+    """The preset's (its linear layers) while its layout is the preset's; else the link's linear_layers: each
+    linear-attention layer holds a state (docs/method.md section 2.7)."""
+    return base if base is not None and not r.given("linear_layers") else r.get("linear_layers")
+
+
 @unless_given("state_kib")
 def state_kib(r: Resolving, base: Any) -> Any:
-    """A hybrid preset's state while its width is the preset's; else hidden / 2 KiB per linear layer (the shape of
-    Mamba2 and Gated DeltaNet states, docs/method.md section 2.3)."""
+    """A hybrid preset's state while its width is the preset's; else hidden / 2 KiB per layer holding a state (the
+    shape of Mamba2 and Gated DeltaNet states, docs/method.md section 2.7)."""
     preset = r.row("model")
     if preset is not None and preset["linear_layers"] and not r.given("hidden"):
         return base
-    return r.get("hidden") / 2 if r.get("linear_layers") else 0.0
+    return r.get("hidden") / 2 if r.get("state_layers") else 0.0
 
 
 # --------------------------------------------------------------------------- the card

@@ -212,10 +212,18 @@ KEY_TABLE: tuple[Key, ...] = (
        accepted_text="an integer from 0 to layers - window_layers", slider=("pow2", 1, 256),
        preset="model", shape=True, custom=0),
     _K("state_kib", "float", "State per linear layer and sequence (KiB)",
-       "Recurrent state a linear-attention layer keeps per sequence, at 16 bits (KiB = 1024 bytes); default: the "
-       "preset's, else hidden / 2 (2 x hidden x 128 values, the shape of Mamba2 and Gated DeltaNet states).",
+       "Recurrent state a linear-attention or Mamba mixer keeps per sequence and layer, at 16 bits (KiB = 1024 "
+       "bytes); default: the preset's, else hidden / 2 (2 x hidden x 128 values, the shape of Mamba2 and Gated "
+       "DeltaNet states).",
        "model", lo=0, hi=1e9, unit="KiB", step=64.0, fmt="%g", slider=("log", 16, 100000),
-       preset="model", shape=True, custom=None, derive=d.state_kib, after=("hidden", "linear_layers")),
+       preset="model", shape=True, custom=None, derive=d.state_kib, after=("hidden", "linear_layers",
+                                                                             "state_layers")),
+    _K("state_layers", "int", "Layers holding a state",
+       "Layers that keep a fixed state of state_kib per sequence: the linear_layers, whose state replaces the KV "
+       "cache, and, in a model that runs a Mamba mixer beside attention in every layer (Falcon-H1), attention "
+       "layers too, which then keep both; default: linear_layers.", "model", lo=0, hi=10_000, step=1,
+       accepted_text="an integer from linear_layers to layers", slider=("pow2", 1, 256),
+       preset="model", shape=True, custom=None, derive=d.state_layers, after=("linear_layers",)),
     _K("card", "id", "Accelerator", "Preset card; its datasheet figures fill the fields below.", "hardware",
        default=DEFAULT_CARD, accepted_text="a card preset id or 'custom'"),
     _K("mem_gib", "float", "Memory per card (GiB)",
