@@ -211,8 +211,8 @@ KEY_TABLE: tuple[Key, ...] = (
        "0 = every layer attends over a KV cache.", "model", lo=0, hi=10_000, step=1,
        accepted_text="an integer from 0 to layers - window_layers", slider=("pow2", 1, 256),
        preset="model", shape=True, custom=0),
-    _K("state_kib", "float", "State per linear layer and sequence (KiB)",
-       "Recurrent state a linear-attention or Mamba mixer keeps per sequence and layer, at 16 bits (KiB = 1024 "
+    _K("state_kib", "float", "State per layer and sequence (KiB)",
+       "Recurrent state a linear-attention or Mamba mixer keeps per sequence in each of the state_layers, at 16 bits (KiB = 1024 "
        "bytes); default: the preset's, else hidden / 2 (2 x hidden x 128 values, the shape of Mamba2 and Gated "
        "DeltaNet states).",
        "model", lo=0, hi=1e9, unit="KiB", step=64.0, fmt="%g", slider=("log", 16, 100000),
