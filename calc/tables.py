@@ -44,7 +44,8 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     pool = max(mem.allocated_gib, 0.0)
     need = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / g
     used = min(need, pool)  # the engine allocates its pool, no more: what the batch needs beyond it is short
-    names = ["weights (as loaded)", *[b.name for b in mem.reserve], f"KV cache at batch {batch:,}",
+    cache = "KV cache and state" if s.state_layers else "KV cache"  # a hybrid's sequences hold a state too
+    names = ["weights (as loaded)", *[b.name for b in mem.reserve], f"{cache} at batch {batch:,}",
              "KV cache allocated, unused", "left by the engine"]
     per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, pool - used,
                 max(0.0, mem.unclaimed_gib)]

@@ -554,3 +554,10 @@ def test_the_cards_comparison_gives_the_decision_pages_bill_on_each_card():
     row = compare_cards(ev.scenario, ["rtx-4090", "l40s"]).set_index("card").loc["rtx-4090"]
     assert ev.decision.replicas > 1 and row["replicas"] == ev.decision.replicas
     assert row["self_host_usd_month"] == pytest.approx(ev.decision.self_host_usd_month)
+
+
+def test_memory_stack_names_a_hybrids_state_beside_its_cache():
+    # Qwen3.5-35B-A3B: 30 of 40 layers keep a state instead of a cache; the block holds both.
+    df = tables.memory_stack(parse({"model": "qwen3.5-35b-a3b", "card": "h100-sxm"}).scenario, batch=4)
+    assert "KV cache and state at batch 4" in list(df.part)
+    assert "KV cache at batch 17" in list(tables.memory_stack(sc()).part)
