@@ -485,9 +485,15 @@ def monthly_table(d: Decision) -> pd.DataFrame:
         rent = (f"{s.usd_hr:,.2f} USD/h" if not s.discount else
                 f"{s.usd_hr:,.2f} USD/h × (1 − {s.discount:g} commitment discount)")
         sh_how = f"{d.replicas:,} replica(s) × {s.gpus} card(s) × {rent} × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
-    return pd.DataFrame({"option": ["Self-hosting", "API"],
-                         "usd_month": [d.self_host_usd_month, d.api_usd_month],
-                         "how": [sh_how, api_how]})
+    rows = [("Self-hosting", d.self_host_usd_month, sh_how), ("API", d.api_usd_month, api_how)]
+    autoscaled = d.report.get("rent_usd_month")
+    if s.autoscale and d.priced and autoscaled is not None and autoscaled != d.self_host_usd_month:
+        # SPEC section 9: the verdict stays the fleet for the busiest hour; the autoscaled rent sits beside it.
+        rows.insert(1, ("Self-hosting, autoscaled", autoscaled,
+                        f"at most {d.replicas:,} replica(s), at least {s.min_replicas:,}, following the day's profile "
+                        f"hour by hour: the rent of the hours they run + {s.upkeep:,.0f} upkeep"))
+    return pd.DataFrame({"option": [r[0] for r in rows], "usd_month": [r[1] for r in rows],
+                         "how": [r[2] for r in rows]})
 
 
 def capacity_table(d: Decision) -> pd.DataFrame:

@@ -26,7 +26,7 @@ c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s",
           help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
 serving = r["serving_tok_s"] if ui.evaluation().decision.fits else None  # nothing fits: no speed
-c5.metric("Serving the traffic", "—" if serving is None else f"{serving:,.0f} tok/s",
+c5.metric("Busy replica on this traffic", "—" if serving is None else f"{serving:,.0f} tok/s",
           help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "
                f"{s.out_tok:,} tokens each, not the context above), their prompts processed too, at the serving batch "
                f"({r['serving_batch']:,}): the figure that sizes the replicas and the bill on the Decision page.")
@@ -38,7 +38,7 @@ if serving is not None and full is not None and r["serving_batch"] < (r["through
                f"{serving:,.0f} tok/s; at full load, {r['throughput_batch']:,} sequences at once, it would deliver "
                f"{full:,.0f}.")
 elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
-    st.caption(f"Serving the traffic exceeds the decode throughput here because the traffic's requests hold "
+    st.caption(f"One busy replica on the traffic delivers more than the decode throughput here because the traffic's requests hold "
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
                "them in memory and read less cache a step.")
 c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")

@@ -121,7 +121,7 @@ def test_bad_link_shows_the_named_error_and_keeps_working():
     assert at.number_input(key="ctx").value is None and at.number_input(key="duty").value is None
     at.number_input(key="ctx").set_value(4096).run()  # changing the input replaces the rejected value
     assert at.query_params["ctx"] == "4096" and at.query_params["duty"] == "7"
-    assert "colour" in texts(at.caption)
+    assert "colour" in texts(at.warning)
     for page in PAGES[1:]:
         at.switch_page(page).run()
         assert not at.exception
@@ -190,10 +190,14 @@ def test_batch_left_empty_means_auto():
     assert at.query_params["batch"] == "auto"
 
 
-def test_repeated_keys_in_a_link_are_named():
-    at = open_app({"gpus": ["2", "4"]})
+def test_repeated_empty_and_unknown_keys_in_a_link_are_named_in_a_warning():
+    # As the command line warns of them: a link pasted into a procurement thread must not lose a value silently.
+    at = open_app({"gpus": ["2", "4"], "in_tok": "", "colour": "red"})
     assert at.query_params["gpus"] == "4"
-    assert "given more than once" in texts(at.caption)
+    shown = texts(at.warning)
+    assert "not used as written" in shown and "'gpus' given more than once; the last value is used" in shown
+    assert "'in_tok' is empty: its default is used" in shown and "unknown key 'colour' ignored" in shown
+    assert "given more than once" not in texts(at.caption)  # said once
 
 
 def test_an_emptied_rent_box_shows_the_rent_in_use():
@@ -378,7 +382,7 @@ def test_an_emptied_box_keeps_the_figure_in_use_and_says_so():
 
 
 def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_replicas_with():
-    """A link that pins batch 1 serves its traffic at batch 1: the Speed page's "Serving the traffic" is the figure
+    """A link that pins batch 1 serves its traffic at batch 1: the Speed page's "Busy replica on this traffic" is the figure
     the replicas are sized with (out_tok / s_req), and it names the full-load figure beside it."""
     import calc
     link = {"engine": "llamacpp", "model": "llama-3.1-8b", "card": "rtx-4090", "weights": "q4_0", "batch": "1",
@@ -387,6 +391,6 @@ def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_repli
     assert r["serving_batch"] == 1 and r["throughput_batch"] == 4
     assert r["serving_tok_s"] < r["max_throughput_tok_s"]
     at = open_app(link, "pages/speed.py")
-    serving = next(m for m in at.metric if m.label == "Serving the traffic")
+    serving = next(m for m in at.metric if m.label == "Busy replica on this traffic")
     assert serving.value == f"{r['serving_tok_s']:,.0f} tok/s"
     assert f"at full load, 4 sequences at once, it would deliver {r['max_throughput_tok_s']:,.0f}" in texts(at.caption)

@@ -336,3 +336,21 @@ def test_requests_beyond_the_models_trained_context_are_said_loudly_not_priced_q
     assert "No request can be served as set" in texts(at.error)
     assert "No request can be served as set" not in texts(at.caption)
     assert "served as set" not in memo(evaluate(parse("model=llama-3.1-8b&out_tok=2000")))
+
+
+def test_an_autoscaled_fleet_shows_its_bill_beside_the_busiest_hours():
+    # SPEC section 9: the verdict stays the fleet for the busiest hour; the autoscaled rent is given beside it, in
+    # the page's table and the memo alike, so a reader who set autoscale=1 sees the bill it asked for.
+    link = {"profile": "office", "autoscale": "1", "req_day": "300000"}
+    e = evaluate(parse(link))
+    table = dm.monthly_table(e.decision)
+    rent = e.report()["rent_usd_month"]
+    assert rent < e.report()["self_host_usd_month"]
+    assert list(table.option) == ["Self-hosting", "Self-hosting, autoscaled", "API"]
+    assert table.usd_month[1] == rent
+    assert "| Self-hosting, autoscaled |" in memo(parse(link))
+    at, _ = open_decision(link)
+    shown = at.dataframe[0].value
+    assert list(shown.option) == list(table.option) and shown.usd_month[1] == rent
+    # Without autoscaling, or without a profile to follow, the table keeps its two rows.
+    assert len(dm.monthly_table(evaluate(parse({**link, "autoscale": "0"})).decision)) == 2

@@ -154,6 +154,28 @@ def test_config_import_in_the_app_fills_the_custom_model():
     assert at.query_params["experts"] == "8" and at.query_params["experts_active"] == "2"
 
 
+def test_a_config_import_of_a_new_model_takes_its_own_api_row_as_the_command_line_does(tmp_path):
+    # Falcon-H1-7B (no catalogue preset) imported over Llama 3.1 405B on 8 cards: the 405B's API row and its prices
+    # must not price the 7.6 B model; it takes the stand-in the command line's --hf-config gives it.
+    from test_hf_config import FALCON_H1_7B
+
+    at = open_app({"model": "llama-3.1-405b", "gpus": "8", "req_day": "300000"}, "pages/decision.py")
+    assert "405b" in at.query_params["api"]
+    at.text_area(key="_hf_text").set_value(json.dumps(FALCON_H1_7B))
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.query_params["model"] == "custom" and at.query_params["state_layers"] == "44"
+    path = tmp_path / "falcon.json"
+    path.write_text(json.dumps(FALCON_H1_7B))
+    code, out, _ = cli("--hf-config", str(path), "req_day=300000")
+    shown = json.loads(out)["scenario"]
+    assert code == 0 and at.query_params["api"] == shown["api"] and "405b" not in shown["api"]
+    assert float(at.query_params["api_out"]) == shown["api_out"]
+    # 8 cards of tensor parallelism cannot split 12 heads: the page says so instead of switching silently.
+    assert at.query_params["gpus"] == "1"
+    assert "gpus" in " ".join(str(x.value) for x in [*at.warning, *at.error])
+
+
 def test_config_import_rejects_garbage_with_a_message():
     at = open_app({})
     at.text_area(key="_hf_text").set_value('{"a": ' * 50 + "1" + "}" * 50)

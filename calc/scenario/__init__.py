@@ -24,7 +24,7 @@ from .derive import (
     plain_embed_format,
     weights_refusal,
 )
-from .edit import set_aside_by_change, with_change
+from .edit import set_aside_by_change, with_change, with_imported_model
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .hints import slider_stops
 from .keys import (
@@ -99,4 +99,5 @@ __all__ = [
     "weight_format_bits",
     "weights_refusal",
     "with_change",
+    "with_imported_model",
 ]

@@ -49,6 +49,23 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
     return out
 
 
+def with_imported_model(params: Mapping[str, Any], shape: Mapping[str, Any]) -> dict[str, Any]:
+    """A link mapping with an imported model (``shape``: ``model=custom`` and the shape and format keys of
+    :func:`calc.hf_config.from_hf_config`) in place of the model in use.
+
+    Every value derived from the model in use is dropped (its shape, its API row and that row's prices), and so are
+    the formats a preset shipped, so the imported model takes its own, exactly as a link giving ``shape`` alone
+    does on the command line (``--hf-config``); the other inputs (card, cards, traffic, engine) are kept.
+    """
+    out = {k: v for k, v in params.items() if k not in _closure("model")}
+    old = catalogue.models().get(str(params.get("model", DEFAULT_MODEL)))
+    if old and old.get("weights"):
+        for k in ("weights", *DEPENDENTS["weights"]):
+            out.pop(k, None)
+    out.update(shape)
+    return out
+
+
 def _closure(key: str) -> set[str]:
     seen: set[str] = set()
     todo = list(DEPENDENTS.get(key, ()))

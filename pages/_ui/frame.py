@@ -16,7 +16,7 @@ from calc import (
 from calc.engines import ENGINE_NAMES
 
 from .cache import current, evaluation, table
-from .links import LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
+from .links import LINK_WARNINGS, LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
 from .state import _errors
 from .text import plain
 
@@ -130,6 +130,11 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     if beyond:  # the requests themselves cannot be served: said before any figure
         st.error(f"**{notes.BEYOND_CONTEXT[0].upper() + notes.BEYOND_CONTEXT[1:]}:** {plain(beyond)}.",
                  icon=":material/block:")
+    # The link itself as written: repeated, empty or unknown keys (the command line warns of them alike).
+    written = [w for w in report["warnings"] if w.startswith(LINK_WARNINGS)]
+    if written:
+        st.warning("Parts of the link were not used as written:\n\n" + "\n".join(f"- {plain(w)}" for w in written),
+                   icon=":material/link_off:")
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
@@ -158,7 +163,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
                    + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
-                             notes.BEYOND_CONTEXT)):  # said above
+                             notes.BEYOND_CONTEXT, *LINK_WARNINGS)):  # said above
             st.caption("Note: " + plain(w))
 
 

@@ -22,6 +22,7 @@ from calc.scenario import (
     WEIGHT_FORMATS,
     day_weights,
     slider_stops,
+    with_imported_model,
 )
 
 from .state import (
@@ -255,7 +256,8 @@ def _on_import() -> None:
                                         f"{catalogue.models()[matched]['name']}: its preset and its API row are "
                                         f"used.{said}")
         return
-    parsed = parse({**widget_params(), **shape})
+    # The model in use goes with everything derived from it (its API row above all), as with --hf-config.
+    parsed = parse(with_imported_model(widget_params(), shape))
     refused = [e for e in parsed.errors if e.key in shape]
     if refused:
         st.session_state["_hf_error"] = ("This config.json describes a model the calculator cannot take: "
@@ -264,6 +266,9 @@ def _on_import() -> None:
     _store(parsed.scenario)
     for key in shape:
         _link_errors().pop(key, None)
+    # An input the new model makes impossible (8 cards of tensor parallelism for 12 heads) is said, not switched
+    # silently, until the next change of any input.
+    st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors}
     st.session_state["_hf_done"] = (f"Imported: {shape['params_b']:.3f} B parameters ({shape['active_b']:.3f} B active), "
                                     f"{shape['layers']} layers, {shape['kv_heads']} KV heads.{said}")
 

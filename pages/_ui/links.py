@@ -21,6 +21,9 @@ from calc.scenario import (
 from .inputs import sidebar
 from .state import _link_errors, _store, _widget_value, widget_params
 
+#: How calc.scenario.link words a link's repeated, empty and unknown keys.
+LINK_WARNINGS = ("unknown key", "key ")
+
 # A button that copies the page's address (the complete link) to the clipboard. The clipboard API needs a
 # secure context; on plain http the copy falls back to a selected text field.
 _COPY_LINK_HTML = """<button type="button" class="calc-copy">Copy link to this scenario</button>
@@ -82,7 +85,7 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
                                          if e.key in KEYS and st.query_params.get_all(e.key)}
         st.session_state["_opened_params"] = first.scenario.to_params()
         st.session_state["_check_link"] = not st.query_params
-        st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(("unknown key", "key "))]
+        st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(LINK_WARNINGS)]
         _store(first.scenario)
         st.session_state["_loaded"] = True
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
