@@ -490,7 +490,7 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     if s.autoscale and d.priced and autoscaled is not None and autoscaled != d.self_host_usd_month:
         # SPEC section 9: the verdict stays the fleet for the busiest hour; the autoscaled rent sits beside it.
         rows.insert(1, ("Self-hosting, autoscaled", autoscaled,
-                        f"{s.min_replicas:,} to {d.replicas:,} replica(s), hour by hour as the profile needs, "
+                        f"{min(s.min_replicas, d.replicas):,} to {d.replicas:,} replica(s), hour by hour as the profile needs, "
                         f"rented while they run + {s.upkeep:,.0f} upkeep"))
     return pd.DataFrame({"option": [r[0] for r in rows], "usd_month": [r[1] for r in rows],
                          "how": [r[2] for r in rows]})
