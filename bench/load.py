@@ -129,8 +129,9 @@ def link_value(key: str, value: str) -> str:
 
 def plan(i: int, keys: tuple[str, ...] = ("ctx", "batch", "duty")) -> list[tuple[str, str]]:
     """Session i's cycle of changes; consecutive values of a key always differ, and sessions differ."""
-    first = {"ctx": str(2048 + 512 * i), "batch": str(4 + i), "duty": f"{0.40 + 0.01 * i:.2f}"}
-    second = {"ctx": "8192", "batch": str(16 + i), "duty": "0.30"}
+    # Every set-up fits the default link's card: memory holds 11 sequences at 8,192 tokens, about 22 at 4,096.
+    first = {"ctx": str(1024 + 256 * i), "batch": str(2 + i), "duty": f"{0.40 + 0.01 * i:.2f}"}
+    second = {"ctx": "4096", "batch": str(6 + i), "duty": "0.30"}
     return [(k, first[k]) for k in keys] + [(k, second[k]) for k in keys]
 
 
@@ -168,6 +169,10 @@ async def session(i: int, browser, base: str, page_path: str, gate: Gate, out: d
         await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=120_000)
         await page.wait_for_selector("[data-testid=stMain] [data-testid=stMetricValue]", timeout=120_000)
         rec["first_page_s"] = loop.time() - t0
+        # Number boxes, not sliders: a typed context turns its input into a slider (a what-if) otherwise.
+        await page.get_by_text("Exact entry", exact=True).click()
+        await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=120_000)
+        await page.get_by_label(LABELS[keys[0]], exact=True).wait_for(timeout=120_000)
         gate.arrive()
         arrived = True
         await gate.open.wait()

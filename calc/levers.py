@@ -67,13 +67,19 @@ def levers(ev: Evaluation) -> list[Lever]:
     """The levers that apply to the scenario of ``ev`` (each a real change of at least one key)."""
     s = ev.scenario
     out: list[Lever] = []
-    # The steps in the types the engine loads (llama.cpp: q8_0 and q4_k_m for fp8 and int4-g128).
+    runs = ev.decision.fits
+    # The steps in the types the engine loads (llama.cpp: q8_0 and q4_k_m for fp8 and int4-g128); a set-up that
+    # does not run is offered no wider format (it needs more memory, not less).
     for fmt in dict.fromkeys(engines.engine_weights(s.engine, f) for f in WEIGHT_STEPS):
+        if not runs and WEIGHT_FORMATS[fmt] >= s.weight_bits:
+            continue
         if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and not _refused(s, "weights", fmt):
             out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)",
                              _quality_text(fmt)))
     for fmt in ("fp8", "fp16"):
+        if not runs and KV_FORMATS[fmt] > s.kv_bits:
+            continue
         if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits and not _refused(s, "kv", fmt):
             out.append(Lever(f"KV cache in {fmt}", {"kv": fmt},
                              f"KV cache {s.kv} → {fmt}: {'half' if KV_FORMATS[fmt] < s.kv_bits else 'twice'} the "
@@ -122,12 +128,27 @@ def levers(ev: Evaluation) -> list[Lever]:
                 "faster steps, all-reduces added")
         out.append(Lever(f"{s.gpus * 2} cards per replica", {"gpus": s.gpus * 2}, what,
                          "money: each replica rents twice the cards"))
+    if not runs and s.gpus < 64:
+        # Twice the cards may still be too few: offer the fewest cards per replica that run it, when more than two.
+        fewest = next((g for g in range(s.gpus * 2 + 1, 65) if _runs_on(s, g)), None)
+        if fewest is not None and not _runs_on(s, s.gpus * 2):
+            split = "whole layers split over" if layers else "tensor parallel over"
+            out.append(Lever(f"{fewest} cards per replica", {"gpus": fewest},
+                             f"{split} {fewest} cards instead of {s.gpus}: the fewest that hold the weights and one "
+                             "sequence", f"money: each replica rents {fewest} cards"))
     if s.gpus > 1:
         split = "whole layers split over" if layers else "tensor parallel over"
         out.append(Lever(f"{s.gpus // 2} card{'s' if s.gpus // 2 > 1 else ''} per replica", {"gpus": s.gpus // 2},
                          f"{split} {s.gpus // 2} instead of {s.gpus}: fewer cards per replica, less "
                          "memory for the cache", "latency: about the same step" if layers else "latency: slower steps"))
     return out
+
+
+def _runs_on(s: Any, gpus: int) -> bool:
+    """Whether the scenario runs (weights and one sequence fit) on ``gpus`` cards per replica; False where the
+    engine refuses that tensor-parallel size."""
+    parsed = parse(with_change(s.to_params(), "gpus", gpus))
+    return not parsed.errors and evaluate(parsed).decision.fits
 
 
 def _after(ev: Evaluation, lever: Lever) -> Evaluation:
@@ -177,9 +198,18 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
     complete link of the scenario with the lever applied).
     """
     base = ev.decision.self_host_usd_month
-    rows = [_row(lv.name, lv.what, lv.price, _after(ev, lv), base) for lv in levers(ev)]
-    rows.sort(key=lambda r: (r["saving_usd_month"] is None, -(r["saving_usd_month"] or 0.0)))
     first = _row("As set", "the scenario of the link", "", ev, base)
+    rows = []
+    for lv in levers(ev):
+        row = _row(lv.name, lv.what, lv.price, _after(ev, lv), base)
+        if "spec_k" in lv.change and None not in (row["tpot_ms"], first["tpot_ms"]) and \
+                row["tpot_ms"] > first["tpot_ms"]:
+            # Past the break-even batch the drafts' arithmetic outweighs the reads they share: say it where it shows.
+            row["price"] = (f"slower replies at this traffic's batch ({row['tpot_ms']:,.1f} against "
+                            f"{first['tpot_ms']:,.1f} ms per token): the drafts cost more arithmetic than the shared "
+                            "reads save, which is why engines turn speculation off under load; " + row["price"])
+        rows.append(row)
+    rows.sort(key=lambda r: (r["saving_usd_month"] is None, -(r["saving_usd_month"] or 0.0)))
     return pd.DataFrame([first, *rows])
 
 
@@ -187,15 +217,25 @@ def best_text(table: pd.DataFrame) -> str:
     """The lever that saves most, in one sentence (or that none saves money)."""
     rest = table.iloc[1:]
     if pd.isna(table.iloc[0]["self_host_usd_month"]):  # nothing to save against: not run, or not priced
-        runs = rest.dropna(subset=["self_host_usd_month"]).sort_values("self_host_usd_month")
         unpriced = table.iloc[0]["verdict"] == "no rent"  # it runs, but the card has no rent
         state = ("self-hosting has no price (the card has no rent: enter one)" if unpriced
                  else "the scenario cannot be self-hosted")
-        if runs.empty:
+        priced = rest.dropna(subset=["self_host_usd_month"]).sort_values("self_host_usd_month")
+        # Without a rent a lever that makes it run has no bill either: name it all the same.
+        running = rest[rest["verdict"] != "does not fit"] if not unpriced else priced
+        if running.empty:
             return f"As set, {state}, and no single lever " + ("prices it." if unpriced else "makes it run.")
+        if priced.empty:
+            one = len(running) == 1
+            return (f"As set, {state}; {'this lever makes' if one else 'these levers make'} it run, though the card "
+                    f"has no rent to price {'it' if one else 'them'} with (enter one): "
+                    f"{', '.join(running['lever'].head(3))}.")
         names = ", ".join(f"{n} ({money(b)} a month)" for n, b in
-                          zip(runs["lever"].head(3), runs["self_host_usd_month"].head(3), strict=True))
-        return (f"As set, {state}; these levers " + ("price it" if unpriced else "make it run")
+                          zip(priced["lever"].head(3), priced["self_host_usd_month"].head(3), strict=True))
+        verb = "price" if unpriced else "make"
+        if len(priced) == 1:
+            return f"As set, {state}; this lever {verb}s it " + ("" if unpriced else "run") + f": {names}."
+        return (f"As set, {state}; these levers {verb} it" + ("" if unpriced else " run")
                 + f", cheapest first: {names}.")
     saving = rest["saving_usd_month"].dropna()
     if saving.empty or saving.max() <= 0:

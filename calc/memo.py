@@ -20,7 +20,7 @@ from .accuracy import MIN_BAND_ROWS
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import api_stand_in, beyond_trained_context, checkpoint_parts, outside_measurements, scenario_warnings
-from .scenario import KEY_TABLE, KEYS, Parsed, Scenario
+from .scenario import CUSTOM, KEY_TABLE, KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
     accuracy_text,
@@ -188,7 +188,12 @@ def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     note = price_stand_in_note(d.scenario)
     if note:  # the link's row stands in for another model's price, and so does the cheaper row: say whose
         what = f"**A cheaper API row for {cheaper_row_model(d)}:**"
-        after += f" Neither row prices this model itself: the link's is {note.removeprefix('stand-in: ')}."
+        if d.scenario.model == CUSTOM:  # the custom model's note is a sentence of its own: name the model priced
+            near = catalogue.models()[catalogue.nearest_model(d.scenario.active_b)]
+            whose = f"{near['name']}'s price, the catalogue model nearest its size"
+        else:
+            whose = note.removeprefix("stand-in: ")
+        after += f" Neither row prices this model itself: the link's is {whose}."
     else:
         what = "**A cheaper API for this model:**"
     return (f"{what} {row['provider']} at {row['api_in']:g} / {row['api_out']:g} USD per "
@@ -306,7 +311,7 @@ def options_sentence(d: Decision) -> str:
            f"{OPTION_WORDS[best]}, at {money(bills[best])} a month"
     if best == "own" and r["own_capex_usd"] is not None:
         text += f" ({money(r['own_capex_usd'])} to buy"
-        text += (f", paid back against renting in {r['payback_months_rent']:,.0f} months)"
+        text += (f", paid back against renting in {r['payback_months_rent']:,.1f} months)"
                  if r["payback_months_rent"] is not None else ")")
     return text + marginal_best_text(r) + "."
 

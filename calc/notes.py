@@ -69,7 +69,7 @@ def api_stand_in(s: Scenario) -> str:
         return ""
     row = catalogue.apis()[s.api]
     return (f"API price: {row['provider']} · {row['model']} ({near['name']}'s row: of the catalogue models priced "
-            f"by a row of their own, the one nearest its {s.active_b:g} B active parameters) stands in for this custom "
+            f"by a row of their own, the one nearest its {s.active_b:.3g} B active parameters) stands in for this custom "
             "model; "
             "choose the API row of the model you would call (api) or type its prices (api_in, api_out)")
 
@@ -93,7 +93,8 @@ def outside_measurements(s: Scenario) -> str:
                    + ", ".join(dict.fromkeys(shown_cards))
                    + " only: this scenario's " + ("model" if s.model not in models else "card")
                    + (" and card" if s.model not in models and s.card not in cards else "")
-                   + " lies outside them, where the error may be larger")
+                   + (" lie" if s.model not in models and s.card not in cards else " lies")
+                   + " outside them, where the error may be larger")
     if s.weight_bits < 8 and not below_8_bits:
         out.append(f"none of its rows stores weights in fewer than 8 bits, as this scenario's {s.weights} does: "
                    "the unpacking such formats cost is not in its figures")
@@ -104,7 +105,8 @@ def outside_measurements(s: Scenario) -> str:
     if not acc.measured:
         engine, arch, kind, gpus, sub8 = acc.region
         out.insert(0, f"not measured: no published row covers {ENGINE_NAMES.get(engine, engine)} on "
-                      f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with a {kind} model "
+                      f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with "
+                      f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
                       f"{'in weights of fewer than 8 bits ' if sub8 else ''}on {gpus} "
                       f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
                       + ("" if acc.band_pct is None else f" (±{acc.band_pct:.0f} %)"))
@@ -124,9 +126,7 @@ def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
     for api_id, other in apis.items():
         if other["family"] != row["family"] or api_id == s.api:
             continue
-        alt = s.model_copy(update={"api": api_id, "api_in": other["api_in"], "api_out": other["api_out"],
-                                   "api_cached": catalogue.cached_input_price(other)})
-        bill = float(traffic.api_usd_month(alt, s.req_day))
+        bill = float(traffic.requests_month(s)) * traffic.api_usd_per_request(s, other)
         if best is None or bill < best[1]:
             best = (api_id, bill)
     return best if best is not None and best[1] < 0.95 * now else None

@@ -81,7 +81,7 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
     # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.
     variants = [s.model_copy(update=plain_checkpoint(f)) for f in formats]
-    label = [f"{f} ({b:g}-bit)" if f in WEIGHT_FORMATS else f"{b:g}-bit" for f, b in zip(formats, bits, strict=True)]
+    label = [f"{f} ({b:.3g}-bit)" if f in WEIGHT_FORMATS else f"{b:.3g}-bit" for f, b in zip(formats, bits, strict=True)]
     own = plain_checkpoint(s.weights)
     mixed = notes.checkpoint_parts(s) if any(
         getattr(s, k) != v for k, v in own.items() if k != "weights_experts" or s.experts) else None
@@ -464,7 +464,7 @@ def lifetime_table(r: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
             if pay is not None and pay <= months[-1] and OPTION_NAMES[key] in rows:
                 marks.append({"option": OPTION_NAMES[key], "month": pay, "usd": capex + running * pay,
                               "label": f"paid back against {'renting' if key == 'rent' else 'the API'} in "
-                                       f"{words.sig(pay, 2)} months"})
+                                       f"{pay:,.1f} months"})
     frame = pd.DataFrame([{"month": m, "option": o, "usd": float(v)} for o, vs in rows.items()
                           for m, v in zip(months, vs, strict=True)])
     return frame, pd.DataFrame(marks, columns=["option", "month", "usd", "label"])

@@ -198,30 +198,33 @@ def api_tier(s: Scenario) -> Mapping | None:
     return row if row is not None and row["tier_above_tok"] is not None else None
 
 
-def api_prices(s: Scenario) -> tuple[float, float]:
+def api_prices(s: Scenario, row: Mapping | None = None) -> tuple[float, float]:
     """(input, output) USD per 1M tokens that one request of the scenario is billed at.
 
     A request whose prompt exceeds the row's long-prompt threshold (``in_tok > tier_above_tok``) is
     billed entirely at the tier's prices, as the providers bill it (docs/method.md section 8); the tier comes from
     the catalogue row even when the link sets its own ``api_in``/``api_out``, which price the requests
-    at or below the threshold.
+    at or below the threshold. ``row``: another API price row (catalogue.apis) to bill the same request at,
+    with its own prices and tier; None for the scenario's own.
     """
-    tier = api_tier(s)
+    tier = api_tier(s) if row is None else (row if row["tier_above_tok"] is not None else None)
     if tier is not None and s.in_tok > tier["tier_above_tok"]:
         return tier["tier_api_in"], tier["tier_api_out"]
-    return s.api_in, s.api_out
+    return (s.api_in, s.api_out) if row is None else (row["api_in"], row["api_out"])
 
 
-def api_usd_per_request(s: Scenario) -> float:
+def api_usd_per_request(s: Scenario, row: Mapping | None = None) -> float:
     """API cost of one request, USD: ``((1 - h)*in_tok*p_in + h*in_tok*api_cached + out_tok*p_out)/1e6`` at
-    :func:`api_prices`, ``h = prefix_hit``.
+    :func:`api_prices`, ``h = prefix_hit``. ``row``: another API price row to bill the same request at (its
+    prices, tier and cached-input price); None for the scenario's own prices.
 
-    The one place the API is priced: the monthly bill, the break-even load and every per-request figure
-    use it.
+    The one place the API is priced: the monthly bill, the break-even load, every per-request figure and the
+    comparison with the other rows of a model family use it.
     """
-    p_in, p_out = api_prices(s)
+    p_in, p_out = api_prices(s, row)
+    p_cached = s.api_cached if row is None else catalogue.cached_input_price(row)
     cached = s.prefix_hit * s.in_tok  # billed at the cached-input price (docs/method.md section 9)
-    return ((s.in_tok - cached) * p_in + cached * s.api_cached + s.out_tok * p_out) / MILLION
+    return ((s.in_tok - cached) * p_in + cached * p_cached + s.out_tok * p_out) / MILLION
 
 
 def api_tier_note(s: Scenario) -> str | None:

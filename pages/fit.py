@@ -19,7 +19,11 @@ c2.metric("KV cache, all cards" if s.gpus > 1 else "KV cache", f"{r['kv_cache_gi
                "slots of ctx tokens).")
 c3.metric("KV cache tokens", f"{r['kv_tokens']:,.0f}",
           help=f"vLLM's 'GPU KV cache size', SGLang's max_total_num_tokens, llama.cpp's cells: "
-               f"{r['max_concurrency']:,.2f} sequences of {s.ctx:,} tokens.")
+               f"{r['max_concurrency']:,.2f} sequences of {s.ctx:,} tokens."
+               + (f" Each sequence also holds a fixed state in its {s.state_layers} state layers "
+                  f"({s.state_kib:,.0f} KiB each), which takes part of this memory: so the tokens are fewer than "
+                  f"the memory over {r['kv_bytes_per_token']:,.0f} bytes per token, and more with longer sequences."
+                  if s.state_layers else ""))
 c4.metric("Sequences memory holds", f"{r['max_batch']:,}",
           help=f"Whole sequences of {s.ctx:,} tokens in the memory left beside the weights; "
                f"{r['kv_gib_per_sequence']:,.2f} GiB each. Batch used: {r['batch']:,}.")
@@ -50,7 +54,7 @@ GREYS = ["#8c8c8c", "#b0b0b0", "#cfcfcf"]
 def colour(part: str, i: int) -> str:
     if part.startswith("weights"):
         return "#4c78a8"
-    if part.startswith("KV cache at"):
+    if part.startswith("KV cache") and " at batch " in part:  # "KV cache and state at batch N" for a hybrid
         return "#f58518"
     if part.startswith("KV cache allocated"):
         return "#ffbf79"
@@ -95,8 +99,9 @@ ui.download_csv(stack, "fit-memory")
 st.subheader("Sequences that fit, by weight precision and context")
 fit = ui.table("fit_table", s, (2048, 8192, 32768), list(dict.fromkeys(["bf16", "fp8", "int4-g128", "q4_k_m",
                                                                        s.weights])))
+mixed = fit["weights"].iloc[0].removeprefix("checkpoint: ") if fit["weights"].iloc[0].startswith("checkpoint: ") else None
 ui.dataframe(
-    fit,
+    fit.assign(weights=["checkpoint as set", *fit["weights"].iloc[1:]]) if mixed else fit,
     column_config={
         "weights": st.column_config.TextColumn("Weights", width=150),
         "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f", width=80),
@@ -115,8 +120,8 @@ ui.dataframe(
 st.caption(f"{s.gpus} × {s.mem_gib:,.2f} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
            "Each row puts every weight in its format (an integer format's embeddings and LM head in bf16, as GPTQ and "
            "AWQ checkpoints keep them)"
-           + ("; the first row is the checkpoint as set, its parts in their own formats, at its average bits per weight. "
-              if fit["weights"].iloc[0].startswith("checkpoint: ") else ". ")
+           + (f"; the first row is the checkpoint as set ({mixed}), at its average bits per weight. "
+              if mixed else ". ")
            + ("A negative KV cache is the shortfall: the weights alone do not load. " if (fit["free_gib"] < 0).any() else "")
            + "The quality cost is the one published for "
            "the format, on the model named (a dash: nothing published, or a checkpoint's mix); the Levers page sets every "

@@ -79,6 +79,9 @@ st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a targ
            f"spec_c), at the {s.ctx:,}-token context. Verifying k + 1 tokens reads the weights and the cache once, "
            f"so while the step is memory-bound the drafts ride along almost free; once the arithmetic binds, each "
            f"extra token costs its own compute and the gain goes (at long contexts the cache read keeps the step "
-           f"memory-bound, and the gain lasts). Speculation shortens the time per token; it does not raise what a "
-           f"full replica serves, so it lowers no bill on the table above. Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. "
-           "Engines turn speculation off under load for this reason.")
+           f"memory-bound, and the gain lasts). Speculation shortens the time per token where the curve is above 1 and "
+           f"lengthens it below; it does not raise what a full replica serves, so it lowers no bill on the table "
+           f"above. "
+           + (f"Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. " if mb > 0
+              else "Faded: every batch, since memory holds not one sequence at this context. ")
+           + "Engines turn speculation off under load for this reason.")

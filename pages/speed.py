@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from calc import memo as dm
 from calc import parse, with_change
 from pages import _ui as ui
 
@@ -41,6 +42,8 @@ elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
     st.caption(f"One busy replica on the traffic delivers more than the decode throughput here because the traffic's requests hold "
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
                "them in memory and read less cache a step.")
+if latency := dm.latency_sentence(ui.evaluation().decision):
+    st.error(latency, icon=":material/timer:")
 c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
 c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
           help="Where compute time equals memory time: below it adding a sequence is almost free.")

@@ -1101,7 +1101,7 @@ def region(s) -> tuple:
     """docs/calibration.md section 6: engine x card family x model kind x cards per replica x weights in fewer than
     8 bits."""
     arch = "unknown" if s["card"] == "custom" else _card_arch().get(s["card"], "unknown")
-    kind = "hybrid" if s.get("linear_layers") else "MLA" if s.get("kv_latent") else \
+    kind = "hybrid" if s.get("state_layers") else "MLA" if s.get("kv_latent") else \
         ("MoE" if s.get("experts") else "dense")
     engine = s["engine"]
     if error_bands()[engine] is not None and not _own_rows(engine):  # a family that shares its engine's figures

@@ -394,3 +394,12 @@ def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_repli
     serving = next(m for m in at.metric if m.label == "Busy replica on this traffic")
     assert serving.value == f"{r['serving_tok_s']:,.0f} tok/s"
     assert f"at full load, 4 sequences at once, it would deliver {r['max_throughput_tok_s']:,.0f}" in texts(at.caption)
+
+
+def test_an_unreachable_latency_target_is_said_on_the_speed_page_as_on_the_decision_page():
+    """tpot_ms below one stream's step: the Speed page says the target cannot be met, in the Decision page's words."""
+    at = open_app({"tpot_ms": "1"}, "pages/speed.py")
+    said = [e.value for e in at.error]
+    assert any("The latency target of 1 ms per output token cannot be met" in e for e in said), said
+    decision = open_app({"tpot_ms": "1"}, "pages/decision.py")
+    assert [e for e in said if "latency target" in e] == [e.value for e in decision.error if "latency target" in e.value]

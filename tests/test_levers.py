@@ -140,7 +140,7 @@ def test_llamacpp_is_offered_only_the_weight_formats_it_loads():
     formats = set(levers.format_table(ev)["format"])
     assert {"q4_k_m", "q8_0", "bf16", "mxfp4"} <= formats and not formats & {"fp8", "int8", "int4-g128"}
     fit = tables.fit_table(ev.scenario, (2048,), ["bf16", "fp8", "int4-g128", "q4_k_m"])
-    assert list(fit["weights"]) == ["bf16 (16-bit)", "q8_0 (8.5-bit)", "q4_k_m (4.8213-bit)"]
+    assert list(fit["weights"]) == ["bf16 (16-bit)", "q8_0 (8.5-bit)", "q4_k_m (4.82-bit)"]
 
 
 def test_card_levers_say_how_the_engine_splits_the_model():
@@ -189,3 +189,33 @@ def test_the_weight_formats_price_the_whole_checkpoint_as_the_fit_table_does():
     fit = tables.fit_table(ev.scenario, (2048,), ["bf16", "fp8"]).set_index("weights")
     assert formats.loc["bf16", "weights_gib"] == pytest.approx(fit.loc["bf16 (16-bit)", "weights_gib"], rel=1e-9)
     assert formats.loc["bf16", "weights_gib"] > formats.loc["fp8", "weights_gib"] > formats.loc["mxfp4", "weights_gib"]
+
+
+def test_a_set_up_that_does_not_run_is_offered_the_fewest_cards_that_run_it_and_no_wider_format():
+    """70B in bf16 on one L4 (24 GB): two or four L4s do not hold it either, eight do. The table offers eight cards, names them
+    as the lever that makes it run (the L4 has no reference rent, so without usd_hr no bill), and offers no wider
+    weight or cache format, which would need more memory."""
+    link = {"model": "llama-3.1-70b", "card": "l4", "gpus": "1", "weights": "bf16"}
+    t = _table(link)
+    by = t.set_index("lever")
+    assert by.loc["2 cards per replica", "verdict"] == "does not fit"
+    assert by.loc["8 cards per replica", "verdict"] != "does not fit"
+    assert evaluate(parse({**link, "gpus": "4"})).decision.fits is False
+    assert parse({**link, "gpus": "6"}).errors  # vLLM refuses a TP size that does not divide the 64 heads
+    assert not any(n in ("Weights in bf16", "Weights in fp16", "KV cache in fp16") for n in t["lever"])
+    assert levers.best_text(t).endswith("this lever makes it run, though the card has no rent to price it with (enter one): 8 cards per replica.")
+    priced = levers.best_text(_table({**link, "usd_hr": "0.8"}))
+    assert "; this lever makes it run: 8 cards per replica (" in priced
+
+
+def test_speculation_that_lengthens_the_time_per_token_says_so():
+    """At the default link's busiest-hour batch the four drafts' arithmetic outweighs the reads they share: the
+    lever's row is slower than as set, and its price says so first, with both figures."""
+    t = _table(DEFAULT).set_index("lever")
+    spec, base = t.loc["Speculative decoding, 4 drafts"], t.loc["As set"]
+    assert spec["tpot_ms"] > base["tpot_ms"]
+    assert spec["price"].startswith(f"slower replies at this traffic's batch ({spec['tpot_ms']:,.1f} against "
+                                    f"{base['tpot_ms']:,.1f} ms per token)")
+    small = _table({"batch": "1"}).set_index("lever")  # one stream a step: the drafts ride along almost free
+    assert small.loc["Speculative decoding, 4 drafts", "tpot_ms"] < small.loc["As set", "tpot_ms"]
+    assert not small.loc["Speculative decoding, 4 drafts", "price"].startswith("slower")

@@ -142,7 +142,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     if not report["fits"]:
         mem = table("card_memory", scenario)
         st.error(f"**The weights do not fit.** Per card, the weights as loaded and the engine's reserve need "
-                 f"{mem.needed_gib:,.1f} GiB, more than it takes: {mem.share_text}. "
+                 f"{mem.needed_gib:,.1f} GiB, more than the engine takes of the card: {mem.share_text}. "
                  "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
     elif not flags:
         pass
