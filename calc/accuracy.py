@@ -88,9 +88,14 @@ MIN_BAND_ROWS = 10
 def accuracy(s: Scenario) -> Accuracy:
     """The cross-validated band of the scenario's capacity, widened to the engine's widest when no row measured
     its region, and another engine's widest when none measured this engine (docs/calibration.md section 6)."""
-    r = region(s)
+    return _accuracy(s.engine, region(s))
+
+
+@functools.lru_cache(maxsize=256)
+def _accuracy(engine: str, r: tuple[str, str, str, int, bool]) -> Accuracy:
+    """:func:`accuracy` of a scenario on ``engine`` in region ``r`` (it depends on nothing else)."""
     measured = r in measured_regions()
-    bands = error_band(s.engine, CROSS_VALIDATED) or []
+    bands = error_band(engine, CROSS_VALIDATED) or []
     if not bands:
         widest = widest_band(CROSS_VALIDATED)
         bands = [widest] if widest else []
@@ -103,7 +108,7 @@ def accuracy(s: Scenario) -> Accuracy:
         b = max(bands, key=lambda x: x["p90_pct"])
     if b["n"] >= MIN_BAND_ROWS:
         return Accuracy(measured, r, b["p90_pct"])
-    siblings = [(o["p90_pct"], e) for e in ENGINES if base(e) == base(s.engine) and e != figures_of(s.engine)
+    siblings = [(o["p90_pct"], e) for e in ENGINES if base(e) == base(engine) and e != figures_of(engine)
                 for o in error_band(e, CROSS_VALIDATED) or [] if o["metric"] == b["metric"]
                 and o["n"] >= MIN_BAND_ROWS and o["p90_pct"] > b["p90_pct"]]
     if not siblings:

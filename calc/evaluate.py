@@ -9,7 +9,6 @@ the pages, the memo and the command line all read an Evaluation, so each figure 
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -153,11 +152,20 @@ class Speculation:
 PARTS = (Memory, Decode, UnitCost, StepDetail, Bill, Engine, Band, Speculation, procure.Options)
 
 
+def _copied(value: Any) -> Any:
+    """``value`` with its nested dicts and lists copied (the parts hold plain JSON values only, so this is
+    ``copy.deepcopy`` without its memo, several times faster)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
 def _plain(part: Any) -> dict[str, Any]:
     """A part's fields as a dict, its nested dicts and lists copied (``dataclasses.asdict`` without its
     recursion into every value: the parts hold no dataclass inside)."""
-    return {f.name: copy.deepcopy(v) if isinstance(v := getattr(part, f.name), (dict, list)) else v
-            for f in fields(part)}
+    return {f.name: _copied(getattr(part, f.name)) for f in fields(part)}
 
 
 @dataclass(frozen=True)

@@ -479,7 +479,17 @@ def max_batch(s: Scenario, n: ArrayLike) -> NDArray:
     """Sequences whose caches fit at context ``n``: ``floor(max(0, free) / C(ceil(n/b)*b))`` in the engine's whole
     pages of ``b`` tokens (:func:`paged_context`; int64 array). For a cache that grows with every token this is
     vLLM's whole blocks over the blocks one sequence takes, ``floor(max_concurrency)``."""
+    if isinstance(n, (int, np.integer)):  # a single context, asked for several times a report
+        return _max_batch_at(s, int(n))
     return np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, paged_context(s, n))).astype(np.int64)
+
+
+@functools.lru_cache(maxsize=1024)
+def _max_batch_at(s: Scenario, n: int) -> NDArray:
+    """:func:`max_batch` at one context ``n`` (tokens), cached per scenario (read-only)."""
+    out = np.floor(max(0.0, free_bytes(s)) / cache_bytes(s, paged_context(s, n))).astype(np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def seqs_cap(s: Scenario, mb: int) -> int:

@@ -12,6 +12,7 @@ FLOP, USD; ``GiB = 2**30`` bytes, ``TB/s = 1e12`` bytes/s, ``TFLOP/s = 1e12`` FL
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,7 @@ def embedding_params(s: Scenario) -> float:
     return float(min(embed_params(s) + s.vocab * s.hidden, D))
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of the (frozen) scenario, asked for a dozen times a report
 def weight_parts(s: Scenario) -> tuple[WeightPart, ...]:
     """The checkpoint part by part (docs/method.md section 2.1): the embedding table and LM head at
     ``weights_embed``, the attention projections at ``weights_attn``, the routed experts at ``weights_experts``, the
@@ -374,6 +376,9 @@ def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Specul
     n = s.ctx if n is None else n
     k = int(s.spec_k)
     plain = step_parts(s, B, n)
+    if k == 0:  # no drafts: the round is the plain step (the general form below gives the same, read again)
+        zero = np.zeros_like(plain.step_s)
+        return Speculative(plain.step_s, zero, 1.0, B / plain.step_s, plain.step_s)
     memory_s = weight_read_seconds(s, (k + 1) * B) + plain.cache_s
     verify_s = (np.maximum(memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B)
                 + fixed_step_seconds(s, (k + 1) * B))
@@ -428,6 +433,7 @@ def none_if_nan(x: ArrayLike) -> float | None:
     return None if np.isnan(value) else value
 
 
+@functools.lru_cache(maxsize=256)
 def break_even(s: Scenario, n: int | None = None) -> float | None:
     """Scalar break-even batch at context ``n`` (default ``s.ctx``), or None when the step never
     becomes compute-bound."""

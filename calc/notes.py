@@ -3,6 +3,7 @@ scenarios that are valid but deserve a second look."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from . import catalogue, engines, memory, model, traffic
@@ -28,6 +29,7 @@ def beyond_trained_context(s: Scenario) -> str | None:
             "model cannot take")
 
 
+@functools.lru_cache(maxsize=256)  # pure in the (frozen) scenario; the result is shared: do not change it
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
     """Which figures of a preset model or card the scenario overrides (explicit keys win over presets).
 
