@@ -67,6 +67,10 @@ def quantize(w: np.ndarray, bits: int, group: int) -> np.ndarray:
     return (levels * step + low).reshape(w.shape)
 
 
+#: Rows of the matrix drawn and quantized at a time: the temporaries of a 4096 x 4096 matrix stay a few MiB, not hundreds.
+BLOCK_ROWS = 256
+
+
 @dataclass(frozen=True)
 class Lab:
     """The experiment's inputs: the well-behaved matrix, the copy with outliers, where the outliers are (flat
@@ -86,7 +90,11 @@ def lab(n: int = NOTES["n"], outliers: int = NOTES["outliers"], outlier_scale: f
     outside 0..n*n."""
     check_outliers(outliers, n * n)
     rng = np.random.default_rng(seed)
-    weights = (rng.standard_normal((n, n)) * 0.02).astype(np.float32)
+    weights = np.empty((n, n), dtype=np.float32)
+    for r in range(0, n, BLOCK_ROWS):  # drawn a block of rows at a time: the same stream, no 128 MiB float64 copy
+        block = rng.standard_normal((min(BLOCK_ROWS, n - r), n))
+        block *= 0.02
+        weights[r:r + BLOCK_ROWS] = block
     at = rng.choice(weights.size, outliers, replace=False)
     loud = weights.copy()
     loud.flat[at] *= outlier_scale
@@ -96,9 +104,20 @@ def lab(n: int = NOTES["n"], outliers: int = NOTES["outliers"], outlier_scale: f
     return Lab(weights, loud, at, x)
 
 
+def _row_blocks(w: np.ndarray, group: int) -> list[slice]:
+    """Row ranges of ``w`` that each hold whole groups of ``group`` consecutive (row-major) weights, so that
+    quantizing them one at a time groups the weights as quantizing the whole matrix does; one range when no such
+    split exists."""
+    rows, cols = w.shape
+    if (BLOCK_ROWS * cols) % group:
+        return [slice(0, rows)]
+    return [slice(r, min(r + BLOCK_ROWS, rows)) for r in range(0, rows, BLOCK_ROWS)]
+
+
 def _product_error(w: np.ndarray, x: np.ndarray, bits: int, group: int) -> float:
     exact = x @ w
-    return float(np.linalg.norm(x @ quantize(w, bits, group) - exact) / np.linalg.norm(exact))
+    approx = sum(x[b] @ quantize(w[b], bits, group) for b in _row_blocks(w, group))
+    return float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
 
 
 def error_table(bits: tuple[int, ...] = NOTES_BITS, group: int = NOTES["group"], **setup) -> pd.DataFrame:
@@ -108,6 +127,12 @@ def error_table(bits: tuple[int, ...] = NOTES_BITS, group: int = NOTES["group"],
     return pd.DataFrame([{"bits": b, "bits_per_weight": stored_bits(b, group),
                           "well_behaved": _product_error(e.weights, e.x, b, group),
                           "with_outliers": _product_error(e.with_outliers, e.x, b, group)} for b in bits])
+
+
+def _group_error(w: np.ndarray, bits: int, group: int) -> np.ndarray:
+    """Per group of ``w``: mean absolute quantization error over mean absolute weight."""
+    g = w.reshape(-1, group)
+    return np.abs(quantize(w, bits, group).reshape(-1, group) - g).mean(axis=1) / np.abs(g).mean(axis=1)
 
 
 def group_damage(bits: int = 4, group: int = NOTES["group"], **setup) -> pd.DataFrame:
@@ -120,8 +145,7 @@ def group_damage(bits: int = 4, group: int = NOTES["group"], **setup) -> pd.Data
     hit[np.unique(e.outlier_at // group)] = True
     rows = []
     for name, w in (("well-behaved", e.weights), ("with outliers", e.with_outliers)):
-        g = w.reshape(-1, group)
-        err = np.abs(quantize(w, bits, group).reshape(-1, group) - g).mean(axis=1) / np.abs(g).mean(axis=1)
+        err = np.concatenate([_group_error(w[b], bits, group) for b in _row_blocks(w, group)])
         rows.append({"matrix": name, "all": float(err.mean()),
                      "outlier_groups": float(err[hit].mean()) if hit.any() else float("nan"),
                      "other_groups": float(err[~hit].mean()) if (~hit).any() else float("nan"),
