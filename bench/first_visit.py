@@ -41,12 +41,12 @@ DONE = """() => !document.querySelector('.st-key-calc-loading-details')
 PAINT_CLOCK = """
 window.__firstFigurePaintedMs = undefined;
 new MutationObserver((changes, observer) => {
-  if (document.querySelector('%s')) {
+  if (document.querySelector('FIRST_FIGURE')) {
     observer.disconnect();
     requestAnimationFrame(() => { window.__firstFigurePaintedMs = performance.now(); });
   }
 }).observe(document, {subtree: true, childList: true});
-""" % FIRST_FIGURE
+""".replace("FIRST_FIGURE", FIRST_FIGURE)
 
 
 def visit(browser, url: str) -> tuple[float, float]:
