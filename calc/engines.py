@@ -76,7 +76,7 @@ def splits_layers(engine: str) -> bool:
 #: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime is in the data, and the
 #: buffers of the v0.17 to v0.21 TensorRT-engine path follow a max_batch_size its rows do not give.
 MODELLED_RESERVE = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "llamacpp", "llamacpp-vulkan",
-                    "llamacpp-2024")
+                    "llamacpp-vulkan-2025", "llamacpp-2024")
 #: TensorRT-LLM profiles that size the KV cache from a profiling run (the PyTorch backend, v1.0 and later:
 #: calc/memory.py ``trtllm_torch_reserve``) rather than from the executor's buffers (``trtllm-2024``).
 PROFILING_RUN = ("trtllm",)
@@ -127,6 +127,7 @@ def _release_facts(engine: str, text: str) -> dict[str, Any]:
         facts["build"] = int(build.group(1))
     dates = [(int(y), _MONTHS.index(m[:3]) + 1) for m, y in
              re.findall(r"\b(" + "|".join(_MONTHS) + r")[a-z]*\.?\s+(20\d\d)\b", low)]
+    dates += [(int(y), int(m)) for y, m in re.findall(r"\b(20\d\d)-(0[1-9]|1[0-2])-\d\d\b", low)]
     if dates:
         facts["date"] = max(dates)
     facts["backends"] = {b for b in ("vulkan", "metal", "rocm", "sycl") if b in low}
@@ -136,7 +137,10 @@ def _release_facts(engine: str, text: str) -> dict[str, Any]:
 def _covers(spec: str, facts: Mapping[str, Any]) -> bool:
     """Whether one alternative of a family's ``releases`` (engine_families.csv) matches ``facts``: ``v0.17-v0.21``
     (releases 0.17 to 0.21, either end open when empty), ``build 3000-`` (llama.cpp builds), ``until 2024-05`` and
-    ``from 2024-06`` (the latest month the text names), ``backend vulkan``."""
+    ``from 2024-06`` (the latest month the text names, as ``May 2024`` or ``2024-05-07``), ``backend vulkan``, or
+    several of these joined by ``&``, all of which must hold (``backend vulkan & until 2025-08``)."""
+    if "&" in spec:
+        return all(_covers(part, facts) for part in spec.split("&"))
     kind, _, arg = spec.strip().partition(" ")
     if spec.strip().startswith("v"):
         lo, _, hi = spec.strip().partition("-")
@@ -160,13 +164,17 @@ def release_family(engine: str, text: str) -> str | None:
     """The release family of ``engine`` (a profile id) whose covered releases include the one ``text`` names (a
     measurement's version, source or notes: ``TensorRT-LLM v0.5.0``, ``llama.cpp snapshots Dec 2023``, ``builds
     7293-7474 ... -DGGML_VULKAN=1``), or None where the text names none of them. Each family's ``releases`` in
-    ``engine_families.csv`` says what it covers; a backend it names (``vulkan``) comes before a release number, and
-    the first family in file order that covers the release wins. Used by ``--validate FILE``, so that a row measured
-    on an older release is predicted by that release's profile, not the current one's."""
+    ``engine_families.csv`` says what it covers; a backend it names (``vulkan``) comes before a release number, a
+    family that adds a release range to the backend (``backend vulkan & until 2025-08``) before one that names the
+    backend alone, and otherwise the first family in file order that covers the release wins. Used by
+    ``--validate FILE``, so that a row measured on an older release is predicted by that release's profile, not the
+    current one's."""
     b = base(engine)
     facts = _release_facts(b, text)
     fams = [e for e, v in FAMILIES.items() if v["base"] == b and v["releases"]]
-    for e in sorted(fams, key=lambda e: not FAMILIES[e]["releases"].startswith("backend")):
+    # A backend's families before the others, and among them the narrower (more conditions) first.
+    for e in sorted(fams, key=lambda e: (not FAMILIES[e]["releases"].startswith("backend"),
+                                         -FAMILIES[e]["releases"].count("&"))):
         if any(_covers(alt, facts) for alt in FAMILIES[e]["releases"].split(";")):
             return e
     return None
@@ -190,8 +198,9 @@ def default_batched_tokens(engine: str, card: str, torch_gib: float) -> int:
 #: reserved for a graph of that many tokens.
 LLAMACPP_UBATCH = 512
 #: llama.cpp builds that run without flash attention unless told (``-fa``): the builds before ggml-org/llama.cpp PR
-#: #15434 (August 2025, flash attention ``auto``, which CUDA resolves to on). Their ``flash_attn`` defaults to 0.
-NO_FLASH_ATTENTION = ("llamacpp-2024",)
+#: #15434 (August 2025, flash attention ``auto``, which CUDA resolves to on), on any backend. Their ``flash_attn``
+#: defaults to 0.
+NO_FLASH_ATTENTION = ("llamacpp-2024", "llamacpp-vulkan-2025")
 #: llama.cpp builds whose server reserves logits for its slots only, not for every token of a physical batch
 #: (ggml-org/llama.cpp PR #23861, May 2026: ``n_outputs_max = n_parallel * (1 + n_draft)``).
 OUTPUTS_PER_SLOT = ("llamacpp", "llamacpp-vulkan")

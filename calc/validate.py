@@ -181,11 +181,15 @@ def cross_validated_results(rows: Iterable[Measurement]) -> list[Result]:
     return [Result(r, cv.get(r.id)) for r in rows]
 
 
+#: The width of the engine column: the longest profile id.
+_ENGINE_W = max(len(e) for e in ENGINES)
+
+
 def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None) -> str:
     """One line per row: id, engine, metric, measured, predicted, error % (and the cross-validated prediction and
     error where given), link. Errors are signed as in the tables (:func:`flattering_pct`): + where the prediction
     flatters self-hosting, a step predicted too short or a throughput too high."""
-    head = f"{'id':<9} {'engine':<16} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
+    head = f"{'id':<9} {'engine':<{_ENGINE_W}} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
     if cv is not None:
         head += f" {'cross-val':>10} {'error':>8}"
     lines = ["Errors signed + where a prediction flatters self-hosting (a step too short, a throughput too high):",
@@ -195,7 +199,7 @@ def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None
         return "-" if r.error_pct is None else f"{flattering_pct(r.row.metric, r.error_pct):+.1f}%"
     for i, r in enumerate(results):
         err = signed(r)
-        line = (f"{r.row.id:<9} {r.row.engine:<14} {r.row.metric:<21} {_num(r.row.measured):>10} "
+        line = (f"{r.row.id:<9} {r.row.engine:<{_ENGINE_W}} {r.row.metric:<21} {_num(r.row.measured):>10} "
                 f"{_num(r.predicted):>10} {err:>8}")
         if cv is not None:
             c = cv[i]
@@ -209,10 +213,10 @@ def format_summary(summary: Sequence[dict]) -> str:
     90th percentile and worst absolute error, and the most flattering row."""
     pct = lambda x: "-" if x is None else f"{x:.1f}%"  # noqa: E731
     spct = lambda x: "-" if x is None else f"{x:+.1f}%"  # noqa: E731
-    lines = [f"{'engine':<16} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8} "
+    lines = [f"{'engine':<{_ENGINE_W}} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8} "
              f"{'most flattering':>16}"]
     for s in summary:
-        lines.append(f"{s['engine']:<16} {s['metric']:<21} {s['n']:>3} {spct(s['signed_median_pct']):>11} "
+        lines.append(f"{s['engine']:<{_ENGINE_W}} {s['metric']:<21} {s['n']:>3} {spct(s['signed_median_pct']):>11} "
                      f"{pct(s['median_pct']):>8} {pct(s['p90_pct']):>8} {pct(s['max_pct']):>8} "
                      f"{spct(s.get('most_flattering_pct')):>16}"
                      + (f"  ({s['missing']} without a prediction)" if s["missing"] else ""))

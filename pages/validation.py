@@ -12,10 +12,11 @@ s, r = ui.page()
 #: Units of each figure on the axes.
 UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 #: Engines in colours that differ (a colour-blind-safe palette), the older release family in a lighter shade
-#: and the Vulkan build in its own.
+#: and the Vulkan builds in their own (the older ones darker).
 COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2025": "#000000",
            "trtllm-2023": "#E69F00", "trtllm-v05": "#8C510A",
-           "llamacpp": "#009E73", "llamacpp-vulkan": "#CC79A7", "llamacpp-2024": "#7FCDBB"}
+           "llamacpp": "#009E73", "llamacpp-vulkan": "#CC79A7", "llamacpp-vulkan-2025": "#7B3294",
+           "llamacpp-2024": "#7FCDBB"}
 
 
 def _flattering(result) -> float | None:
@@ -50,12 +51,17 @@ def _summaries() -> tuple[pd.DataFrame, pd.DataFrame]:
     return table(validate.cross_validated_results(rows)), table(validate.evaluate(rows))
 
 
-COLUMNS = {"engine": "Engine", "metric": "Figure", "n": "Rows",
-           "signed_median_pct": st.column_config.NumberColumn("Signed median % (+: too fast)", format="%+.1f"),
-           "median_pct": st.column_config.NumberColumn("Median |error| %", format="%.1f"),
-           "p90_pct": st.column_config.NumberColumn("90th percentile %", format="%.1f"),
-           "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f"),
-           "most_flattering_pct": st.column_config.NumberColumn("Most flattering row %", format="%+.1f")}
+#: Widths that hold every column of the two summaries in the page's width (about 920 px) without a scroll.
+COLUMNS = {"engine": st.column_config.TextColumn("Engine", width=150),
+           "metric": st.column_config.TextColumn("Figure", width=140),
+           "n": st.column_config.NumberColumn("Rows", width=50),
+           "signed_median_pct": st.column_config.NumberColumn("Signed median % (+: too fast)", format="%+.1f",
+                                                              width=175),
+           "median_pct": st.column_config.NumberColumn("Median |error| %", format="%.1f", width=115),
+           "p90_pct": st.column_config.NumberColumn("90th pct. %", format="%.1f", width=80),
+           "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f", width=65),
+           "most_flattering_pct": st.column_config.NumberColumn("Most flattering row %", format="%+.1f",
+                                                                width=135)}
 
 st.caption("Each row is a published measurement of a real engine (a decode step time, or the output tokens per "
            "second one replica sustained at full load), written as a link; the calculator evaluates that link "
@@ -70,10 +76,11 @@ st.subheader("Cross-validated: each source predicted by a fit without it")
 st.caption("The accuracy every page quotes. For each source (one published document at one commit), every "
            "profile was fitted again without that source's rows, and those rows predicted. A positive signed "
            "error flatters self-hosting (a throughput too high, a step too short).")
-ui.dataframe(cv_summary, column_config=COLUMNS)
+#: Every engine's row in view without scrolling: a header and each row 35 px high, and the frame's border.
+ui.dataframe(cv_summary, column_config=COLUMNS, height=35 * (len(cv_summary) + 1) + 3)
 st.subheader("In sample: the rows the figures were fitted to")
 st.caption("How well the shipped figures fit their own rows. Not an accuracy claim.")
-ui.dataframe(in_summary, column_config=COLUMNS)
+ui.dataframe(in_summary, column_config=COLUMNS, height=35 * (len(in_summary) + 1) + 3)
 
 st.subheader("Predicted against measured")
 basis = st.radio("Prediction", ["cross-validated", "in sample"], horizontal=True, key="validation_basis",

@@ -98,6 +98,7 @@ FITTED = {
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-vulkan": ("eff_bw", "layer_us", "eff_dequant"),
+    "llamacpp-vulkan-2025": ("eff_bw", "layer_us", "eff_dequant"),
 }
 #: Figures one profile shares with another: one figure fitted on both profiles' rows. A release family keeps the
 #: efficiencies of its engine (the same kernels read the same memory) and differs in what changed between the
@@ -127,6 +128,11 @@ SHARED = {
     ("llamacpp-2024", "layer_us"): "llamacpp", ("llamacpp", "eager_us"): "llamacpp-2024",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
     ("sglang", "eff_link"): "vllm",
+    # The Vulkan builds before the integer-dot matrix-vector kernels (PR #14903, August 2025) read memory and launch
+    # their layers as the later ones do; what changed is how a quantized block reaches its dot product (dequantized
+    # to floating point in the shader, then integer dot products on a quantized activation): the loss on sub-8-bit
+    # weights is each family's own, the rest is one.
+    ("llamacpp-vulkan-2025", "eff_bw"): "llamacpp-vulkan", ("llamacpp-vulkan-2025", "layer_us"): "llamacpp-vulkan",
     # What the arithmetic keeps at FP4 is the FP4 GEMMs' (NVIDIA's CUTLASS and TRT-LLM-Gen kernels, which vLLM and
     # SGLang call through FlashInfer): only TensorRT-LLM's v1.0 rows measure it (NVFP4 on B200 and GB200), so every
     # other engine and release takes its measured figure rather than the prior.
@@ -142,12 +148,14 @@ SHARED = {
        for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
-SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp", "trtllm": "trtllm-2025",
+SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp-vulkan-2025",
+           "llamacpp-vulkan-2025": "llamacpp-vulkan", "trtllm": "trtllm-2025",
            "trtllm-2025": "trtllm", "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
            "vllm-0.21": "vllm", "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
-TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"}}
+TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"},
+        "llamacpp-vulkan-2025": {"eff_kv": "eff_bw"}}
 _LLAMACPP_FIXED = {
     "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold models of 22 to 80 layers): it is "
                      "fitted per layer (layer_us)"),
@@ -202,6 +210,7 @@ FIXED = {
     "llamacpp": dict(_LLAMACPP_FIXED),
     "llamacpp-2024": dict(_LLAMACPP_FIXED),
     "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
+    "llamacpp-vulkan-2025": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
 FIXED["vllm-0.21"] = dict(FIXED["vllm"])
@@ -247,6 +256,7 @@ _ONE_READ = {
     "llamacpp-vulkan": "llama.cpp's attention kernels load each KV head once for its group of query heads",
 }
 _ONE_READ["trtllm-2025"] = _ONE_READ["trtllm"]
+_ONE_READ["llamacpp-vulkan-2025"] = _ONE_READ["llamacpp-vulkan"]
 for _e, _why in _ONE_READ.items():
     FIXED[_e]["kv_reread"] = (0.0, _why)
 _NO_EAGER = {
@@ -262,6 +272,7 @@ _NO_EAGER["vllm-0.21"] = _NO_EAGER["vllm"]
 _NO_EAGER["trtllm-2024"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-2025"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
+_NO_EAGER["llamacpp-vulkan-2025"] = _NO_EAGER["llamacpp-vulkan"]
 for _e, _why in _NO_EAGER.items():
     FIXED[_e]["eager_us"] = (0.0, _why)
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
@@ -269,7 +280,7 @@ for _e, _why in _NO_EAGER.items():
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
 FAMILY_ORDER = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
-                "llamacpp-2024")
+                "llamacpp-vulkan-2025", "llamacpp-2024")
 
 
 class FastRows:
@@ -698,7 +709,7 @@ def main(argv=None) -> int:
     err = (cv / fast.measured - 1) * 100
     for i in np.argsort(-np.abs(np.nan_to_num(err, nan=1e9)))[:12]:
         r = fast.rows[i]
-        print(f"  {r.id} {r.engine:<14} {r.metric:<21} {flattering_pct(r.metric, err[i]):+7.1f}%  "
+        print(f"  {r.id} {r.engine:<{max(map(len, FAMILY_ORDER))}} {r.metric:<21} {flattering_pct(r.metric, err[i]):+7.1f}%  "
               f"{fast.source[i][:60]}")
     if args.dry_run:
         return 0

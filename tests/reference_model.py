@@ -52,7 +52,7 @@ TRTLLM_TORCH_REST_GIB = 3.5
 # builds without flash attention by default, and those whose server reserves logits per slot.
 LLAMACPP_CONTEXT_GIB, LLAMACPP_PAD, LLAMACPP_UB = 0.3, 256, 512
 LLAMACPP_WIDTHS = (1, 4, 15)
-NO_FLASH = ("llamacpp-2024",)
+NO_FLASH = ("llamacpp-2024", "llamacpp-vulkan-2025")
 SLOT_OUTPUTS = ("llamacpp", "llamacpp-vulkan")
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;

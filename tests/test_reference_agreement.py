@@ -589,7 +589,8 @@ def test_unknown_key_is_a_warning():
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(params=scenarios(), engine=st.sampled_from(["llamacpp", "llamacpp-2024", "llamacpp-vulkan"]),
+@given(params=scenarios(), engine=st.sampled_from(["llamacpp", "llamacpp-2024", "llamacpp-vulkan",
+                                                       "llamacpp-vulkan-2025"]),
        slots=st.integers(1, 16), ubatch=st.sampled_from([32, 512, 2048]), fa=st.integers(0, 1),
        ctx=st.integers(1, 200_000))
 @example(params={"model": "llama-3.1-8b", "card": "rtx-4090"}, engine="llamacpp-2024", slots=4, ubatch=512, fa=0,
