@@ -420,7 +420,9 @@ def memory(s: Scenario) -> Memory:
             reserve += (Block("left outside the KV fraction", (1 - s.mem_util) * (total - loaded - over)),)
     elif rule == "llamacpp":
         total = s.mem_gib
-        reserve = ((Block("CUDA context", LLAMACPP_CONTEXT_GIB),
+        # The driver's context is the backend's: a Vulkan build holds no CUDA context, though about as much.
+        context = "Vulkan context" if s.engine.startswith("llamacpp-vulkan") else "CUDA context"
+        reserve = ((Block(context, LLAMACPP_CONTEXT_GIB),
                     Block("compute buffers", llamacpp_compute_bytes(s) / GiB)) if given is None
                    else (Block("reserve (overhead_gib)", given),))
         kv = s.mem_util * total - loaded - sum(b.gib for b in reserve)

@@ -89,8 +89,8 @@ def outside_measurements(s: Scenario) -> str:
     if s.model not in models or s.card not in cards:
         names = catalogue.models()
         cat_cards = catalogue.cards()
-        shown_models = sorted(names[m]["name"] if m in names else "custom shapes" for m in models)
-        shown_cards = sorted(cat_cards[c]["name"] if c in cat_cards else "custom cards" for c in cards)
+        shown_models = sorted(names[m]["name"] if m in names else "models given by their shapes" for m in models)
+        shown_cards = sorted(cat_cards[c]["name"] if c in cat_cards else "cards given by their figures" for c in cards)
         out.append("its rows measured " + ", ".join(dict.fromkeys(shown_models)) + " on "
                    + ", ".join(dict.fromkeys(shown_cards))
                    + " only: this scenario's " + ("model" if s.model not in models else "card")

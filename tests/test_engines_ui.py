@@ -31,11 +31,13 @@ def test_choosing_llamacpp_in_the_sidebar_brings_a_weight_format_it_loads():
     assert not at.exception
     assert at.query_params["engine"] == "llamacpp" and at.query_params["weights"] == "q4_k_m"
     assert at.session_state["weights"] == "q4_k_m"  # the widget shows the format in use
-    # The format the user had is said to be set aside, not switched silently (until the next change).
-    said = texts(at.error)
-    assert "llama.cpp cannot load int4-g128 weights" in said and "q4_k_m" in said
+    # The format the user had is said to have moved, not switched silently (until the next change), and not as a
+    # refused value: the user typed none, and the verdict does not rest on a default.
+    said = texts(at.info)
+    assert "weights moved from int4-g128 to q4_k_m" in said and "llama.cpp cannot load int4-g128 weights" in said
+    assert "int4-g128" not in texts(at.error)
     at.select_slider(key="kv").set_value("int8").run()
-    assert "cannot load int4-g128" not in texts(at.error)
+    assert "cannot load int4-g128" not in texts(at.info) + texts(at.error)
 
 
 def test_a_card_the_chosen_engine_does_not_run_on_says_the_engine_fell_back():
@@ -110,3 +112,13 @@ def test_a_model_that_ships_its_own_formats_takes_them_away_when_left():
     at.selectbox(key="model").set_value("llama-3.1-70b").run()
     assert not at.exception
     assert at.query_params["weights"] == "int4-g128" and at.query_params["weights_experts"] == "int4-g128"
+
+
+def test_a_link_that_leaves_the_weights_to_llamacpp_says_which_counterpart_it_took_until_the_next_change():
+    at = open_app({"engine": "llamacpp-vulkan"}, "pages/decision.py")
+    assert not at.exception and at.query_params["weights"] == "q4_k_m"
+    said = texts(at.info)
+    assert "weights are priced as q4_k_m, the GGUF counterpart of int4-g128" in said, said
+    assert "q4_k_m" not in texts(at.error)
+    at.select_slider(key="kv").set_value("int8").run()
+    assert "GGUF counterpart" not in texts(at.info)

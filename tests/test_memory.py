@@ -264,6 +264,8 @@ def test_llamacpp_allocates_the_cells_it_is_told_and_leaves_the_rest_free():
     assert r["kv_cache_gib"] == pytest.approx(5376 * 131072 / 2**30)
     assert r["free_gib"] > 10 * r["kv_cache_gib"] and r["max_batch"] > 4 and r["batch"] == 4
     assert set(r["reserve_gib_per_card"]) == {"CUDA context", "compute buffers"}
+    vulkan = report("engine=llamacpp-vulkan&model=llama-3.1-8b&card=rtx-4090&ctx=1300")["reserve_gib_per_card"]
+    assert set(vulkan) == {"Vulkan context", "compute buffers"}  # no CUDA context on the Vulkan backend
     # Without flash attention the scores of every head over every cell take the card: 4 x 32,768 cells at 512
     # tokens a step hold 8.3 GiB of scores, so fewer sequences of 32,768 tokens fit.
     on = report("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&ctx=32768")

@@ -57,8 +57,11 @@ def test_the_accuracy_text_says_the_basis_and_the_sign():
     band = [{"metric": "step_ms", "n": 18, "median_pct": 9.3, "p90_pct": 17.2, "signed_median_pct": -7.0,
              "basis": "leave-one-source-out"}]
     text = words.accuracy_text("vllm", band)
-    assert text == ("vLLM: decode step time within about 9 % (90 % of rows within 17 %, 18 rows, median -7 %: too "
-                    "slow) of published vLLM measurements, each source predicted by figures fitted without it")
+    assert text == ("vLLM: decode step time within about 9 % (90 % of rows within 17 %, 18 rows, median -7 %: "
+                    "predicted too slow) of published vLLM measurements, each source predicted by figures fitted "
+                    "without it")
+    few = words.accuracy_text("vllm", [{**band[0], "n": 3, "signed_median_pct": 8.0}])
+    assert "only 3 rows, median +8 %: predicted too fast" in few
     assert words.accuracy_text("roofline", None).endswith("they are not calibrated")
     # A release family that differs only in its memory quotes the measurements it shares its figures with.
     assert words.accuracy_text("trtllm-2024", band).endswith(

@@ -51,7 +51,7 @@ from .keys import (
     weight_format_bits,
 )
 from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
-from .resolve import load, parse, preset_figures
+from .resolve import GGUF_NOTE, load, parse, preset_figures
 
 __all__ = [
     "AUTO",
@@ -64,6 +64,7 @@ __all__ = [
     "DEFAULT_WEIGHTS",
     "DEPENDENTS",
     "FROM_DEFAULT",
+    "GGUF_NOTE",
     "KEYS",
     "KEY_TABLE",
     "KV_FORMATS",

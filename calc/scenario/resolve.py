@@ -232,6 +232,10 @@ def _shape_note(s: Scenario) -> list[str]:
     return [note] if note else []
 
 
+#: The words of the note :func:`_gguf_note` gives, by which a page knows it (it shows it until the next change).
+GGUF_NOTE = "loads GGUF files, so the weights are priced as"
+
+
 def _gguf_note(s: Scenario, given: frozenset[str]) -> list[str]:
     """Said where llama.cpp runs the GGUF counterpart of the model's or the default format (calc/engines.py
     ``engine_weights``) because the link chose no weights."""
@@ -241,7 +245,7 @@ def _gguf_note(s: Scenario, given: frozenset[str]) -> list[str]:
     shipped = row.get("weights") or DEFAULT_WEIGHTS
     if engine_weights(s.engine, shipped) == shipped:
         return []
-    return [f"{ENGINE_NAMES[s.engine]} loads GGUF files, so the weights are priced as {s.weights}, the GGUF "
+    return [f"{ENGINE_NAMES[s.engine]} {GGUF_NOTE} {s.weights}, the GGUF "
             f"counterpart of {shipped} (set weights to choose another GGUF type)"]
 
 

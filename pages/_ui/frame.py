@@ -17,7 +17,7 @@ from calc.engines import ENGINE_NAMES
 
 from .cache import current, evaluation, table
 from .links import LINK_WARNINGS, LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
-from .state import _errors
+from .state import _errors, switched, switched_text
 from .text import plain
 
 
@@ -87,7 +87,9 @@ def frame(page: Any = None) -> None:
     # The page's heading first, then what every page says on top (refused values, the memory flag, the accuracy).
     st.title(next((h for _, _, url, h in PAGES if url == path), ""))
     header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
-           accuracy=path != "quant-lab")
+           accuracy=path != "quant-lab",
+           # The Validation page shows no speed or cost of the scenario: its engine's band is what it quotes.
+           accuracy_lead="The scenario's engine, " if path == "validation" else "Speeds and costs on this page: ")
     st.session_state["_frame"] = True
 
 
@@ -118,7 +120,8 @@ def page() -> tuple[Scenario, dict]:
 QUIET_PAGES = ("catalogue", "quant-lab", "validation")
 
 
-def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool = True, accuracy: bool = True) -> None:
+def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool = True, accuracy: bool = True,
+           accuracy_lead: str = "Speeds and costs on this page: ") -> None:
     """What every page shows on top: rejected link values and the memory-before-compute flag, at the worst-case
     context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
     Decision page's figures); without ``flags`` only the rejected values and whether the weights fit; with
@@ -135,6 +138,13 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     if written:
         st.warning("Parts of the link were not used as written:\n\n" + "\n".join(f"- {plain(w)}" for w in written),
                    icon=":material/link_off:")
+    for w in st.session_state.get("_link_notes", []):  # what the link left to the engine, until the next change
+        st.info(plain(w) + ".", icon=":material/swap_horiz:")  # it opens with the engine's name, as written
+    moved = switched()
+    if moved:  # the user's own change of engine or card moved these: not a refusal
+        st.info("Your change moved another input to a value that goes with it:\n\n"
+                + "\n".join(f"- {plain(switched_text(k, *v))}" for k, v in moved.items()),
+                icon=":material/swap_horiz:")
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
@@ -159,7 +169,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         _batch_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
     if accuracy:
         outside = notes.outside_measurements(scenario)
-        st.caption("Speeds and costs on this page: " + words.accuracy_text(report["engine"], report["error_band"])
+        st.caption(accuracy_lead + words.accuracy_text(report["engine"], report["error_band"])
                    + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
     for w in report["warnings"]:
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,

@@ -35,6 +35,8 @@ from .state import (
     _store,
     _widget_value,
     exact_entry,
+    switched,
+    switched_text,
     widget_params,
 )
 from .text import EMPTY_TEXT, plain
@@ -190,6 +192,9 @@ def _widget(key: str) -> None:
     err = _errors().get(key)
     if err is not None:
         st.error(plain(err.message), icon=":material/error:")
+    moved = switched().get(key)
+    if moved is not None:
+        st.info(plain(switched_text(key, *moved)), icon=":material/swap_horiz:")
 
 
 HOURS = range(24)
@@ -269,6 +274,7 @@ def _on_import() -> None:
     # An input the new model makes impossible (8 cards of tensor parallelism for 12 heads) is said, not switched
     # silently, until the next change of any input.
     st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors}
+    st.session_state["_switched"] = {}
     st.session_state["_hf_done"] = (f"Imported: {shape['params_b']:.3f} B parameters ({shape['active_b']:.3f} B active), "
                                     f"{shape['layers']} layers, {shape['kv_heads']} KV heads.{said}")
 

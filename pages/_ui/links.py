@@ -14,6 +14,7 @@ from calc import (
     parse,
 )
 from calc.scenario import (
+    GGUF_NOTE,
     LINK,
     link_too_long,
 )
@@ -86,6 +87,9 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         st.session_state["_opened_params"] = first.scenario.to_params()
         st.session_state["_check_link"] = not st.query_params
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(LINK_WARNINGS)]
+        # A value the link left to the engine that is not the model's own (llama.cpp's GGUF counterpart of the
+        # model's format): said on the page until the next change, since the rewritten link names it.
+        st.session_state["_link_notes"] = [w for w in first.warnings if GGUF_NOTE in w]
         _store(first.scenario)
         st.session_state["_loaded"] = True
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.

@@ -82,10 +82,14 @@ def _on_parent_value(key: str, value: Any) -> None:
     parsed = parse(with_change(before, key, value))
     _store(parsed.scenario)
     _link_errors().pop(key, None)
-    # Another input this change made impossible (TensorRT-LLM on an AMD card, int4-g128 weights under llama.cpp) is
-    # said, not switched silently, until the next change of any input.
-    st.session_state["_fallbacks"] = {e.key: e for e in [*set_aside_by_change(before, key, value), *parsed.errors]
-                                      if e.key != key}
+    # Another input this change made impossible (int4-g128 weights under llama.cpp, FP8 compute on an A100) takes the
+    # value that goes with it, and the page says so, not as a refusal (the user typed no bad value), until the next
+    # change of any input; a value the parser refuses outright is named as refused.
+    st.session_state["_link_notes"] = []
+    st.session_state["_switched"] = {e.key: (e, getattr(parsed.scenario, e.key))
+                                     for e in set_aside_by_change(before, key, value) if e.key != key}
+    st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors
+                                      if e.key != key and e.key not in st.session_state["_switched"]}
     if any(e.key == key for e in parsed.errors):
         st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
 
@@ -96,6 +100,8 @@ def _on_override(key: str, parent: str | None) -> None:
     does."""
     _link_errors().pop(key, None)
     st.session_state["_fallbacks"] = {}
+    st.session_state["_switched"] = {}
+    st.session_state["_link_notes"] = []
     kept = st.session_state.setdefault("_kept_on_empty", {})
     kept.clear()
     spec = KEYS[key]
@@ -130,6 +136,17 @@ def set_reasons(ids: list[str]) -> None:
     ticked = [rid for rid in ids if st.session_state.get(f"_why_{rid}")]
     st.session_state["why"] = ",".join(ticked) or None
     _link_errors().pop("why", None)
+
+
+def switched() -> dict[str, tuple[FieldError, Any]]:
+    """The inputs the last change of an engine or card moved to a value that goes with it: ``{key: (why the old
+    value went, the value in use)}``."""
+    return st.session_state.get("_switched", {})
+
+
+def switched_text(key: str, error: FieldError, value: Any) -> str:
+    """One moved input in words: the key, the value it had, the value in use, and why."""
+    return f"{key} moved from {error.value} to {value}: {error.reason}."
 
 
 def rejected_keys() -> list[str]:
