@@ -4,7 +4,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calc import validate, words
+from calc import engines, validate, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -120,12 +120,17 @@ for metric, part in shown.groupby("metric", sort=False):
     st.altair_chart(alt.layer(diagonal, *bands, points).properties(height=520), width="stretch")
 
 st.subheader("Every row")
+measured = engines.figures_of(s.engine)  # the profile whose rows the scenario's engine is quoted against
 st.caption("Errors are signed as everywhere on this page: + where the prediction is faster than the measurement "
-           "(a step too short, a throughput too high), the side that flatters self-hosting.")
+           "(a step too short, a throughput too high), the side that flatters self-hosting. "
+           + (f"The rows of {engines.ENGINE_NAMES.get(measured, measured)}, the scenario's engine, come first."
+              if measured in set(rows["engine"]) else ""))
+# The scenario's engine's rows first, the others after them in file order (a stable sort).
+rows = rows.sort_values("engine", key=lambda e: e.ne(measured), kind="stable")
 # The figures first (the cross-validated ones lead, as on every page), the long texts after them.
 ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "id": st.column_config.TextColumn("Row", width=80),
-    "engine": st.column_config.TextColumn("Engine", width=115),
+    "engine": st.column_config.TextColumn("Engine", width=150),
     "figure": st.column_config.TextColumn("Figure", width=130),
     "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
     "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=100,

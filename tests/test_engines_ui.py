@@ -4,6 +4,7 @@ the engine on the Speed page, and the Validation page."""
 import pytest
 
 from apptest import open_app, texts
+from calc import engines
 
 PAGES = ["pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/validation.py"]
 
@@ -122,3 +123,14 @@ def test_a_link_that_leaves_the_weights_to_llamacpp_says_which_counterpart_it_to
     assert "q4_k_m" not in texts(at.error)
     at.select_slider(key="kv").set_value("int8").run()
     assert "GGUF counterpart" not in texts(at.info)
+
+
+@pytest.mark.parametrize("engine", ["llamacpp-vulkan", "trtllm-2024"])
+def test_the_validation_page_lists_the_scenarios_engine_rows_first(engine):
+    at = open_app({"engine": engine}, "pages/validation.py")
+    assert not at.exception
+    rows = at.dataframe[2].value
+    measured = engines.figures_of(engine)  # trtllm-2024 is quoted against trtllm's rows
+    n = int((rows["engine"] == measured).sum())
+    assert n > 0 and (rows["engine"].iloc[:n] == measured).all()
+    assert "the scenario's engine, come first" in texts(at.caption)
