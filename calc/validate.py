@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .engines import CV_CSV, ENGINES, MEASUREMENTS_CSV, METRICS, base, release_family
+from .engines import CV_CSV, ENGINES, FAMILIES, MEASUREMENTS_CSV, METRICS, base, release_family
 from .evaluate import report
 from .scenario import split_link
 
@@ -100,18 +100,26 @@ def with_keys(link: str, **keys: object) -> str:
 def priced_as(row: Measurement) -> tuple[str, str | None]:
     """The link a row of the user's is predicted with, and the release family it was moved to (None: its own link).
 
-    A link that names an engine's plain id means that engine's current release (docs/calibration.md section 3); a
+    A link that names an engine's plain id (or a backend's current build, ``llamacpp-vulkan``) means that engine's
+    current release (docs/calibration.md section 3); a
     row measured on an older release says which in its ``version``, ``source`` or ``notes`` (``TensorRT-LLM v0.5.0``,
     ``llama.cpp ... snapshots Dec 2023``, ``-DGGML_VULKAN=1``), and is predicted by the profile of the release family
     that covers it (:func:`calc.engines.release_family`), the version column first. A llama.cpp row on Apple's Metal
     backend runs without CUDA graphs (``cuda_graphs=0``) unless its link says otherwise."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
-    if engine not in ENGINES or base(engine) != engine or engine == "roofline":
+    if engine not in ENGINES or engine == "roofline":
+        return row.link, None
+    # The current build of a backend (llamacpp-vulkan: "backend vulkan" and no release range) is a plain id too, for
+    # that backend's own older families only.
+    backend = FAMILIES[engine]["releases"] if base(engine) != engine else ""
+    if base(engine) != engine and not (backend.startswith("backend") and "&" not in backend):
         return row.link, None
     family = None
     for text in (row.version, row.source, row.notes):
         family = release_family(engine, text) if text else None
+        if family and backend and not FAMILIES[family]["releases"].startswith(backend):
+            family = None  # a Vulkan row whose text names no backend stays on its backend
         if family:
             break
     keys: dict[str, object] = {}

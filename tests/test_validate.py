@@ -152,6 +152,14 @@ def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp
     metal = Measurement("r3", "llamacpp", "step_ms", 10.0, "model=llama-3.1-8b&card=custom&mem_gib=64&bw_tbs=0.4"
                         "&tflops=27&weights=q4_0&batch=1&ctx=512&engine=llamacpp", "llama.cpp b7000 on Metal")
     assert priced_as(metal)[0].endswith("cuda_graphs=0")
+    # The current Vulkan build's id stands for its backend's releases: a row of a 2025 build before the integer-dot
+    # kernels is predicted by that family, and a text that names no backend does not move it to the CUDA builds.
+    vk = "model=llama-3.1-8b&card=rtx-4090&weights=q4_0&batch=1&ctx=64&engine=llamacpp-vulkan"
+    old = Measurement("r4", "llamacpp-vulkan", "step_ms", 10.0, vk, "llama.cpp build 5298 (May 2025), Vulkan")
+    assert priced_as(old) == (vk.replace("llamacpp-vulkan", "llamacpp-vulkan-2025"), "llamacpp-vulkan-2025")
+    assert priced_as(Measurement("r5", "llamacpp-vulkan", "step_ms", 10.0, vk, "llama.cpp b7000")) == (vk, None)
+    assert priced_as(Measurement("r6", "llamacpp-2024", "step_ms", 10.0, vk.replace("-vulkan", "-2024"),
+                                 "llama.cpp b1500")) == (vk.replace("-vulkan", "-2024"), None)
     path = tmp_path / "rows.csv"
     with path.open("w", newline="") as f:
         w = csv.writer(f)
