@@ -104,6 +104,17 @@ def base(engine: str) -> str:
     return FAMILIES[engine]["base"]
 
 
+#: The backend each profile's releases name (``backend vulkan`` in engine_families.csv), None for the engine's
+#: default one (CUDA, or the vendor's own).
+_BACKENDS = types.MappingProxyType({e: (m.group(1) if (m := re.search(r"\bbackend (\w+)", v["releases"])) else None)
+                                    for e, v in FAMILIES.items()})
+
+
+def backend_of(engine: str) -> str | None:
+    """The backend a profile is a build for (``llamacpp-vulkan`` -> ``"vulkan"``), None for the default one."""
+    return _BACKENDS[engine]
+
+
 #: How a source names an engine before the release it ran (``TensorRT-LLM v0.5.0``, ``vLLM 0.6.0``); a text naming
 #: one engine only may give its release bare (``v0.17 table``).
 _ENGINE_WORDS = {"vllm": r"vllm", "sglang": r"sglang", "trtllm": r"(?:tensorrt-llm|trt-llm|trtllm)",

@@ -421,7 +421,7 @@ def memory(s: Scenario) -> Memory:
     elif rule == "llamacpp":
         total = s.mem_gib
         # The driver's context is the backend's: a Vulkan build holds no CUDA context, though about as much.
-        context = "Vulkan context" if s.engine.startswith("llamacpp-vulkan") else "CUDA context"
+        context = "Vulkan context" if engines.backend_of(s.engine) == "vulkan" else "CUDA context"
         reserve = ((Block(context, LLAMACPP_CONTEXT_GIB),
                     Block("compute buffers", llamacpp_compute_bytes(s) / GiB)) if given is None
                    else (Block("reserve (overhead_gib)", given),))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .engines import CV_CSV, ENGINES, FAMILIES, MEASUREMENTS_CSV, METRICS, base, release_family
+from .engines import CV_CSV, ENGINES, FAMILIES, MEASUREMENTS_CSV, METRICS, backend_of, base, release_family
 from .evaluate import report
 from .scenario import split_link
 
@@ -112,13 +112,13 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
         return row.link, None
     # The current build of a backend (llamacpp-vulkan: "backend vulkan" and no release range) is a plain id too, for
     # that backend's own older families only.
-    backend = FAMILIES[engine]["releases"] if base(engine) != engine else ""
-    if base(engine) != engine and not (backend.startswith("backend") and "&" not in backend):
+    backend = backend_of(engine)
+    if base(engine) != engine and not (backend and "&" not in FAMILIES[engine]["releases"]):
         return row.link, None
     family = None
     for text in (row.version, row.source, row.notes):
         family = release_family(engine, text) if text else None
-        if family and backend and not FAMILIES[family]["releases"].startswith(backend):
+        if family and backend and backend_of(family) != backend:
             family = None  # a Vulkan row whose text names no backend stays on its backend
         if family:
             break

@@ -162,7 +162,7 @@ def accuracy_text(engine: str, error_band: list | None) -> str:
         return "predicted too fast" if x > 0 else "predicted too slow" if x < 0 else "no bias"
 
     def rows(n: int) -> str:  # a 90th percentile of a few rows is about the worst of them: said so
-        return f"{n} row{'s' if n != 1 else ''}" if n >= 10 else f"only {n} row{'s' if n != 1 else ''}"
+        return ("" if n >= 10 else "only ") + f"{n} row{'s' if n != 1 else ''}"
 
     parts = [f"{METRIC_NAMES.get(b['metric'], b['metric'])} within about {b['median_pct']:.0f} % "
              f"(90 % of rows within {b['p90_pct']:.0f} %, {rows(b['n'])}, "

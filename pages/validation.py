@@ -76,11 +76,15 @@ st.subheader("Cross-validated: each source predicted by a fit without it")
 st.caption("The accuracy every page quotes. For each source (one published document at one commit), every "
            "profile was fitted again without that source's rows, and those rows predicted. A positive signed "
            "error flatters self-hosting (a throughput too high, a step too short).")
-#: Every engine's row in view without scrolling: a header and each row 35 px high, and the frame's border.
-ui.dataframe(cv_summary, column_config=COLUMNS, height=35 * (len(cv_summary) + 1) + 3)
+def _whole(df: pd.DataFrame) -> int:
+    """The height that shows every row without scrolling: a header and each row 35 px high, and the frame's border."""
+    return 35 * (len(df) + 1) + 3
+
+
+ui.dataframe(cv_summary, column_config=COLUMNS, height=_whole(cv_summary))
 st.subheader("In sample: the rows the figures were fitted to")
 st.caption("How well the shipped figures fit their own rows. Not an accuracy claim.")
-ui.dataframe(in_summary, column_config=COLUMNS, height=35 * (len(in_summary) + 1) + 3)
+ui.dataframe(in_summary, column_config=COLUMNS, height=_whole(in_summary))
 
 st.subheader("Predicted against measured")
 basis = st.radio("Prediction", ["cross-validated", "in sample"], horizontal=True, key="validation_basis",

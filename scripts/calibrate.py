@@ -707,9 +707,10 @@ def main(argv=None) -> int:
     print(format_summary(cv_bands))
     print("\nworst rows, cross-validated (+ where the prediction flatters self-hosting):")
     err = (cv / fast.measured - 1) * 100
+    width = max(map(len, FAMILY_ORDER))
     for i in np.argsort(-np.abs(np.nan_to_num(err, nan=1e9)))[:12]:
         r = fast.rows[i]
-        print(f"  {r.id} {r.engine:<{max(map(len, FAMILY_ORDER))}} {r.metric:<21} {flattering_pct(r.metric, err[i]):+7.1f}%  "
+        print(f"  {r.id} {r.engine:<{width}} {r.metric:<21} {flattering_pct(r.metric, err[i]):+7.1f}%  "
               f"{fast.source[i][:60]}")
     if args.dry_run:
         return 0

@@ -137,6 +137,12 @@ def test_release_family_reads_the_release_a_source_names(engine, text, family):
     assert release_family(engine, text) == family
 
 
+def test_each_profile_names_the_backend_its_releases_name():
+    from calc.engines import ENGINES, backend_of
+    assert {e: backend_of(e) for e in ENGINES if backend_of(e)} == {
+        "llamacpp-vulkan": "vulkan", "llamacpp-vulkan-2025": "vulkan"}
+
+
 def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp_path):
     from calc.evaluate import report
     from calc.validate import Measurement, priced_as

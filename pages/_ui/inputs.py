@@ -27,6 +27,7 @@ from calc.scenario import (
 
 from .state import (
     _errors,
+    _forget_said,
     _link_errors,
     _on_override,
     _on_parent,
@@ -273,8 +274,8 @@ def _on_import() -> None:
         _link_errors().pop(key, None)
     # An input the new model makes impossible (8 cards of tensor parallelism for 12 heads) is said, not switched
     # silently, until the next change of any input.
+    _forget_said()
     st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors}
-    st.session_state["_switched"] = {}
     st.session_state["_hf_done"] = (f"Imported: {shape['params_b']:.3f} B parameters ({shape['active_b']:.3f} B active), "
                                     f"{shape['layers']} layers, {shape['kv_heads']} KV heads.{said}")
 

@@ -67,6 +67,13 @@ def _errors() -> dict[str, FieldError]:
             **({e.key: e for e in parsed.errors} if parsed is not None else {})}
 
 
+def _forget_said() -> None:
+    """A change of any input: what the last change or the opened link moved or set aside is no longer said."""
+    st.session_state["_fallbacks"] = {}
+    st.session_state["_switched"] = {}
+    st.session_state["_link_notes"] = []
+
+
 def _on_parent(key: str) -> None:
     """A preset changed: bring in its figures (and drop what depended on the old one)."""
     _on_parent_value(key, st.session_state[key])
@@ -85,7 +92,7 @@ def _on_parent_value(key: str, value: Any) -> None:
     # Another input this change made impossible (int4-g128 weights under llama.cpp, FP8 compute on an A100) takes the
     # value that goes with it, and the page says so, not as a refusal (the user typed no bad value), until the next
     # change of any input; a value the parser refuses outright is named as refused.
-    st.session_state["_link_notes"] = []
+    _forget_said()
     st.session_state["_switched"] = {e.key: (e, getattr(parsed.scenario, e.key))
                                      for e in set_aside_by_change(before, key, value) if e.key != key}
     st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors
@@ -99,9 +106,7 @@ def _on_override(key: str, parent: str | None) -> None:
     others derive from (the weight format, which the checkpoint's other parts follow) drops them, as a preset
     does."""
     _link_errors().pop(key, None)
-    st.session_state["_fallbacks"] = {}
-    st.session_state["_switched"] = {}
-    st.session_state["_link_notes"] = []
+    _forget_said()
     kept = st.session_state.setdefault("_kept_on_empty", {})
     kept.clear()
     spec = KEYS[key]
