@@ -231,6 +231,22 @@ def format_summary(summary: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def _fitted_rows(rows: Sequence[Measurement]) -> dict[str, str]:
+    """Each row of ``rows`` that is a shipped calibration row (the same id, or the same link, metric and measured
+    figure, as a row of :data:`MEASUREMENTS_CSV`: a user's file may copy published rows), its id -> the shipped
+    row's id."""
+    shipped = read_measurements(MEASUREMENTS_CSV)
+    ids = {r.id for r in shipped}
+    setups = {(r.link, r.metric, r.measured): r.id for r in shipped}
+    out = {}
+    for r in rows:
+        if r.id in ids:
+            out[r.id] = r.id
+        elif (r.link, r.metric, r.measured) in setups:
+            out[r.id] = setups[(r.link, r.metric, r.measured)]
+    return out
+
+
 def main(path=None, as_linked: bool = False) -> int:
     """Print every row, then two error tables: in-sample (the shipped profiles against the rows) and
     leave-one-source-out (each shipped row predicted by a fit without its source, from ``engine_cv.csv``). For
@@ -250,7 +266,12 @@ def main(path=None, as_linked: bool = False) -> int:
             priced.append(Measurement(r.id, r.engine, r.metric, r.measured, link, r.source, r.notes, r.version))
         rows = priced
     results = evaluate(rows)
-    cv = None if own else cross_validated_results(rows)
+    fitted = _fitted_rows(rows) if own else {}
+    if own and fitted:  # a user's file that copies shipped rows: their leave-one-source-out predictions beside
+        predictions = cross_validated_predictions()
+        cv = [Result(r, predictions.get(fitted.get(r.id, ""))) for r in rows]
+    else:
+        cv = None if own else cross_validated_results(rows)
     print(format_results(results, cv))
     print()
     if moved:
@@ -261,13 +282,29 @@ def main(path=None, as_linked: bool = False) -> int:
               "engine id, and were predicted by that family's profile (the link column shows it; --as-linked "
               "predicts every link as written): " + ", ".join(f"{n} as {f}" for f, n in counts.items()))
         print()
-    if own:
+    if own and fitted:
+        print(f"{len(fitted)} of {len(rows)} rows of this file are rows the shipped profiles were fitted to (the same "
+              f"id, or the same link and figure, in calc/data/measurements.csv): not an accuracy claim. Their "
+              "cross-validated errors are in the last table.")
+        unseen = [r for r in results if r.row.id not in fitted]
+        if unseen:
+            print(f"The other {len(unseen)} row{'s' if len(unseen) != 1 else ''} against the shipped profiles "
+                  "(rows the calibration never saw: out of sample). Errors signed + where a prediction flatters "
+                  "self-hosting:")
+            print(format_summary(summarise(unseen)))
+        print("The fitted rows against the shipped profiles (in sample). Errors signed + where a prediction "
+              "flatters self-hosting:")
+        print(format_summary(summarise([r for r in results if r.row.id in fitted])))
+        print("The same rows, each predicted by a fit without its source (leave-one-source-out):")
+        print(format_summary(summarise([r for r in cv if r.row.id in fitted])))
+    elif own:
         print("These rows against the shipped profiles (rows the calibration never saw: out of sample). "
               "Errors signed + where a prediction flatters self-hosting:")
+        print(format_summary(summarise(results)))
     else:
         print("In-sample: the shipped profiles against the rows they were fitted to "
               "(not an accuracy claim). Errors signed + where a prediction flatters self-hosting:")
-    print(format_summary(summarise(results)))
+        print(format_summary(summarise(results)))
     print()
     print("Cross-validated (leave-one-source-out): each source's rows predicted by profiles fitted without that "
           "source; the error band every page quotes:")

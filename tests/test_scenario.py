@@ -223,3 +223,16 @@ def test_a_word_with_a_comma_gets_no_number_suggested():
     for given in ("a,b", "1,2,3,4"):
         (err,) = parse({"gpus": given}).errors
         assert "separators" not in err.message and "decimal point" not in err.message
+
+
+@pytest.mark.parametrize("given, value", [("2", 2), ("2.0", 2), ("2e0", 2), (" 2 ", 2), ("4E0", 4)])
+def test_every_spelling_of_a_whole_number_reads_alike(given, value):
+    parsed = parse({"gpus": given, "in_tok": "1e3", "batch": "3.0"})
+    assert not parsed.errors
+    assert (parsed.scenario.gpus, parsed.scenario.in_tok, parsed.scenario.batch) == (value, 1000, 3)
+
+
+@pytest.mark.parametrize("given", ["2.5", "1e400", "nan", "inf", "0x2", "1e-3"])
+def test_a_count_that_is_not_a_whole_number_is_refused_by_name(given):
+    (err,) = parse({"gpus": given}).errors
+    assert err.key == "gpus" and "integer" in err.accepted

@@ -184,3 +184,24 @@ def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp
     bare = subprocess.run([sys.executable, "-m", "calc", "--as-linked"], capture_output=True, text=True, timeout=60,
                           cwd=ROOT)
     assert bare.returncode == 2 and "--as-linked goes with --validate CSV" in bare.stderr
+
+
+def test_a_users_file_that_copies_shipped_rows_is_not_called_out_of_sample(tmp_path, capsys):
+    from calc.validate import cross_validated_predictions, main
+    shipped = MEASURED[0]
+    unseen_link = "model=llama-3.1-8b&card=l40s&weights=bf16&batch=1&ctx=512&engine=vllm"
+    path = tmp_path / "rows.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "engine", "metric", "measured", "link", "source", "notes"])
+        # the same set-up and figure under another id is the shipped row all the same
+        w.writerow(["copied", shipped.engine, shipped.metric, shipped.measured, shipped.link, shipped.source, ""])
+        w.writerow(["mine", "vllm", "step_ms", 20.0, unseen_link, "my own run", ""])
+    assert main(path, as_linked=True) == 0
+    out = capsys.readouterr().out
+    assert "1 of 2 rows of this file are rows the shipped profiles were fitted to" in out
+    assert "The other 1 row against the shipped profiles (rows the calibration never saw: out of sample)" in out
+    copied = next(x for x in out.splitlines() if x.startswith("copied "))
+    assert f"{cross_validated_predictions()[shipped.id]:,.4g}" in copied  # its leave-one-source-out prediction
+    mine = next(x for x in out.splitlines() if x.startswith("mine "))
+    assert mine.count("%") == 1  # no cross-validated prediction for a row no fit saw

@@ -112,6 +112,19 @@ def _profile(v: Any) -> Any:
     return ",".join(_fmt(w) for w in weights)
 
 
+def _integral(v: Any) -> Any:
+    """A whole number written as a decimal or in exponent form ("2.0", "1e3") as that int; anything else as given
+    (pydantic then names what the key takes), so every spelling of one count is read alike."""
+    if isinstance(v, str):
+        try:
+            number = float(v)
+        except ValueError:
+            return v
+        if math.isfinite(number) and number.is_integer() and "_" not in v:
+            return int(number)
+    return v
+
+
 def _empty_none(v: Any) -> Any:
     return None if isinstance(v, str) and v.strip().lower() in ("", "none") else v
 
@@ -140,6 +153,8 @@ def _validators() -> dict[str, Any]:
                                   mode="before")(
             classmethod(lambda cls, v: _empty_none(v))),
     }
+    out["_integral"] = field_validator(*by_kind["int"], *by_kind["batch"], mode="before")(
+        classmethod(lambda cls, v: _integral(v)))
     for kind, names in formats.items():
         out[f"_{kind}"] = field_validator(*by_kind[kind], mode="before")(
             classmethod(lambda cls, v, names=names, kind=kind: None if v is None else _bits(v, names, kind)))
