@@ -235,7 +235,7 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"kv={s.kv} is a cache format of the link's own ({s.kv_bits:g} bits): "
                    f"{ENGINE_NAMES.get(s.engine, s.engine)} holds its KV cache in {', '.join(names)}, so these figures "
                    "assume a build that stores keys and values in that many bits, at no cost in quality")
-    release = vllm_release_note(s)
+    release = vllm_release_note(s) or vulkan_kernel_note(s)
     if release:
         out.append(release)
     if s.engine == "trtllm-2025" and s.overhead_gib is not None and mem.kv_cache_gib > 0:
@@ -254,6 +254,32 @@ def scenario_warnings(s: Scenario) -> list[str]:
                    "its buffers; fewer slots (max_seqs) fit, and its --fit (on by default) "
                    "shrinks n_ctx to what is free less 1 GiB")
     return out
+
+
+#: The Vulkan profile of the builds whose quantized matrix-vector products take integer dot products, and the one
+#: of the builds (and cards) that dequantize in the shader (docs/calibration.md sections 3 and 8).
+VULKAN_INT_DOT, VULKAN_DEQUANT = "llamacpp-vulkan", "llamacpp-vulkan-2025"
+
+
+def vulkan_kernel_note(s: Scenario) -> str | None:
+    """For a llama.cpp Vulkan scenario that stores weights in fewer than 8 bits: that its speeds assume the
+    integer-dot kernels (legacy quants from September 2025, PR #14903; k-quants from the end of November 2025, PR
+    #16900; only on
+    a driver that reports integer dot products), and the batch-1 step of the builds and cards without them (the
+    ``llamacpp-vulkan-2025`` profile's loss on sub-8-bit weights). None for other engines, for weights of 8 bits and
+    more, or where the two losses are one."""
+    if s.engine != VULKAN_INT_DOT or not any(p.bits < 8 for p in model.weight_parts(s)):
+        return None
+    old = engines.profile(VULKAN_DEQUANT)["eff_dequant"]
+    if old >= s.eff_dequant:
+        return None
+    now_ms = float(model.step_seconds(s, 1)) * 1e3
+    then_ms = float(model.step_seconds(s.model_copy(update={"eff_dequant": old}), 1)) * 1e3
+    return (f"{ENGINE_NAMES[s.engine]} is priced as builds whose Vulkan kernels take integer dot products on "
+            f"quantized weights (legacy quants such as Q4_0 from September 2025, k-quants such as Q4_K from the end "
+            "of November 2025), on a card whose driver reports them (int dot: 1 in llama.cpp's start-up printout); an older "
+            f"build or a card without them dequantizes in the shader: {then_ms:,.2f} ms a step at batch 1, not "
+            f"{now_ms:,.2f} (engine={VULKAN_DEQUANT})")
 
 
 #: How far apart vLLM's release families may size the KV cache before the notes say so.

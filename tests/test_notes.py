@@ -111,3 +111,19 @@ def test_a_tensorrt_llm_2025_scenario_quotes_the_1x_accounting_where_it_holds_le
     assert report(current)["kv_cache_gib_per_card"] == pytest.approx(62.22, abs=0.005)
     assert not [w for w in scenario_warnings(load(current).scenario) if "1.x" in w]
     assert not [w for w in scenario_warnings(load("model=llama-3.1-70b&card=h200-sxm").scenario) if "1.x" in w]
+
+
+def test_a_vulkan_scenario_on_quantized_weights_gives_the_step_without_integer_dot_kernels():
+    from calc import engines, model
+    link = "model=llama-3.1-8b&card=rtx-4090&engine=llamacpp-vulkan&weights=q4_k_m&batch=1"
+    s = parse(link).scenario
+    (note,) = [w for w in notes.scenario_warnings(s) if "integer dot" in w]
+    old = parse(link.replace("llamacpp-vulkan", "llamacpp-vulkan-2025")).scenario
+    # the figure quoted is the older builds' batch-1 step, the profile that dequantizes in the shader
+    assert old.eff_dequant == engines.profile("llamacpp-vulkan-2025")["eff_dequant"] < s.eff_dequant
+    assert f"{float(model.step_seconds(old, 1)) * 1e3:,.2f} ms a step at batch 1" in note
+    assert f"not {float(model.step_seconds(s, 1)) * 1e3:,.2f}" in note
+    for other in ("engine=llamacpp-vulkan&weights=q8_0", "engine=llamacpp-vulkan-2025&weights=q4_k_m",
+                  "engine=llamacpp&weights=q4_k_m"):
+        t = parse(f"model=llama-3.1-8b&card=rtx-4090&{other}").scenario
+        assert not [w for w in notes.scenario_warnings(t) if "integer dot" in w]
