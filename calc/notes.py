@@ -262,12 +262,11 @@ VULKAN_INT_DOT, VULKAN_DEQUANT = "llamacpp-vulkan", "llamacpp-vulkan-2025"
 
 
 def vulkan_kernel_note(s: Scenario) -> str | None:
-    """For a llama.cpp Vulkan scenario that stores weights in fewer than 8 bits: that its speeds assume the
-    integer-dot kernels (legacy quants from September 2025, PR #14903; k-quants from the end of November 2025, PR
-    #16900; only on
-    a driver that reports integer dot products), and the batch-1 step of the builds and cards without them (the
-    ``llamacpp-vulkan-2025`` profile's loss on sub-8-bit weights). None for other engines, for weights of 8 bits and
-    more, or where the two losses are one."""
+    """For a llama.cpp Vulkan scenario that stores weights in fewer than 8 bits: which builds its speeds assume (from
+    September 2025), the batch-1 step of the builds before (the ``llamacpp-vulkan-2025`` profile's loss on sub-8-bit
+    weights), and that the integer-dot kernels behind part of the gain (PR #14903 for legacy quants, PR #16900 for
+    k-quants, +5 % to +23 % on 4-bit decode in their tables) run only on a driver that reports integer dot
+    products. None for other engines, for weights of 8 bits and more, or where the two losses are one."""
     if s.engine != VULKAN_INT_DOT or not any(p.bits < 8 for p in model.weight_parts(s)):
         return None
     old = engines.profile(VULKAN_DEQUANT)["eff_dequant"]
@@ -275,11 +274,12 @@ def vulkan_kernel_note(s: Scenario) -> str | None:
         return None
     now_ms = float(model.step_seconds(s, 1)) * 1e3
     then_ms = float(model.step_seconds(s.model_copy(update={"eff_dequant": old}), 1)) * 1e3
-    return (f"{ENGINE_NAMES[s.engine]} is priced as builds whose Vulkan kernels take integer dot products on "
-            f"quantized weights (legacy quants such as Q4_0 from September 2025, k-quants such as Q4_K from the end "
-            "of November 2025), on a card whose driver reports them (int dot: 1 in llama.cpp's start-up printout); an older "
-            f"build or a card without them dequantizes in the shader: {then_ms:,.2f} ms a step at batch 1, not "
-            f"{now_ms:,.2f} (engine={VULKAN_DEQUANT})")
+    return (f"{ENGINE_NAMES[s.engine]} is priced as the Vulkan builds from September 2025 on, {now_ms:,.2f} ms a "
+            f"step at batch 1; the 2025 builds before them took {then_ms:,.2f} (engine={VULKAN_DEQUANT}). Part of "
+            "the gain is the integer-dot kernels (legacy quants such as Q4_0 from September 2025, k-quants such as "
+            "Q4_K from the end of November 2025: +5 % to +23 % on 4-bit decode in their pull requests), which run "
+            "only where the driver reports integer dot products (int dot: 1 in llama.cpp's start-up printout): on "
+            "a card without them, or a k-quant build before December 2025, expect up to about a fifth slower")
 
 
 #: How far apart vLLM's release families may size the KV cache before the notes say so.
