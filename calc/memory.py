@@ -177,8 +177,8 @@ class Memory:
         if self.rule == "trtllm":
             return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
         if self.rule == "llamacpp" and self.cells is not None:
-            return (f"the {self.cells:,} cells it is told (n_ctx: max_seqs slots of ctx tokens) on the card's "
-                    f"{self.card_gib:,.2f} GiB")
+            return (f"the card's {self.card_gib:,.2f} GiB, where it allocates the {self.cells:,} cells it is told "
+                    "(n_ctx: max_seqs slots of ctx tokens)")
         return f"the card's {self.card_gib:,.2f} GiB" if self.mem_util >= 1 else \
             f"{pct} of the card's {self.card_gib:,.2f} GiB"
 

@@ -376,6 +376,10 @@ SENSITIVITY_INPUTS = (
     (("usd_hr",), "rent per card-hour"), (("upkeep",), "upkeep"), (("card_usd",), "the card's price"),
     (("years",), "service life"), (("wacc",), "cost of capital"), (("usd_kwh",), "power price"),
 )
+#: The options that send the overflow of a fleet to the API: priced hour by hour, so only with a day's profile.
+MIXED_OPTIONS = ("hybrid", "hybrid_own")
+#: What a mixed option's row says without a day's traffic profile.
+NEEDS_PROFILE = "not priced: needs the day's traffic (profile= in the link; Traffic and API in the app)"
 #: The report key of each option's monthly bill.
 OPTION_BILLS = {"api": "api_usd_month", "rent": "rent_usd_month", "own": "own_usd_month",
                 "hybrid": "hybrid_usd_month", "hybrid_own": "hybrid_own_usd_month"}
@@ -405,8 +409,11 @@ def _nudged(scenario: tuple) -> tuple[tuple[str, dict], ...]:
 def sensitive_to(r: dict, option: str) -> str | None:
     """What the option's monthly bill moves most with: the input of :data:`SENSITIVITY_INPUTS` whose 10 % rise
     changes it most, with the change ("rent per card-hour: +10 % → +7.8 %"); None where the option is not priced
-    or nothing moves it. Each input is the whole link evaluated again (replicas and duty included)."""
+    or nothing moves it, but a mixed option left unpriced for want of a day's traffic profile says so. Each input is
+    the whole link evaluated again (replicas and duty included)."""
     bill = r.get(OPTION_BILLS[option])
+    if bill is None and option in MIXED_OPTIONS and not r["scenario"].get("profile"):
+        return NEEDS_PROFILE
     if bill is None or not bill:
         return None
     moves = [(abs(n[OPTION_BILLS[option]] / bill - 1), n[OPTION_BILLS[option]] / bill - 1, name)
@@ -417,8 +424,6 @@ def sensitive_to(r: dict, option: str) -> str | None:
         return None
     _, change, name = max(moves)
     return f"{name}: +10 % → {change:+.1%}".replace("%", " %").replace("  %", " %")
-
-
 
 
 

@@ -167,8 +167,12 @@ def summarise(results: Sequence[Result], by_engine: bool = True) -> list[dict]:
     return out
 
 
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.4g}"
+def number_text(x: float | None) -> str:
+    """A measured or predicted figure as the tables print it: whole with thousands separators from 1,000 (never in
+    exponent form), else 4 significant figures; "-" for none."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def cross_validated_predictions(path=CV_CSV) -> dict[str, float | None]:
@@ -199,7 +203,7 @@ def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None
     flatters self-hosting, a step predicted too short or a throughput too high."""
     head = f"{'id':<9} {'engine':<{_ENGINE_W}} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
     if cv is not None:
-        head += f" {'cross-val':>10} {'error':>8}"
+        head += f" {'cross-val':>10} {'cv error':>8}"
     lines = ["Errors signed + where a prediction flatters self-hosting (a step too short, a throughput too high):",
              head + "  link"]
 
@@ -207,11 +211,11 @@ def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None
         return "-" if r.error_pct is None else f"{flattering_pct(r.row.metric, r.error_pct):+.1f}%"
     for i, r in enumerate(results):
         err = signed(r)
-        line = (f"{r.row.id:<9} {r.row.engine:<{_ENGINE_W}} {r.row.metric:<21} {_num(r.row.measured):>10} "
-                f"{_num(r.predicted):>10} {err:>8}")
+        line = (f"{r.row.id:<9} {r.row.engine:<{_ENGINE_W}} {r.row.metric:<21} {number_text(r.row.measured):>10} "
+                f"{number_text(r.predicted):>10} {err:>8}")
         if cv is not None:
             c = cv[i]
-            line += f" {_num(c.predicted):>10} {signed(c):>8}"
+            line += f" {number_text(c.predicted):>10} {signed(c):>8}"
         lines.append(line + f"  {r.row.link}")
     return "\n".join(lines)
 
@@ -263,7 +267,9 @@ def main(path=None, as_linked: bool = False) -> int:
             link, family = priced_as(r)
             if link != r.link:
                 moved[r.id] = family or "cuda_graphs=0"
-            priced.append(Measurement(r.id, r.engine, r.metric, r.measured, link, r.source, r.notes, r.version))
+            # grouped under the profile that priced it, so a table never quotes an older release as the current one
+            priced.append(Measurement(r.id, family or r.engine, r.metric, r.measured, link, r.source, r.notes,
+                                      r.version))
         rows = priced
     results = evaluate(rows)
     fitted = _fitted_rows(rows) if own else {}
@@ -306,7 +312,8 @@ def main(path=None, as_linked: bool = False) -> int:
               "(not an accuracy claim). Errors signed + where a prediction flatters self-hosting:")
         print(format_summary(summarise(results)))
     print()
-    print("Cross-validated (leave-one-source-out): each source's rows predicted by profiles fitted without that "
-          "source; the error band every page quotes:")
+    print(("The shipped rows (calc/data/measurements.csv), cross-validated" if own else "Cross-validated")
+          + " (leave-one-source-out): each source's rows predicted by profiles fitted without that source; the error "
+          "band every page quotes:")
     print(format_summary(summarise(cross_validated_results(read_measurements(MEASUREMENTS_CSV)))))
     return 0 if all(r.predicted is not None for r in results) else 1

@@ -147,6 +147,8 @@ def money(x: float | None, digits: int | None = None) -> str:
 
 
 METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"}
+#: The unit each checked figure is measured and predicted in.
+METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 
 
 def accuracy_text(engine: str, error_band: list | None) -> str:

@@ -25,14 +25,14 @@ if picked:
     # precision are the scenario's, in the caption; the CSV has them).
     CHECK = st.column_config.CheckboxColumn
     ui.dataframe(cmp, pin="card", column_config={
-        "card": st.column_config.TextColumn("Card", width=98),
+        "card": st.column_config.TextColumn("Card", width=90),
         "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
         "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
         "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
         "usd_hr": NUM("USD/h", format="%.2f", width=55, help="Reference rent per card-hour"),
         "fits": CHECK("Fits", width=45, help="The weights fit"),
         "max_batch": NUM("Max batch", format="%d", width=70),
-        "break_even_batch": NUM("Break-even", format="%.0f", width=70,
+        "break_even_batch": NUM("Break-even", format="%.0f", width=78,
                                 help="The batch where the step turns from memory-bound to compute-bound"),
         "batch": NUM("Batch", format="%d", width=55, help="The batch used"),
         "tok_s": NUM("tok/s", format="%.0f", width=60,
@@ -60,6 +60,13 @@ if picked:
                f"{duty_text}; each card with its own datasheet figures and reference rent (a dash: no quote).")
     ui.download_csv(cmp, "catalogue-compare")
 
+def _figures_first(table) -> list[str]:
+    """The table's columns with the figures first and where each was read (sources, dates) after them, so the
+    figures show without a sideways scroll."""
+    where = [c for c in table.columns if c.endswith(("source", "read_on"))]
+    return [c for c in table.columns if c not in where] + where
+
+
 st.subheader("Models")
 models = ui.catalogue_table("models_table")
 ui.dataframe(models, pin="id", column_config={
@@ -72,7 +79,7 @@ ui.dataframe(models, pin="id", column_config={
     "experts_active": NUM("Experts/token", format="%d"), "window_layers": NUM("Windowed layers", format="%d"),
     "layers": NUM("Layers"), "heads": NUM("Query heads"), "kv_heads": NUM("KV heads"), "head_dim": NUM("Head dim"),
     "hidden": NUM("Hidden"), "api_ref": "Reference API", "read_on": "Read on",
-})
+}, column_order=_figures_first(models))
 ui.download_csv(models, "catalogue-models")
 
 st.subheader("Cards")
@@ -86,7 +93,7 @@ ui.dataframe(cards, pin="id", column_config={
     "int8_tflops": NUM("INT8 dense (TOPS)", format="%.1f"), "fp4_tflops": NUM("FP4 dense (TFLOP/s)", format="%.0f"),
     "flop_per_byte_bf16": NUM("FLOP per byte (BF16)", format="%.0f"),
     "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
-})
+}, column_order=_figures_first(cards))
 st.caption("Memory is the total the driver reports (nvidia-smi, ECC on for datacenter cards; rocm-smi; hl-smi), "
            "not the label in the card's name; a dash in the MiB column means no driver figure was found and the label is used. "
            "The CUDA figure is the total torch.cuda.mem_get_info() returns, which vLLM and SGLang take their share of "
@@ -102,7 +109,7 @@ ui.dataframe(apis, pin="id", column_config={
     "tier_above_tok": NUM("Long prompt above (tokens)", format="%d"),
     "tier_api_in": NUM("Input above (USD / 1M)", format="%.3f"),
     "tier_api_out": NUM("Output above (USD / 1M)", format="%.3f"),
-    "tier_source": "Tier source", "tier_read_on": "Tier read on"})
+    "tier_source": "Tier source", "tier_read_on": "Tier read on"}, column_order=_figures_first(apis))
 st.caption("A request whose prompt is longer than a row's long-prompt threshold is billed entirely at the prices "
            "above it, as the price list publishes them.")
 with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):

@@ -91,7 +91,7 @@ by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
 ui.dataframe(wide,
-             column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%.0f"),
+             column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%,.0f"),
                             "fits_in_memory": st.column_config.CheckboxColumn("reachable", help="Memory holds the batch and the engine schedules that many sequences (max_seqs)"),
                             **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
 st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only. Rows: a single stream, the batch memory holds, the batch in use, "

@@ -110,12 +110,20 @@ ui.dataframe(
         "free_gib": st.column_config.NumberColumn("KV cache GiB", format="%.1f", width=95),
         **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d", width=80)
            for c in fit.columns if c.startswith("seqs_at_")},
-        "quality": st.column_config.TextColumn("Quality cost (vs 16-bit)", width=230,
-                                               help="The published quality cost of the format; the whole text on "
-                                                    "hover, the source in full in the CSV"),
+    },
+    column_order=[c for c in fit.columns if c not in ("quality", "quality_source", "quality_url")],
+)
+# The published quality cost is a sentence, too long for a column beside seven figures: a table of its own.
+ui.dataframe(
+    fit[["weights", "quality", "quality_url"]].assign(weights=["checkpoint as set", *fit["weights"].iloc[1:]])
+    if mixed else fit[["weights", "quality", "quality_url"]],
+    column_config={
+        "weights": st.column_config.TextColumn("Weights", width=150),
+        "quality": st.column_config.TextColumn("Quality cost against 16-bit, as published", width="large",
+                                               help="The published quality cost of the format, on the model and "
+                                                    "benchmark named; the source in full in the CSV"),
         "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=60),
     },
-    column_order=[c for c in fit.columns if c not in ("quality_source", "quality_url")] + ["quality_url"],
 )
 st.caption(f"{s.gpus} × {s.mem_gib:,.2f} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
            "Each row puts every weight in its format (an integer format's embeddings and LM head in bf16, as GPTQ and "

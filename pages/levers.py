@@ -1,6 +1,7 @@
 """Levers: what would change the answer for this scenario, what each saves, and what it costs."""
 
 import altair as alt
+import pandas as pd
 import streamlit as st
 
 from calc import levers, words
@@ -68,12 +69,15 @@ mb = r["max_batch"]
 spec_base = alt.Chart(curve).encode(
     x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
             title="batch (sequences per step, log scale)"),
-    y=alt.Y("speedup:Q", title="speed-up", scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
+    y=alt.Y("speedup:Q", title="speed-up of one sequence (×; 1 = no speculation)",
+            scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
     color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom", symbolOpacity=1)),
     tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")])
 # A line takes one opacity: the whole curve is drawn faded, and the batches memory holds again in full over it.
+# 1 is no speculation: above it speculation helps, below it hurts.
+parity = alt.Chart(pd.DataFrame({"speedup": [1.0]})).mark_rule(color="#666", strokeDash=[4, 3]).encode(y="speedup:Q")
 chart = alt.layer(spec_base.mark_line(opacity=0.3),
-                  spec_base.transform_filter("datum.fits_in_memory").mark_line()).properties(height=300)
+                  spec_base.transform_filter("datum.fits_in_memory").mark_line(), parity).properties(height=300)
 st.altair_chart(chart, width="stretch")
 st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a target step (link keys spec_alpha, "
            f"spec_c), at the {s.ctx:,}-token context. Verifying k + 1 tokens reads the weights and the cache once, "

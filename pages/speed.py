@@ -59,6 +59,8 @@ st.caption(
 ui.details()  # the first draw of a session ends here
 
 marks = [{"what": f"memory holds {mb:,}", "batch": mb, "ypix": 2}] if 1 <= mb <= 1024 else []
+if s.max_seqs is not None and 1 <= s.max_seqs < mb:  # the engine's cap binds first: mark it where it stops the batch
+    marks.append({"what": f"engine runs at most {s.max_seqs:,} (max_seqs)", "batch": s.max_seqs, "ypix": 34})
 if be is not None and 1 <= be <= 1024:
     marks.append({"what": f"break-even {be:,.0f}", "batch": be, "ypix": 18})
 x = alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),

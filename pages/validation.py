@@ -32,7 +32,8 @@ def _rows() -> pd.DataFrame:
     cv = validate.cross_validated_results(rows)
     return pd.DataFrame([{
         "engine": a.row.engine, "version": a.row.version, "metric": a.row.metric,
-        "figure": words.METRIC_NAMES.get(a.row.metric, a.row.metric),
+        "figure": f"{words.METRIC_NAMES.get(a.row.metric, a.row.metric)} "
+                  f"({words.METRIC_UNITS.get(a.row.metric, '?')})",
         # Signed as in the tables above: + where the prediction flatters self-hosting (a step too short).
         "measured": a.row.measured, "predicted": a.predicted, "error_pct": _flattering(a),
         "predicted_cv": b.predicted, "error_cv_pct": _flattering(b),
@@ -134,16 +135,18 @@ rows = rows.sort_values("engine", key=lambda e: e.ne(measured), kind="stable")
 # The figures first (the cross-validated ones lead, as on every page), the long texts after them.
 ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "id": st.column_config.TextColumn("Row", width=80),
-    "engine": st.column_config.TextColumn("Engine", width=150),
-    "figure": st.column_config.TextColumn("Figure", width=130),
+    "engine": st.column_config.TextColumn("Engine", width=145),
+    "figure": st.column_config.TextColumn("Figure (unit)", width=175,
+                                          help="Measured and predicted in this unit: ms a step, or tok/s"),
     "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
-    "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=100,
+    "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=95,
                                                   help="Predicted by a fit without the row's source"),
-    "error_cv_pct": st.column_config.NumberColumn("Error % CV (+ fast)", format="%+.1f", width=125,
+    "error_cv_pct": st.column_config.NumberColumn("CV error %", format="%+.1f", width=80,
                                                   help="Cross-validated error; + where the prediction flatters "
                                                        "self-hosting (a throughput too high, a step too short)"),
-    "predicted": st.column_config.NumberColumn("Predicted (in sample)", format="%.4g", width=130),
-    "error_pct": st.column_config.NumberColumn("Error % in sample (+ fast)", format="%+.1f", width=165,
+    "predicted": st.column_config.NumberColumn("In sample", format="%.4g", width=80,
+                                               help="Predicted by the shipped figures, fitted on this row too"),
+    "error_pct": st.column_config.NumberColumn("In-sample error %", format="%+.1f", width=120,
                                                help="+ where the prediction flatters self-hosting"),
     "version": st.column_config.TextColumn("Engine version", width=220),
     "source": st.column_config.TextColumn("Source", width=220),

@@ -308,3 +308,11 @@ def test_weights_larger_than_the_card_are_said_as_an_excess_not_a_negative_remai
     assert mem.unclaimed_gib < 0
     assert f"together {-mem.unclaimed_gib:,.2f} GiB more than the {mem.card_gib:,.2f} GiB card holds" in text
     assert " -" not in text
+
+
+def test_a_llamacpp_card_that_cannot_hold_the_weights_is_told_in_gib_first():
+    from calc import notes
+    s = parse("model=llama-3.1-70b&card=rtx-4090&engine=llamacpp-vulkan&weights=q4_k_m").scenario
+    (said,) = [w for w in notes.scenario_warnings(s) if w.startswith("the weights do not fit")]
+    card = memory.memory(s).card_gib
+    assert f"the engine takes the card's {card:,.2f} GiB, where it allocates the" in said

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from calc import catalogue, load, procure, report
@@ -268,3 +269,13 @@ def test_a_fleet_of_billions_of_replicas_is_priced_without_pricing_every_size():
     r = report("model=qwen3-30b-a3b&card=b200&max_batched_tokens=1&in_tok=100000&ctx=101000&req_day=1e12"
                "&profile=office")
     assert r["replicas"] > 1e9 and r["hybrid_replicas"] == 0 and r["best"] == "api"
+
+
+def test_a_mixed_option_without_a_days_traffic_says_what_it_needs():
+    from calc import tables
+    flat = tables.options_table(report(f"{EIGHT_H100}&req_day=400000")).set_index("key")
+    for option in tables.MIXED_OPTIONS:
+        assert flat.loc[option, "usd_month"] is None or pd.isna(flat.loc[option, "usd_month"])
+        assert flat.loc[option, "sensitive_to"] == tables.NEEDS_PROFILE
+    priced = tables.options_table(report(f"{EIGHT_H100}&req_day=400000&profile=office")).set_index("key")
+    assert tables.NEEDS_PROFILE not in set(priced["sensitive_to"].dropna())

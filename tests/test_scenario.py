@@ -236,3 +236,17 @@ def test_every_spelling_of_a_whole_number_reads_alike(given, value):
 def test_a_count_that_is_not_a_whole_number_is_refused_by_name(given):
     (err,) = parse({"gpus": given}).errors
     assert err.key == "gpus" and "integer" in err.accepted
+
+
+def test_a_custom_card_over_several_cards_says_its_link_is_pcie():
+    (note,) = [w for w in parse("card=custom&gpus=2").warnings if w.startswith("card=custom")]
+    assert "link_gbs=64 GB/s is PCIe 5.0 x16, not the H100 SXM 80 GB's 450 GB/s NVLink" in note
+    assert not [w for w in parse("card=custom&gpus=2&link_gbs=450").warnings if "PCIe 5.0" in w]
+    assert not [w for w in parse("card=custom").warnings if "PCIe 5.0" in w]  # one card: no all-reduce
+
+
+@pytest.mark.parametrize("key, given, listed", [("model", "nonexistent", "models"), ("card", "zzzz", "cards"),
+                                                ("api", "qqqq", "apis")])
+def test_an_id_near_no_preset_points_to_where_the_ids_are_listed(key, given, listed):
+    (err,) = parse({key: given}).errors
+    assert f"python -m calc --list {listed}" in err.message and "did you mean" not in err.message

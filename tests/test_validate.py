@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from calc.validate import cross_validated_results, evaluate, read_measurements, summarise
+from calc.validate import cross_validated_results, evaluate, number_text, read_measurements, summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -179,7 +179,7 @@ def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp
                              text=True, timeout=120, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         line = next(x for x in out.stdout.splitlines() if x.startswith("r1 "))
-        assert f"{value:,.4g}" in line
+        assert number_text(value) in line
         assert ("1 of 1 rows name an older release" in out.stdout) == (not flags)
     bare = subprocess.run([sys.executable, "-m", "calc", "--as-linked"], capture_output=True, text=True, timeout=60,
                           cwd=ROOT)
@@ -202,6 +202,6 @@ def test_a_users_file_that_copies_shipped_rows_is_not_called_out_of_sample(tmp_p
     assert "1 of 2 rows of this file are rows the shipped profiles were fitted to" in out
     assert "The other 1 row against the shipped profiles (rows the calibration never saw: out of sample)" in out
     copied = next(x for x in out.splitlines() if x.startswith("copied "))
-    assert f"{cross_validated_predictions()[shipped.id]:,.4g}" in copied  # its leave-one-source-out prediction
+    assert number_text(cross_validated_predictions()[shipped.id]) in copied  # its leave-one-source-out prediction
     mine = next(x for x in out.splitlines() if x.startswith("mine "))
     assert mine.count("%") == 1  # no cross-validated prediction for a row no fit saw

@@ -23,7 +23,7 @@ from ..engines import (
     tp_rule,
 )
 from ..engines import profile as engine_profile
-from .derive import AUTO, Conflict, card_peak, weights_refusal
+from .derive import AUTO, CUSTOM_LINK_GBS, Conflict, card_peak, weights_refusal
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .keys import (
     CARD_FIGURES,
@@ -66,7 +66,11 @@ def _suggestion(key: str, value: Any) -> str:
     near = difflib.get_close_matches(text, ids, n=3, cutoff=0.5)
     if not near and key == "api":  # a model name without its provider: the rows that end with it
         near = [i for i in ids if text and i.endswith("/" + text)][:3]
-    return "did you mean " + " or ".join(repr(n) for n in near) + "?" if near else ""
+    if near:
+        return "did you mean " + " or ".join(repr(n) for n in near) + "?"
+    listed = {"model": "models", "card": "cards", "api": "apis"}[key]
+    return (f"none of the {len(ids):,} ids is close; the Models & cards page lists them, and so does "
+            f"python -m calc --list {listed}")
 
 
 def _check_inputs(raw: dict[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
@@ -220,6 +224,9 @@ def _custom_card_note(s: Scenario) -> list[str]:
                      f"{', '.join(same)}")
     if s.torch_gib == s.mem_gib:
         parts.append(f"torch_gib (the total CUDA reports) is the card's whole memory, {s.torch_gib:.4g} GiB")
+    if s.link_gbs == CUSTOM_LINK_GBS and s.gpus > 1:  # the all-reduces run over it: PCIe, not the preset's NVLink
+        parts.append(f"link_gbs={CUSTOM_LINK_GBS:g} GB/s is PCIe 5.0 x16, not the {default['name']}'s "
+                     f"{default['link_gbs']:g} GB/s NVLink: set link_gbs for cards joined by a faster link")
     return ["; ".join(parts)] if parts else []
 
 
