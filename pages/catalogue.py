@@ -63,7 +63,7 @@ if picked:
 def _figures_first(table) -> list[str]:
     """The table's columns with the figures first and where each was read (sources, dates) after them, so the
     figures show without a sideways scroll."""
-    where = [c for c in table.columns if c.endswith(("source", "read_on"))]
+    where = [c for c in table.columns if c.endswith(("source", "read_on", "notes"))]
     return [c for c in table.columns if c not in where] + where
 
 
@@ -109,7 +109,8 @@ ui.dataframe(apis, pin="id", column_config={
     "tier_above_tok": NUM("Long prompt above (tokens)", format="%d"),
     "tier_api_in": NUM("Input above (USD / 1M)", format="%.3f"),
     "tier_api_out": NUM("Output above (USD / 1M)", format="%.3f"),
-    "tier_source": "Tier source", "tier_read_on": "Tier read on"}, column_order=_figures_first(apis))
+    "tier_source": "Tier source", "tier_read_on": "Tier read on"},
+    column_order=["id", "api_in", "api_out", *[c for c in _figures_first(apis) if c not in ("id", "api_in", "api_out")]])
 st.caption("A request whose prompt is longer than a row's long-prompt threshold is billed entirely at the prices "
            "above it, as the price list publishes them.")
 with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):

@@ -227,10 +227,11 @@ plan = ui.table("plan_table", s)
 base = ui.base_url()
 NUM = st.column_config.NumberColumn
 CHECK = st.column_config.CheckboxColumn
-# Short headers and set widths so every column shows at 1,400 px; the CSV below has both bills and the weights.
+# Short headers and set widths so every column shows at 1,400 px; the CSV below has both bills, the weights and the
+# card count (replicas x cards per replica).
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
-    "card_name": st.column_config.TextColumn("Card", width=200),
+    "card_name": st.column_config.TextColumn("Card", width=215),
     "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
@@ -242,7 +243,7 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
     "capacity_measured": CHECK("Measured", width=64,
                                help="A published row measured the engine on such a set-up (else its widest band)"),
     "link": st.column_config.LinkColumn("Scenario", display_text="open", width=48),
-}, column_order=["card_name", "best_usd_month", "best", "gpus", "replicas", "cards", "own_capex_usd", "meets_tpot",
+}, column_order=["card_name", "best_usd_month", "best", "gpus", "replicas", "own_capex_usd", "meets_tpot",
                  "memory_caps_batch", "max_batch", "capacity_measured", "link"])
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
            f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {s.weights} weights (change the "

@@ -119,7 +119,7 @@ ui.dataframe(
     if mixed else fit[["weights", "quality", "quality_url"]],
     column_config={
         "weights": st.column_config.TextColumn("Weights", width=150),
-        "quality": st.column_config.TextColumn("Quality cost against 16-bit, as published", width="large",
+        "quality": st.column_config.TextColumn("Quality cost against 16-bit, as published", width=680,
                                                help="The published quality cost of the format, on the model and "
                                                     "benchmark named; the source in full in the CSV"),
         "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=60),

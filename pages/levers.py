@@ -69,7 +69,7 @@ mb = r["max_batch"]
 spec_base = alt.Chart(curve).encode(
     x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
             title="batch (sequences per step, log scale)"),
-    y=alt.Y("speedup:Q", title="speed-up of one sequence (×; 1 = no speculation)",
+    y=alt.Y("speedup:Q", title="speed-up (×)",
             scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
     color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom", symbolOpacity=1)),
     tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")])
@@ -84,7 +84,7 @@ st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a targ
            f"so while the step is memory-bound the drafts ride along almost free; once the arithmetic binds, each "
            f"extra token costs its own compute and the gain goes (at long contexts the cache read keeps the step "
            f"memory-bound, and the gain lasts). Speculation shortens the time per token where the curve is above 1 and "
-           f"lengthens it below; it does not raise what a full replica serves, so it lowers no bill on the table "
+           f"lengthens it below (the dashed line: 1×, no speculation); it does not raise what a full replica serves, so it lowers no bill on the table "
            f"above. "
            + (f"Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. " if mb > 0
               else "Faded: every batch, since memory holds not one sequence at this context. ")
