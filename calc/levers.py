@@ -252,7 +252,9 @@ def best_text(table: pd.DataFrame) -> str:
 def format_table(ev: Evaluation) -> pd.DataFrame:
     """Every weight format of the catalogue the engine loads, applied to the scenario of ``ev``: ``format``, ``bits`` (stored bits per
     weight), ``weights_gib``, ``max_batch`` (sequences that fit at ``ctx``), ``self_host_usd_month`` and
-    ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit with ``quality_source`` and the
+    ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit, the model it was measured on
+    (``quality_model``: often not the scenario's), the figure alone (``quality_delta``) and what it measures
+    (``quality_metric``), ``quality_source`` and the
     address it opens with, ``quality_url`` (None where the catalogue has nothing published). Ordered by bits."""
     params = dict(ev.scenario.to_params())
     rows = []
@@ -271,6 +273,9 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
                      "self_host_usd_month": after.decision.self_host_usd_month,
                      "verdict": verdict_word(after.decision),
                      "quality": None if q is None else q["summary"],
+                     "quality_model": None if q is None else q["model"],
+                     "quality_delta": None if q is None else q["delta_text"],
+                     "quality_metric": None if q is None else q["metric"],
                      "quality_source": None if q is None else q["source"],
                      "quality_url": None if q is None else catalogue.first_address(q["source"])})
     return pd.DataFrame(rows)

@@ -231,7 +231,7 @@ CHECK = st.column_config.CheckboxColumn
 # card count (replicas x cards per replica).
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
-    "card_name": st.column_config.TextColumn("Card", width=215),
+    "card_name": st.column_config.TextColumn("Card", width=198),
     "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
@@ -242,7 +242,7 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
     "max_batch": NUM("In memory", format="%,d", width=70, help="Requests that fit in memory, per replica"),
     "capacity_measured": CHECK("Measured", width=64,
                                help="A published row measured the engine on such a set-up (else its widest band)"),
-    "link": st.column_config.LinkColumn("Scenario", display_text="open", width=48),
+    "link": st.column_config.LinkColumn("Scenario", display_text="open", width=64),
 }, column_order=["card_name", "best_usd_month", "best", "gpus", "replicas", "own_capex_usd", "meets_tpot",
                  "memory_caps_batch", "max_batch", "capacity_measured", "link"])
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "

@@ -54,13 +54,16 @@ st.caption(f"Every weight format of the catalogue that {words.ENGINE_NAMES[s.eng
 formats = ui.format_table(s.to_query())
 ui.dataframe(formats, pin="format", column_config={
     "format": TEXT("Format", width=90), "bits": NUM("Bits/weight", format="%.2f", width=80),
-    "weights_gib": NUM("Weights GiB", format="%.1f", width=85), "max_batch": NUM("Seqs that fit", format="%d", width=90),
-    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=118), "verdict": TEXT("Verdict", width=75),
-    "quality": TEXT("Published quality cost", width=315,
-                    help="Against 16-bit, on the model named; the whole text on hover, the source in full in the CSV"),
-    "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=60),
-}, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality",
-                 "quality_url"], height="content")
+    "weights_gib": NUM("Weights GiB", format="%.1f", width=80), "max_batch": NUM("Seqs that fit", format="%d", width=85),
+    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=82),
+    "quality_delta": TEXT("Quality cost", width=165,
+                          help="The published quality cost against 16-bit, on the model and benchmark beside it"),
+    "quality_model": TEXT("Measured on", width=135,
+                          help="The model the published quality cost was measured on: often not this scenario's"),
+    "quality_metric": TEXT("Benchmark", width=150, help="What the quality cost measures; the source in the CSV"),
+    "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=55),
+}, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality_delta",
+                 "quality_model", "quality_url", "quality_metric"], height="content")
 ui.download_csv(formats, "levers-formats")
 
 st.subheader("Speculative decoding by batch")

@@ -122,6 +122,7 @@ def test_quality_rows_name_known_formats_models_and_sources():
 def test_formats_without_a_published_figure_say_so():
     f = levers.format_table(evaluate(parse(DEFAULT))).set_index("format")
     assert f.loc["q4_k_m", "quality"].startswith("perplexity increase vs 16-bit: +0.1754 ppl on Llama-3-8B")
+    assert f.loc["q4_k_m", "quality_model"] == "Llama-3-8B"  # its own column, so a cut sentence never hides it
     assert f["quality"].isna()["iq4_xs"]  # nothing published in the catalogue: the page shows a dash
     kv = [lv for lv in levers.levers(evaluate(parse(DEFAULT))) if lv.change.get("kv") == "fp8"]
     assert kv and "HumanEval" in kv[0].price
