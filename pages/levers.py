@@ -57,13 +57,13 @@ ui.dataframe(formats, pin="format", column_config={
     "weights_gib": NUM("Weights GiB", format="%.1f", width=80), "max_batch": NUM("Seqs that fit", format="%d", width=85),
     "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=82),
     "quality_delta": TEXT("Quality cost", width=165,
-                          help="The published quality cost against 16-bit, on the model and benchmark beside it"),
+                          help="The published quality cost against 16-bit, on the model beside it; the benchmark and the whole sentence in the CSV"),
     "quality_model": TEXT("Measured on", width=135,
                           help="The model the published quality cost was measured on: often not this scenario's"),
     "quality_metric": TEXT("Benchmark", width=150, help="What the quality cost measures; the source in the CSV"),
     "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=55),
 }, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality_delta",
-                 "quality_model", "quality_url", "quality_metric"], height="content")
+                 "quality_model", "quality_url"], height="content")
 ui.download_csv(formats, "levers-formats")
 
 st.subheader("Speculative decoding by batch")
