@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -235,11 +235,9 @@ def format_summary(summary: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def _fitted_rows(rows: Sequence[Measurement]) -> dict[str, str]:
-    """Each row of ``rows`` that is a shipped calibration row (the same id, or the same link, metric and measured
-    figure, as a row of :data:`MEASUREMENTS_CSV`: a user's file may copy published rows), its id -> the shipped
-    row's id."""
-    shipped = read_measurements(MEASUREMENTS_CSV)
+def _fitted_rows(rows: Sequence[Measurement], shipped: Sequence[Measurement]) -> dict[str, str]:
+    """Each row of ``rows`` that is one of the ``shipped`` calibration rows (the same id, or the same link, metric
+    and measured figure: a user's file may copy published rows), its id -> the shipped row's id."""
     ids = {r.id for r in shipped}
     setups = {(r.link, r.metric, r.measured): r.id for r in shipped}
     out = {}
@@ -254,12 +252,14 @@ def _fitted_rows(rows: Sequence[Measurement]) -> dict[str, str]:
 def main(path=None, as_linked: bool = False) -> int:
     """Print every row, then two error tables: in-sample (the shipped profiles against the rows) and
     leave-one-source-out (each shipped row predicted by a fit without its source, from ``engine_cv.csv``). For
-    a file of the user's own, its rows were never fitted to, so its first table is already out of sample; a row
+    a file of the user's own, the rows no fit saw are out of sample, and those that are shipped rows
+    (:func:`_fitted_rows`) are counted apart, beside their leave-one-source-out predictions; a row
     whose link names an engine's plain id and whose text names an older release is predicted by that release's
     family (:func:`priced_as`; ``as_linked`` turns that off), and the line says so.
     0 when every row was predicted."""
     own = path is not None
-    rows = read_measurements(MEASUREMENTS_CSV if path is None else path)
+    shipped = read_measurements(MEASUREMENTS_CSV)
+    rows = read_measurements(path) if own else shipped
     moved: dict[str, str] = {}
     if own and not as_linked:
         priced = []
@@ -268,11 +268,10 @@ def main(path=None, as_linked: bool = False) -> int:
             if link != r.link:
                 moved[r.id] = family or "cuda_graphs=0"
             # grouped under the profile that priced it, so a table never quotes an older release as the current one
-            priced.append(Measurement(r.id, family or r.engine, r.metric, r.measured, link, r.source, r.notes,
-                                      r.version))
+            priced.append(replace(r, engine=family or r.engine, link=link))
         rows = priced
     results = evaluate(rows)
-    fitted = _fitted_rows(rows) if own else {}
+    fitted = _fitted_rows(rows, shipped) if own else {}
     if own and fitted:  # a user's file that copies shipped rows: their leave-one-source-out predictions beside
         predictions = cross_validated_predictions()
         cv = [Result(r, predictions.get(fitted.get(r.id, ""))) for r in rows]
@@ -315,5 +314,5 @@ def main(path=None, as_linked: bool = False) -> int:
     print(("The shipped rows (calc/data/measurements.csv), cross-validated" if own else "Cross-validated")
           + " (leave-one-source-out): each source's rows predicted by profiles fitted without that source; the error "
           "band every page quotes:")
-    print(format_summary(summarise(cross_validated_results(read_measurements(MEASUREMENTS_CSV)))))
+    print(format_summary(summarise(cross_validated_results(shipped) if own else cv)))
     return 0 if all(r.predicted is not None for r in results) else 1

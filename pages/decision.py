@@ -235,7 +235,7 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
     "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
-    "replicas": NUM("Replicas", format="%d", width=62), "cards": NUM("Cards", format="%d", width=48),
+    "replicas": NUM("Replicas", format="%d", width=62),
     "own_capex_usd": NUM("Purchase USD", format="%,.0f", width=88, help="Buying every card of the fleet"),
     "meets_tpot": CHECK("TPOT met", width=72, help="The latency target (tpot_ms) holds at the busiest hour"),
     "memory_caps_batch": CHECK("Mem caps", width=66, help="Memory caps the batch before compute does"),

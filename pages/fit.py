@@ -100,8 +100,9 @@ st.subheader("Sequences that fit, by weight precision and context")
 fit = ui.table("fit_table", s, (2048, 8192, 32768), list(dict.fromkeys(["bf16", "fp8", "int4-g128", "q4_k_m",
                                                                        s.weights])))
 mixed = fit["weights"].iloc[0].removeprefix("checkpoint: ") if fit["weights"].iloc[0].startswith("checkpoint: ") else None
+shown = fit.assign(weights=["checkpoint as set", *fit["weights"].iloc[1:]]) if mixed else fit
 ui.dataframe(
-    fit.assign(weights=["checkpoint as set", *fit["weights"].iloc[1:]]) if mixed else fit,
+    shown,
     column_config={
         "weights": st.column_config.TextColumn("Weights", width=150),
         "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f", width=80),
@@ -115,8 +116,7 @@ ui.dataframe(
 )
 # The published quality cost is a sentence, too long for a column beside seven figures: a table of its own.
 ui.dataframe(
-    fit[["weights", "quality", "quality_url"]].assign(weights=["checkpoint as set", *fit["weights"].iloc[1:]])
-    if mixed else fit[["weights", "quality", "quality_url"]],
+    shown[["weights", "quality", "quality_url"]],
     column_config={
         "weights": st.column_config.TextColumn("Weights", width=150),
         "quality": st.column_config.TextColumn("Quality cost against 16-bit, as published", width=680,

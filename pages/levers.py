@@ -57,10 +57,10 @@ ui.dataframe(formats, pin="format", column_config={
     "weights_gib": NUM("Weights GiB", format="%.1f", width=80), "max_batch": NUM("Seqs that fit", format="%d", width=85),
     "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=82),
     "quality_delta": TEXT("Quality cost", width=165,
-                          help="The published quality cost against 16-bit, on the model beside it; the benchmark and the whole sentence in the CSV"),
+                          help="The published quality cost against 16-bit, on the model beside it; the benchmark and "
+                               "the whole sentence in the CSV"),
     "quality_model": TEXT("Measured on", width=135,
                           help="The model the published quality cost was measured on: often not this scenario's"),
-    "quality_metric": TEXT("Benchmark", width=150, help="What the quality cost measures; the source in the CSV"),
     "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=55),
 }, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality_delta",
                  "quality_model", "quality_url"], height="content")
@@ -87,8 +87,8 @@ st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a targ
            f"so while the step is memory-bound the drafts ride along almost free; once the arithmetic binds, each "
            f"extra token costs its own compute and the gain goes (at long contexts the cache read keeps the step "
            f"memory-bound, and the gain lasts). Speculation shortens the time per token where the curve is above 1 and "
-           f"lengthens it below (the dashed line: 1×, no speculation); it does not raise what a full replica serves, so it lowers no bill on the table "
-           f"above. "
+           f"lengthens it below (the dashed line: 1×, no speculation); it does not raise what a full replica serves, "
+           f"so it lowers no bill on the table above. "
            + (f"Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. " if mb > 0
               else "Faded: every batch, since memory holds not one sequence at this context. ")
            + "Engines turn speculation off under load for this reason.")
