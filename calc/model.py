@@ -190,6 +190,7 @@ class Peaks:
     flops: float    # g * tflops * 1e12 * eff_flops (times eff_fp4 at compute=fp4)
     weights: float  # g * bw_tbs * 1e12 * eff_bw
     kv: float       # g * bw_tbs * 1e12 * eff_kv
+    prefill: float  # g * tflops * 1e12 * eff_prefill (times eff_fp4 at compute=fp4)
 
 
 def speed_cards(s: Scenario) -> int:
@@ -198,10 +199,11 @@ def speed_cards(s: Scenario) -> int:
     return 1 if engines.splits_layers(s.engine) else s.gpus
 
 
-def arithmetic_share(s: Scenario) -> float:
-    """The share of the dense peak the arithmetic reaches: ``eff_flops``, times ``eff_fp4`` at ``compute=fp4``
-    (docs/method.md section 8: FP4 GEMMs scale their blocks and quantize their activations on the fly)."""
-    return s.eff_flops * (s.eff_fp4 if s.compute == "fp4" else 1.0)
+def arithmetic_share(s: Scenario, prefill: bool = False) -> float:
+    """The share of the dense peak the arithmetic reaches: ``eff_flops`` in a decode step, ``eff_prefill`` in a
+    prefill (``prefill``), times ``eff_fp4`` at ``compute=fp4`` (docs/method.md section 8: FP4 GEMMs scale their
+    blocks and quantize their activations on the fly)."""
+    return (s.eff_prefill if prefill else s.eff_flops) * (s.eff_fp4 if s.compute == "fp4" else 1.0)
 
 
 def peaks(s: Scenario) -> Peaks:
@@ -209,7 +211,7 @@ def peaks(s: Scenario) -> Peaks:
     the cards that work at once (:func:`speed_cards`) and the arithmetic's share :func:`arithmetic_share`."""
     g = speed_cards(s)
     return Peaks(g * s.tflops * TERA * arithmetic_share(s), g * s.bw_tbs * TERA * s.eff_bw,
-                 g * s.bw_tbs * TERA * s.eff_kv)
+                 g * s.bw_tbs * TERA * s.eff_kv, g * s.tflops * TERA * arithmetic_share(s, prefill=True))
 
 
 def moe_split(s: Scenario) -> tuple[float, float]:

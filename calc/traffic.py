@@ -8,7 +8,7 @@ Throughput under full load (docs/method.md section 8, ``docs/method.md`` section
 memory holds at ``in_tok + out_tok`` tokens each, capped at the engine's ``max_seqs``. They are spread over their
 decode, so a step reads each one's cache at the mean context ``in_tok + out_tok/2``; each step also pays the
 all-reduces at the profile's ``eff_link``, the fixed time per step (``model.fixed_step_seconds``) and ``tok_us`` of host time per sequence. Each
-request's prefill takes ``t_pf = Fp/F`` plus its prompt's all-reduces of the replica's time on its own. Per request cycle of ``out_tok`` steps the
+request's prefill takes ``t_pf = Fp/Fpf`` plus its prompt's all-reduces of the replica's time on its own. Per request cycle of ``out_tok`` steps the
 replica emits ``B*out_tok`` tokens, so ``X(B) = B*out_tok / (out_tok*step_load(B) + B*t_pf)``. Replicas are sized
 from ``X`` at the serving batch; under ``engine=roofline`` they follow section 6 exactly (each request's cache
 read at its final length, no load terms).
@@ -111,13 +111,13 @@ def expert_prefill_seconds(s: Scenario, idle: bool = False) -> float:
 
 
 def prefill_seconds(s: Scenario, idle: bool = False) -> float:
-    """Time of one request's prefill at the effective peak: ``Fp/F`` (``F`` at ``eff_flops``, times ``eff_fp4`` at
-    ``compute=fp4``) plus an MoE model's :func:`expert_prefill_seconds` (under load, or on an idle replica)."""
-    return prefill_flops(s) / model.peaks(s).flops + expert_prefill_seconds(s, idle)
+    """Time of one request's prefill at the effective peak: ``Fp/Fpf`` (``Fpf`` at ``eff_prefill``, times ``eff_fp4``
+    at ``compute=fp4``) plus an MoE model's :func:`expert_prefill_seconds` (under load, or on an idle replica)."""
+    return prefill_flops(s) / model.peaks(s).prefill + expert_prefill_seconds(s, idle)
 
 
 def load_prefill_seconds(s: Scenario) -> float:
-    """Replica time one request's prefill takes at full load: ``Fp/F`` plus the all-reduces of its ``in_tok``
+    """Replica time one request's prefill takes at full load: ``Fp/Fpf`` plus the all-reduces of its ``in_tok``
     prompt tokens at the profile's ``eff_link`` (their bytes only: the prompt's chunks ride in steps that pay the
     all-reduce latency anyway); 0 extra on one card."""
     prompt_comm = model.comm_seconds(s, s.in_tok, s.eff_link) - model.comm_seconds(s, 0, s.eff_link)
@@ -142,7 +142,7 @@ def max_throughput(s: Scenario) -> tuple[int, float | None]:
 
 def busy_seconds_per_request(s: Scenario, bs: int) -> float:
     """Replica-seconds one request takes at serving batch ``bs``: ``out_tok / X(bs)`` from the throughput model
-    (docs/method.md section 8); under ``engine=roofline`` section 6's ``out_tok / tok_s(bs) + Fp/F`` at ``in_tok + out_tok``."""
+    (docs/method.md section 8); under ``engine=roofline`` section 6's ``out_tok / tok_s(bs) + Fp/Fpf`` at ``in_tok + out_tok``."""
     if s.engine == "roofline":
         n = request_context(s)
         tok_s = bs / float(model.step_seconds(s, bs, n))

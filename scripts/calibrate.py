@@ -65,13 +65,13 @@ DATA = "calc/data/measurements.csv"
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
           "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0),
-          "eff_fp4": (0.1, 1.0), "expert_us": (0.0, 100.0)}
+          "eff_fp4": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time;
 #: and no gain from FP4 arithmetic that no row measures (eff_fp4 0.5: the FP4 peak, twice FP8's, delivers FP8's
 #: FLOP/s), so a fit without FP4 rows, as in cross-validation, never credits FP4 with a speed-up nobody measured.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0,
-         "eff_fp4": 0.5, "expert_us": 0.0}
+         "eff_fp4": 0.5, "expert_us": 0.0, "eff_prefill": 0.7}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
                "eager_us": 100.0, "expert_us": 10.0}
@@ -87,13 +87,13 @@ FITTED = {
     "vllm-0.21": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
     "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
-    "trtllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
-    "trtllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib",
+    "trtllm": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "trtllm-2025": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "overhead_gib",
                     "eff_fp4", "expert_us"),
-    "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
-    "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib",
+    "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "overhead_gib",
                     "eff_fp4", "expert_us"),
-    "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "overhead_gib",
+    "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "overhead_gib",
                    "eff_fp4", "expert_us"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant", "eager_us"),
@@ -109,17 +109,20 @@ FITTED = {
 #: changed between the builds and backends), fitted where its rows hold weights of 8 bits and more beside them.
 SHARED = {
     ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
-    ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_link"): "trtllm",
+    ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_prefill"): "trtllm",
+    ("trtllm-2023", "eff_link"): "trtllm",
     ("trtllm-2023", "overhead_gib"): "trtllm-2025",
     # TensorRT-LLM v0.5 and v0.6 ran the same static-batch runtime as v0.7 with the older decode attention kernel
     # (kv_reread, fixed below): every fitted figure is one with trtllm-2023's (the host times) or trtllm's.
-    **{("trtllm-v05", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_link")},
+    **{("trtllm-v05", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "eff_link")},
     # The reserve of the TensorRT-engine releases (the current release works its memory out, calc/memory.py).
     ("trtllm-v05", "overhead_gib"): "trtllm-2025",
     # The 2025 releases over TensorRT engines run the kernels of the current ones: every speed figure is one.
-    **{("trtllm-2025", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
+    **{("trtllm-2025", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us",
+                                              "eff_link")},
     # The 2024 C++ executor shares every speed figure with the current releases and differs in its memory only.
-    **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
+    **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us",
+                                              "eff_link")},
     ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
     ("llamacpp-2024", "eff_bw"): "llamacpp",
     # The builds before CUDA graphs launched every layer's kernels one by one (cuda_graphs=0): their time per
@@ -154,8 +157,15 @@ SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-v
            "vllm-0.21": "vllm", "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
+#: vLLM's and SGLang's throughput rows (7, all of short prompts) cannot tell the share a prefill's GEMMs reach from a
+#: decode step's, nor do llama.cpp's batch-1 rows measure either: their prefill takes the arithmetic's one figure.
+#: TensorRT-LLM's 289 throughput rows hold prompts of 128 to 20,000 tokens beside outputs of 128 to 4,096, and fit
+#: the two apart.
 TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"},
         "llamacpp-vulkan-2025": {"eff_kv": "eff_bw"}}
+for _e in ("vllm", "vllm-0.21", "vllm-2025", "sglang", "llamacpp", "llamacpp-2024", "llamacpp-vulkan",
+           "llamacpp-vulkan-2025"):
+    TIED.setdefault(_e, {})["eff_prefill"] = "eff_flops"
 _LLAMACPP_FIXED = {
     "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold models of 22 to 80 layers): it is "
                      "fitted per layer (layer_us)"),
@@ -415,7 +425,7 @@ class FastRows:
                           B * self.fl_load / (gT * f["eff_flops"]))
                + B * self.cb / f["eff_link"] + self.cl + fixed(B) + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
-            thr = B * self.O / (self.O * tau + B * (self.Fp / (gT * f["eff_flops"]) + self.PFx * f["expert_us"]
+            thr = B * self.O / (self.O * tau + B * (self.Fp / (gT * f["eff_prefill"]) + self.PFx * f["expert_us"]
                                                      + self.I * self.cb / f["eff_link"]))
         thr = np.where(B > 0, thr, np.nan)
         return np.where(self.is_step, step, thr)
@@ -619,8 +629,9 @@ def build_table(fast: FastRows, plan: Plan, vals: dict, notes: dict, data_name: 
                 else:
                     entry[k] = (PRIOR[k], "prior", f"no {e} row constrains it: the prior of {SCRIPT}")
             elif k in TIED.get(e, {}):
-                entry[k] = (v, "fitted", f"{SCRIPT}: the same figure as {TIED[e][k]} (the rows cannot tell "
-                                         "the two apart)")
+                # The tied figure's basis: a figure tied to a prior is a prior.
+                entry[k] = (v, entry[TIED[e][k]][1], f"{SCRIPT}: the same figure as {TIED[e][k]} (the rows cannot "
+                                                     "tell the two apart)")
             elif k in notes[e]:
                 entry[k] = (v, "fixed", notes[e][k][1])
             elif k == "eff_link":

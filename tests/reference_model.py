@@ -59,9 +59,10 @@ DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied t
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
 # kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
 # added when the kernels are launched one by one, without CUDA graphs; eff_fp4: share of eff_flops kept at
-# compute=fp4; expert_us: fixed time per routed expert per MoE layer per prefill chunk).
+# compute=fp4; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
+# dense peak a prefill's arithmetic reaches).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
-                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us")
+                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill")
 # docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
 # backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
@@ -367,6 +368,9 @@ def resolve(params) -> dict:
     # docs/method.md section 8: a link that gives eff_flops or eff sets the arithmetic's share at every precision
     s["eff_fp4"] = _real(p, "eff_fp4", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp4"], 0, lo_open=True,
                          hi=1)
+    # docs/method.md section 8: a link that gives eff_flops (else eff) sets the prefill's share too
+    s["eff_prefill"] = _real(p, "eff_prefill", s["eff_flops"] if "eff_flops" in p else
+                             (s["eff"] if "eff" in p else prof["eff_prefill"]), 0, lo_open=True, hi=1)
     # docs/calibration.md section 7: a link that pins step_us pins expert_us too (0 unless given)
     s["expert_us"] = _real(p, "expert_us", 0.0 if "step_us" in p else prof["expert_us"], 0)
     s["step_us"] = _real(p, "step_us", prof["step_us"], 0)
@@ -574,6 +578,8 @@ def _si(s) -> dict:
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
         # docs/method.md sections 2-4 effective peaks, s7 one per part; s8: times eff_fp4 at compute=fp4
         F=gs * s["tflops"] * 1e12 * s["eff_flops"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0),
+        # docs/method.md section 8: a prefill's arithmetic at eff_prefill (times eff_fp4 at compute=fp4)
+        Fpf=gs * s["tflops"] * 1e12 * s["eff_prefill"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0),
         expert_s=s["expert_us"] * 1e-6,
         BW=gs * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
         BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
@@ -897,12 +903,12 @@ def expert_prefill(m, in_tok, idle):
 
 def ttft_ms(m, in_tok):
     # docs/method.md section 7 (contract: W resident, comm = t_comm at B = in_tok); docs/method.md section 8: plus one step_us
-    return max(prefill_flops(m, in_tok) / m["F"] + expert_prefill(m, in_tok, True), resident_seconds(m)) * 1e3 \
+    return max(prefill_flops(m, in_tok) / m["Fpf"] + expert_prefill(m, in_tok, True), resident_seconds(m)) * 1e3 \
         + t_comm(m, in_tok) * 1e3 + fixed_s(m, in_tok) * 1e3
 
 
 # docs/method.md s8: throughput under full load. B sequences in flight, each holding in + out/2 tokens on average;
-# per step the all-reduces at eff_link and tok_us per sequence are added; each prefill takes Fp/F plus its prompt's
+# per step the all-reduces at eff_link and tok_us per sequence are added; each prefill takes Fp/Fpf plus its prompt's
 # all-reduces on its own.
 
 def load_step(m, B, s):
@@ -911,7 +917,7 @@ def load_step(m, B, s):
 
 
 def load_prefill(m, s):
-    """Fp/F plus the bytes of the prompt's all-reduces at eff_link (no latency term)."""
+    """Fp/Fpf plus the bytes of the prompt's all-reduces at eff_link (no latency term)."""
     if m["g"] == 1:
         prompt_comm = 0.0
     elif m["lsplit"]:  # docs/method.md section 5: the prompt's activations handed on at each layer boundary
@@ -919,7 +925,7 @@ def load_prefill(m, s):
     else:
         g = m["g"]
         prompt_comm = 2 * m["L"] * 2 * (g - 1) / g * s["in_tok"] * m["hidden"] * 2 / (m["link"] * m["eff_link"])
-    return prefill_flops(m, s["in_tok"]) / m["F"] + expert_prefill(m, s["in_tok"], False) + prompt_comm
+    return prefill_flops(m, s["in_tok"]) / m["Fpf"] + expert_prefill(m, s["in_tok"], False) + prompt_comm
 
 
 def load_throughput(m, B, s):
@@ -977,7 +983,7 @@ def traffic(m, s) -> dict:
     Bs, meets = serving_batch(m, s, n)
     tok_s = Bs / step(m, Bs, n)
     if s["engine"] == "roofline":
-        s_req = (s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["F"]  # docs/method.md section 7: s_req
+        s_req = (s["out_tok"] / tok_s + prefill_flops(m, s["in_tok"]) / m["Fpf"]  # docs/method.md section 7: s_req
                  + expert_prefill(m, s["in_tok"], False))
     else:
         s_req = s["out_tok"] / load_throughput(m, Bs, s)  # docs/method.md section 8: from the engine's throughput model

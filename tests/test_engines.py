@@ -312,6 +312,27 @@ def test_an_old_printed_link_keeps_its_numbers():
     assert v05["max_throughput_tok_s"] < r["max_throughput_tok_s"]  # the same figures, eight reads of the cache
 
 
+def test_prefill_has_its_own_share_of_the_peak():
+    """docs/method.md section 8: eff_prefill prices a prompt's arithmetic (the TTFT and the prefill under load),
+    eff_flops a decode step's. TensorRT-LLM's rows fit the two apart; vLLM's cannot, so its prefill takes eff_flops;
+    a link that gives eff_flops (else eff) sets the prefill's share too, so a printed link of before keeps its
+    numbers."""
+    trt, vllm = engines.profile("trtllm"), engines.profile("vllm")
+    assert trt["eff_prefill"] > trt["eff_flops"] and vllm["eff_prefill"] == vllm["eff_flops"]
+    link = "model=llama-3.1-70b&card=h100-sxm&gpus=2&weights=fp8&kv=fp8&in_tok=8192&out_tok=256&engine=trtllm"
+    assert parse(link).scenario.eff_prefill == trt["eff_prefill"]
+    assert parse(link + "&eff_flops=0.5").scenario.eff_prefill == 0.5
+    assert parse(link + "&eff=0.6").scenario.eff_prefill == 0.6
+    assert parse(link + "&eff=0.6&eff_flops=0.5&eff_prefill=0.9").scenario.eff_prefill == 0.9
+    # An 8,192-token prompt on two H100s is arithmetic-bound: its TTFT falls with eff_prefill, the step does not move.
+    slow, fast = report(link + "&eff_prefill=0.3"), report(link + "&eff_prefill=0.6")
+    assert fast["step_ms"] == slow["step_ms"] and fast["ttft_ms"] < 0.6 * slow["ttft_ms"]
+    assert fast["max_throughput_tok_s"] > slow["max_throughput_tok_s"]
+    # Pinning eff_prefill to eff_flops gives the one-share model the profile had before.
+    same = report(link + f"&eff_prefill={trt['eff_flops']}")
+    assert same["ttft_ms"] > report(link)["ttft_ms"]
+
+
 def test_a_llamacpp_build_without_cuda_graphs_pays_its_launches_per_layer():
     """docs/method.md section 8: without CUDA graphs every layer adds eager_us (a current llama.cpp build on a card
     older than Ampere; the builds of before May 2024 by default); an engine no row measures without graphs keeps

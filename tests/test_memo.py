@@ -35,7 +35,7 @@ def test_memo_default_base_url(monkeypatch):
 def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
-        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±23 %, "
+        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±24 %, "
         "each source predicted by a fit without it), self-hosting costs 5,800 USD a month at either end (the same "
         "replicas). The verdict holds across that range. No published measurement covers this engine, card family, "
         "model kind, weight width (below 8 bits or not) and card count, so the band is the engine's widest. "

@@ -174,7 +174,7 @@ def test_the_worked_example_of_eight_h100s_over_an_office_day():
     link = "model=llama-3.1-70b&card=h100-sxm&gpus=8&weights=fp8&req_day=200000&profile=office"
     ev = evaluate(parse(link))
     r = ev.report()
-    assert ev.capacity.s_req == pytest.approx(0.11903, rel=1e-4)
+    assert ev.capacity.s_req == pytest.approx(0.11902, rel=1e-4)
     assert r["scenario"]["peak"] == pytest.approx(24 / 11.4)
     assert r["replicas"] == 1 and r["duty_traffic"] == pytest.approx(0.2755, abs=1e-4)
     assert r["api_usd_month"] == pytest.approx(6864) and r["rent_usd_month"] == pytest.approx(18400)
@@ -196,7 +196,7 @@ def test_the_worked_example_of_eight_h100s_over_an_office_day():
 
 @pytest.mark.parametrize("req_day, best, ends", [
     (400_000, "hybrid_own", ["own", "hybrid_own"]),    # 2 replicas; at the fast end one replica and the API win
-    (500_000, "hybrid_own", ["hybrid_own", "hybrid_own"]),
+    (500_000, "hybrid_own", ["hybrid_own", "own"]),  # at the slow end (capacity / 1.24) owning all of it wins
     (600_000, "own", ["hybrid_own", "hybrid_own"]),
 ])
 def test_the_best_option_is_marginal_when_the_capacity_band_changes_it(req_day, best, ends):

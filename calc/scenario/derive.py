@@ -262,6 +262,16 @@ def eff_fp4(r: Resolving, base: Any) -> Any:
     return 1.0 if r.given("eff_flops") or r.given("eff") else base
 
 
+@unless_given("eff_prefill")
+def eff_prefill(r: Resolving, base: Any) -> Any:
+    """The profile's, except beside a link's own eff_flops (then that figure) or eff (then eff): a link that sets the
+    arithmetic's share sets it for prefill too (a printed link of before eff_prefill existed keeps its numbers;
+    docs/calibration.md section 7)."""
+    if r.given("eff_flops"):
+        return r.get("eff_flops")
+    return r.get("eff") if r.given("eff") else base
+
+
 @unless_given("max_batched_tokens")
 def max_batched_tokens(r: Resolving, base: Any) -> Any:
     """The engine's default for the card (docs/method.md section 8.2)."""
