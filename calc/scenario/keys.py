@@ -351,9 +351,17 @@ KEY_TABLE: tuple[Key, ...] = (
        "engine", lo=0.001, hi=1, step=0.05, fmt="%g",
        preset="engine", derive=d.eff_kv, after=("eff",)),
     _K("eff_flops", "float", "Compute reached (fraction of dense peak)",
-       "Fraction of the dense peak reached by the arithmetic; default: the link's eff, else the profile's.",
+       "Fraction of the dense peak reached by a decode step's arithmetic (and by a prefill's, unless eff_prefill "
+       "is given); default: the link's eff, else the profile's.",
        "engine", lo=0.001, hi=1, step=0.05, fmt="%g",
        preset="engine", derive=d.eff_flops, after=("eff",)),
+    _K("eff_prefill", "float", "Compute reached in prefill (fraction of dense peak)",
+       "Fraction of the dense peak the prefill's arithmetic reaches: its GEMMs multiply thousands of prompt tokens "
+       "at once, where a decode step's multiply one row per sequence in the batch, so a prefill can reach more of the "
+       "peak than eff_flops (times eff_fp4 at compute=fp4); counted in the prefill under load and in the TTFT; "
+       "default: the profile's (eff_flops where the link gives eff_flops, eff where it gives eff).", "engine",
+       lo=0.001, hi=1, step=0.05, fmt="%g",
+       preset="engine", derive=d.eff_prefill, after=("eff", "eff_flops")),
     _K("step_us", "float", "Fixed time per decode step (µs)",
        "Scheduling, kernel launches and sampling, once per step; default: the profile's.", "engine",
        lo=0, hi=1e6, unit="µs", step=100.0, fmt="%g",
@@ -412,13 +420,6 @@ KEY_TABLE: tuple[Key, ...] = (
        "back; a model of many small experts pays it most; counted in prefill only; default: the profile's (0 where "
        "the link gives step_us).", "engine", lo=0, hi=1e4, unit="µs", step=1.0, fmt="%g",
        preset="engine", derive=d.expert_us, after=("step_us",)),
-    _K("eff_prefill", "float", "Compute reached in prefill (fraction of dense peak)",
-       "Fraction of the dense peak the prefill's arithmetic reaches: its GEMMs multiply thousands of prompt tokens "
-       "at once, where a decode step's multiply one row per sequence in the batch, so a prefill can reach more of the "
-       "peak than eff_flops (times eff_fp4 at compute=fp4); counted in the prefill under load and in the TTFT; "
-       "default: the profile's (eff_flops where the link gives eff_flops, eff where it gives eff).", "engine",
-       lo=0.001, hi=1, step=0.05, fmt="%g",
-       preset="engine", derive=d.eff_prefill, after=("eff", "eff_flops")),
     _K("max_batched_tokens", "int", "Most tokens per engine step",
        "vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, TensorRT-LLM's max_num_tokens, "
        "llama.cpp's -ub (n_ubatch): the tokens one step may hold; sizes the activations the engine reserves memory "
