@@ -81,12 +81,22 @@ def cell(v: Any) -> str:
 
 
 def tokens_text(x: float) -> str:
-    """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 4500 -> "4,500"."""
+    """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 3e13 -> "30T", 4500 -> "4,500" (never
+    e-notation: four significant figures at most, and trillions as T)."""
+    if x >= 1000 * BILLION:
+        return f"{_sig4(x / (1000 * BILLION))}T"
     if x >= BILLION:
-        return f"{x / BILLION:,.4g}B"
+        return f"{_sig4(x / BILLION)}B"
     if x >= MILLION:
-        return f"{x / MILLION:,.4g}M"
+        return f"{_sig4(x / MILLION)}M"
     return f"{x:,.0f}"
+
+
+def _sig4(v: float) -> str:
+    """``v`` to four significant figures, with separators and without e-notation: 9000 -> "9,000", 27.5 -> "27.5"."""
+    if v >= 1000:
+        return f"{round(v):,}"
+    return f"{float(f'{v:.4g}'):g}"
 
 
 def usd(v: float | None, digits: int = 2) -> str:

@@ -165,8 +165,10 @@ ui.dataframe(opts[["option", "sensitive_to"]], pin="option", column_config={
 best = tables.OPTION_NAMES.get(r["best"] or "", "none")
 st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}{dm.cheaper_row_beats_text(d)}. Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
-           f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); a fleet plus the API needs the day's traffic (Traffic: profile), "
-           "hour by hour. "
+           f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); "
+           + ("a fleet plus the API sizes its fleet on the day's traffic, hour by hour (0 replicas: the API serves "
+              "every hour more cheaply). " if s.profile else
+              "a fleet plus the API needs the day's traffic (Traffic: profile), hour by hour. ")
            + ("The data may not leave (why=residency): the API and the mixed options are not allowed. "
               if not opts["allowed"].all() else "")
            + "The verdict above is the rent-or-API answer; these totals sit beside it.")

@@ -48,13 +48,18 @@ c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
 c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
           help="Where compute time equals memory time: below it adding a sequence is almost free.")
 
-st.caption(
-    f"Bytes resident are not bytes read: the weights take {r['weights_gib']:,.1f} GiB in their formats "
-    f"({r['weights_loaded_gib']:,.2f} GiB {'a card ' if s.gpus > 1 else ''}as the engine loads them, the Fit "
-    f"page's figure), but a step at batch "
-    f"{r['batch']:,} reads {r['weights_read_gib_per_step']:,.1f} GiB of them (the input-embedding table is looked up, "
-    "not read" + ("; an MoE step reads only the experts its tokens are routed to" if s.experts else "")
-    + f") plus {r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
+loaded = (f"{r['weights_loaded_gib']:,.2f} GiB {'a card ' if s.gpus > 1 else ''}as the engine loads them, the Fit "
+          "page's figure")
+if f"{r['weights_read_gib_per_step']:,.1f}" == f"{r['weights_gib']:,.1f}":  # nothing resident goes unread
+    st.caption(f"A step at batch {r['batch']:,} reads all {r['weights_gib']:,.1f} GiB of the weights ({loaded}) plus "
+               f"{r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
+else:
+    st.caption(
+        f"Bytes resident are not bytes read: the weights take {r['weights_gib']:,.1f} GiB in their formats ({loaded}), "
+        f"but a step at batch {r['batch']:,} reads {r['weights_read_gib_per_step']:,.1f} GiB of them (the "
+        "input-embedding table is looked up, not read"
+        + ("; an MoE step reads only the experts its tokens are routed to" if s.experts else "")
+        + f") plus {r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
 
 ui.details()  # the first draw of a session ends here
 

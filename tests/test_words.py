@@ -78,3 +78,12 @@ def test_a_small_volume_is_not_rounded_away(x, text):
                                      (12.5, "12.50 USD"), (5800, "5,800 USD")])
 def test_a_small_amount_keeps_two_significant_figures(x, text):
     assert words.money(x) == text
+
+
+def test_token_counts_never_print_in_e_notation():
+    """A billion requests a day gives tens of trillions of tokens a month: the memo's "how it adds up" reads them
+    as T, with separators, never as 3e+04B."""
+    from calc.words import tokens_text
+    assert tokens_text(3e13) == "30T" and tokens_text(9e15) == "9,000T" and tokens_text(2.7e10) == "27B"
+    assert tokens_text(4500) == "4,500" and tokens_text(3e8) == "300M"
+    assert all("e" not in tokens_text(10.0 ** k) for k in range(0, 19))
