@@ -20,6 +20,7 @@ import numpy as np
 from .engines import CV_CSV, ENGINES, FAMILIES, MEASUREMENTS_CSV, METRICS, backend_of, base, release_family
 from .evaluate import report
 from .scenario import split_link
+from .words import number_text
 
 COLUMNS = ("id", "engine", "metric", "measured", "link", "source", "notes", "version")
 
@@ -165,14 +166,6 @@ def summarise(results: Sequence[Result], by_engine: bool = True) -> list[dict]:
                     "most_flattering_pct": float(flat.max()) if errs.size else None,
                     "rows": [r.row.id for r in rs]})
     return out
-
-
-def number_text(x: float | None) -> str:
-    """A measured or predicted figure as the tables print it: whole with thousands separators from 1,000 (never in
-    exponent form), else 4 significant figures; "-" for none."""
-    if x is None:
-        return "-"
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def cross_validated_predictions(path=CV_CSV) -> dict[str, float | None]:

@@ -82,21 +82,22 @@ def cell(v: Any) -> str:
 
 def tokens_text(x: float) -> str:
     """A token count for reading: 300000000 -> "300M", 2.7e10 -> "27B", 3e13 -> "30T", 4500 -> "4,500" (never
-    e-notation: four significant figures at most, and trillions as T)."""
+    e-notation: :func:`number_text` of the millions, billions or trillions)."""
     if x >= 1000 * BILLION:
-        return f"{_sig4(x / (1000 * BILLION))}T"
+        return f"{number_text(x / (1000 * BILLION))}T"
     if x >= BILLION:
-        return f"{_sig4(x / BILLION)}B"
+        return f"{number_text(x / BILLION)}B"
     if x >= MILLION:
-        return f"{_sig4(x / MILLION)}M"
+        return f"{number_text(x / MILLION)}M"
     return f"{x:,.0f}"
 
 
-def _sig4(v: float) -> str:
-    """``v`` to four significant figures, with separators and without e-notation: 9000 -> "9,000", 27.5 -> "27.5"."""
-    if v >= 1000:
-        return f"{round(v):,}"
-    return f"{float(f'{v:.4g}'):g}"
+def number_text(x: float | None) -> str:
+    """A figure for reading, never in exponent form: whole with thousands separators from 1,000 (9000 -> "9,000"),
+    else 4 significant figures (27.5 -> "27.5"); "-" for none."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def usd(v: float | None, digits: int = 2) -> str:
