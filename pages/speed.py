@@ -50,16 +50,16 @@ c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
 
 loaded = (f"{r['weights_loaded_gib']:,.2f} GiB {'a card ' if s.gpus > 1 else ''}as the engine loads them, the Fit "
           "page's figure")
-if f"{r['weights_read_gib_per_step']:,.1f}" == f"{r['weights_gib']:,.1f}":  # nothing resident goes unread
-    st.caption(f"A step at batch {r['batch']:,} reads all {r['weights_gib']:,.1f} GiB of the weights ({loaded}) plus "
-               f"{r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
+resident_gib, read_gib = f"{r['weights_gib']:,.1f}", f"{r['weights_read_gib_per_step']:,.1f}"
+kv_read = f" plus {r['kv_read_gib_per_step']:,.1f} GiB of KV cache."
+if read_gib == resident_gib:  # as printed, nothing resident goes unread: no contrast to draw
+    st.caption(f"A step at batch {r['batch']:,} reads all {resident_gib} GiB of the weights ({loaded})" + kv_read)
 else:
     st.caption(
-        f"Bytes resident are not bytes read: the weights take {r['weights_gib']:,.1f} GiB in their formats ({loaded}), "
-        f"but a step at batch {r['batch']:,} reads {r['weights_read_gib_per_step']:,.1f} GiB of them (the "
-        "input-embedding table is looked up, not read"
-        + ("; an MoE step reads only the experts its tokens are routed to" if s.experts else "")
-        + f") plus {r['kv_read_gib_per_step']:,.1f} GiB of KV cache.")
+        f"Bytes resident are not bytes read: the weights take {resident_gib} GiB in their formats ({loaded}), "
+        f"but a step at batch {r['batch']:,} reads {read_gib} GiB of them (the input-embedding table is looked up, "
+        "not read" + ("; an MoE step reads only the experts its tokens are routed to" if s.experts else "") + ")"
+        + kv_read)
 
 ui.details()  # the first draw of a session ends here
 
