@@ -29,17 +29,17 @@ _SOURCE_WORDS = {"model": "the model preset's", "card": "the card preset's", "en
 
 def _keys_help() -> str:
     """The link keys, from the one key table: meaning, unit, what each accepts and where its default comes from."""
-    from .scenario import KEY_TABLE, PRESET
+    from .scenario import KEY_TABLE, PRESET, link_text
     lines = ["link keys (each a URL query key; a preset fills the ones marked 'preset'):"]
     for k in KEY_TABLE:
         if k.preset:
             default = _SOURCE_WORDS[k.preset] + (" (preset)" if k.preset in ("model", "card") else "")
             if k.default is not None and k.default != PRESET:  # what a preset without the figure takes
-                default += f" where it gives one, else {k.default}"
+                default += f" where it gives one, else {link_text(k.default)}"
         elif k.default == PRESET:
             default = "worked out from other keys"
         else:
-            default = "none" if k.default is None else k.default
+            default = "none" if k.default is None else link_text(k.default)
         unit = f" [{k.unit}]" if k.unit else ""
         lines.append(f"  {k.key:<16} {k.label}{unit}; default {default}")
         lines.append(f"  {'':<16} accepts {k.accepted}")

@@ -48,6 +48,7 @@ from .keys import (
     UNKNOWN,
     WEIGHT_FORMATS,
     Key,
+    link_text,
     weight_format_bits,
 )
 from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
@@ -88,6 +89,7 @@ __all__ = [
     "ScenarioError",
     "card_torch_gib",
     "day_weights",
+    "link_text",
     "link_too_long",
     "load",
     "parse",

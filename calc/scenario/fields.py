@@ -23,7 +23,7 @@ from .keys import (
     UNKNOWN,
     WEIGHT_FORMATS,
     Key,
-    _fmt,
+    link_text,
     weight_format_bits,
 )
 
@@ -36,7 +36,7 @@ def _bits(value: Any, formats: Mapping[str, float], key: str) -> str:
     bits = float(text)  # ValueError is turned into a field error by pydantic
     if not (math.isfinite(bits) and 1 <= bits <= 32):
         raise ValueError(f"{key} out of range")
-    return _fmt(bits)
+    return link_text(bits)
 
 
 def _number_type(k: Key) -> Any:
@@ -109,7 +109,7 @@ def _profile(v: Any) -> Any:
     weights = [float(p) for p in parts]  # ValueError: not a number
     if not all(math.isfinite(w) and w >= 0 for w in weights) or not any(weights):
         raise ValueError("weights must be numbers >= 0, not all 0")
-    return ",".join(_fmt(w) for w in weights)
+    return ",".join(link_text(w) for w in weights)
 
 
 def _integral(v: Any) -> Any:
@@ -200,7 +200,7 @@ class _ScenarioBase(BaseModel):
         for key in KEYS:
             value = AUTO if key in self.follows_traffic else getattr(self, key)
             if value is not None:
-                out[key] = _fmt(value)
+                out[key] = link_text(value)
         return out
 
     def to_query(self) -> str:

@@ -34,7 +34,7 @@ def weight_format_bits(fmt: Any) -> float:
 COMPUTE_PRECISIONS = catalogue.PRECISIONS
 
 
-def _fmt(value: Any) -> str:
+def link_text(value: Any) -> str:
     """Link text for a value: integers without a decimal point, floats in their shortest exact form."""
     if isinstance(value, bool):
         return str(int(value))
@@ -145,7 +145,7 @@ class Key:
 def _range_text(value: float) -> str:
     """An end of a key's range for people: large whole numbers with thousands separators (1,000,000,000,000, not
     1000000000000), others as a link writes them."""
-    return f"{int(value):,}" if value.is_integer() and abs(value) >= 100_000 else _fmt(value)
+    return f"{int(value):,}" if value.is_integer() and abs(value) >= 100_000 else link_text(value)
 
 
 def _K(key: str, kind: str, label: str, help: str, group: str, **figures: Any) -> Key:

@@ -37,14 +37,14 @@ from .keys import (
     MODEL_FIGURES,
     PRESET,
     Key,
-    _fmt,
+    link_text,
     weight_format_bits,
 )
 from .link import split_link
 
 
 def _shown(value: Any) -> str:
-    text = _fmt(value) if not isinstance(value, str) else value
+    text = link_text(value) if not isinstance(value, str) else value
     return text if len(text) <= 60 else text[:60] + "…"
 
 
