@@ -127,3 +127,12 @@ def test_odd_options_exit_2_with_a_message_not_a_traceback(args, says):
     out = run(*args)
     assert out.returncode == 2
     assert says in out.stderr and "Traceback" not in out.stderr
+
+
+def test_help_gives_each_default_as_a_link_would():
+    out = run("--help")
+    assert out.returncode == 0, out.stderr
+    lines = {line.split()[0]: line for line in out.stdout.splitlines() if line.startswith("  ") and line.split()}
+    assert lines["req_day"].endswith("default 10000") and lines["hours"].endswith("default 720")
+    assert lines["link_us"].endswith("default 10")
+    assert "10000.0" not in out.stdout
