@@ -157,6 +157,14 @@ def money(x: float | None, digits: int | None = None) -> str:
     return usd(x, (0 if abs(x) >= 100 else 2) if digits is None else digits) + " USD"
 
 
+def money_short(x: float | None) -> str:
+    """USD for a narrow headline figure: :func:`money` below a million, millions and billions as :func:`short`
+    gives them from a million up ("34.3 M USD"), so a large bill is not cut off; an em dash when unknown."""
+    if x is None or not math.isfinite(x) or abs(x) < 1e6:
+        return money(x)
+    return f"{short(x)} USD"
+
+
 METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"}
 #: The unit each checked figure is measured and predicted in.
 METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}

@@ -37,15 +37,17 @@ st.caption(f"This page sizes for the traffic: each request holds {ui.evaluation(
               "their top; clear the input (auto) to follow the traffic."))
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("API per month", words.money(d.api_usd_month),
-          help=f"{d.api_in_price:g} USD per 1M prompt tokens and {d.api_out_price:g} per 1M output tokens.")
-c2.metric("Self-hosting per month", words.money(d.self_host_usd_month),
+c1.metric("API per month", words.money_short(d.api_usd_month),
+          help=f"{words.money(d.api_usd_month)}: {d.api_in_price:g} USD per 1M prompt tokens and "
+               f"{d.api_out_price:g} per 1M output tokens.")
+c2.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
           delta=None if d.self_host_low is None else
-          (f"{words.money(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
-           else f"{words.money(d.self_host_low)} to {words.money(d.self_host_high)}")
+          (f"{words.money_short(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
+           else f"{words.money_short(d.self_host_low)} to {words.money_short(d.self_host_high)}")
           + (" · marginal" if d.marginal else ""),
           delta_color="off", delta_arrow="off",
-          help="Rent of every replica, busy or not, plus upkeep. The range is the bill at the engine's capacity "
+          help=f"{words.money(d.self_host_usd_month)}: rent of every replica, busy or not, plus upkeep. The range is "
+               "the bill at the engine's capacity "
                "error, each source of published measurements predicted by a fit without it"
                + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
                + ".")

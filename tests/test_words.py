@@ -87,3 +87,11 @@ def test_token_counts_never_print_in_e_notation():
     assert tokens_text(3e13) == "30T" and tokens_text(9e15) == "9,000T" and tokens_text(2.7e10) == "27B"
     assert tokens_text(4500) == "4,500" and tokens_text(3e8) == "300M"
     assert all("e" not in tokens_text(10.0 ** k) for k in range(0, 19))
+
+
+def test_money_short_keeps_a_headline_bill_whole():
+    """A headline bill of millions reads in M, below a million as every other amount, never cut off."""
+    assert words.money_short(34_320_000) == "34.3 M USD"
+    assert words.money_short(2_150_000_000) == "2.15 B USD"
+    assert words.money_short(999_999) == words.money(999_999) == "999,999 USD"
+    assert words.money_short(None) == "—"
