@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, memory, model, traffic  # noqa: E402
 from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, ROOFLINE  # noqa: E402
-from calc.scenario import split_link  # noqa: E402
+from calc.scenario import KEY_TABLE, split_link  # noqa: E402
 from calc.validate import (  # noqa: E402
     Measurement,
     Result,
@@ -293,6 +293,13 @@ FAMILY_ORDER = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-20
                 "llamacpp-vulkan-2025", "llamacpp-2024")
 
 
+#: Figures the scenario derives from other engine figures a link may give (calc/scenario/keys.py ``after``:
+#: ``eff_prefill`` and ``eff_fp4`` from ``eff_flops`` or ``eff``, ``expert_us`` from ``step_us``): a row whose link
+#: gives one of those takes the derived figure as the report does, not the profile's.
+FROM_LINK_FIGURES = {k.key: k.after for k in KEY_TABLE
+                     if k.key in FIGURES and k.after and set(k.after) <= {*FIGURES, "eff"}}
+
+
 class FastRows:
     """Every figure-independent quantity of a set of rows, so that figures (one array per figure, a value per
     row) are evaluated on all rows in one numpy expression. It repeats docs/method.md section 8
@@ -312,11 +319,13 @@ class FastRows:
         cols: dict[str, list[float]] = {k: [] for k in self.COLS}
         self.link_figures = {k: [] for k in FIGURES}
         for row in self.rows:
+            resolved = load(row.link).scenario
             # The arithmetic counted at its plain FLOPs: the shares at FP4 and on routed experts are figures.
-            s = load(row.link).scenario.model_copy(update={"eff_fp4": 1.0, "expert_us": 0.0})
+            s = resolved.model_copy(update={"eff_fp4": 1.0, "expert_us": 0.0})
             raw, _ = split_link(row.link)
             for k in FIGURES:
-                self.link_figures[k].append(float(raw[k]) if k in raw else np.nan)
+                pinned = k in raw or any(a in raw for a in FROM_LINK_FIGURES.get(k, ()))
+                self.link_figures[k].append(float(getattr(resolved, k)) if pinned else np.nan)
             g = s.gpus
             # The KV bytes a kernel that reads each KV head once per query head adds, per unit of kv_reread
             # (the step's read is linear in kv_reread: model.cache_bytes_read).

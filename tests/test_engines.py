@@ -260,6 +260,28 @@ def test_calibration_reruns_to_the_stored_figures():
                 (engine, f, value, want)
 
 
+@pytest.mark.parametrize("extra", ["&eff_flops=0.5", "&eff=0.6", "&step_us=100", "&eff_flops=0.5&eff_prefill=0.8"])
+def test_the_calibration_prices_a_row_as_the_report_does_when_its_link_sets_a_figure(extra):
+    """scripts/calibrate.py's fast copy of the model takes a figure the row's link sets, and the figures the scenario
+    derives from it (eff_prefill and eff_fp4 from eff_flops or eff, expert_us from step_us), as calc.report does."""
+    import dataclasses
+
+    import numpy as np
+
+    from calc.validate import evaluate
+    cal = _calibrate_module()
+    rows = [dataclasses.replace(r, link=r.link + extra) for r in read_measurements() if r.engine in cal.FITTED]
+    rows = [r for r in rows if "compute=fp4" in r.link or "experts=" in r.link or "model=llama-4" in r.link
+            or "qwen3-30b" in r.link][:12] + rows[::25]
+    fast = cal.FastRows(rows)
+    f = {k: np.array([np.nan if engines.profile(e)[k] is None else engines.profile(e)[k] for e in fast.engine])
+         for k in FIGURES}
+    quick = fast.predict(f)
+    slow = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(rows)])
+    assert np.isfinite(slow).sum() >= 10
+    np.testing.assert_allclose(quick, slow, rtol=1e-9)
+
+
 @pytest.mark.parametrize("link, said", [
     ("model=qwen3-8b&card=h100-sxm&weights=fp8", []),
     ("model=mistral-7b-v0.3", ["this scenario's model lies outside them",
