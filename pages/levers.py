@@ -53,13 +53,13 @@ st.caption(f"Every weight format of the catalogue that {words.ENGINE_NAMES[s.eng
            "(against 16-bit, on the model named; a dash: nothing published).")
 formats = ui.format_table(s.to_query())
 ui.dataframe(formats, pin="format", column_config={
-    "format": TEXT("Format", width=90), "bits": NUM("Bits/weight", format="%.2f", width=80),
+    "format": TEXT("Format", width=75), "bits": NUM("Bits/weight", format="%.2f", width=75),
     "weights_gib": NUM("Weights GiB", format="%.1f", width=80), "max_batch": NUM("Seqs that fit", format="%d", width=85),
     "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=82),
     "quality_delta": TEXT("Quality cost", width=165,
                           help="The published quality cost against 16-bit, on the model beside it; the benchmark and "
                                "the whole sentence in the CSV"),
-    "quality_model": TEXT("Measured on", width=135,
+    "quality_model": TEXT("Measured on", width=175,
                           help="The model the published quality cost was measured on: often not this scenario's"),
     "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=55),
 }, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality_delta",
@@ -74,12 +74,15 @@ spec_base = alt.Chart(curve).encode(
             title="batch (sequences per step, log scale)"),
     y=alt.Y("speedup:Q", title="speed-up (×)",
             scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
-    color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom", symbolOpacity=1)),
+    # Three hues apart (not shades of one), so a faded curve is never read as another draft count.
+    color=alt.Color("drafts:N", title="drafts per step", legend=alt.Legend(orient="bottom", symbolOpacity=1),
+                    scale=alt.Scale(range=["#4c78a8", "#f58518", "#54a24b"])),
     tooltip=["batch", "drafts", alt.Tooltip("speedup:Q", format=".2f")])
-# A line takes one opacity: the whole curve is drawn faded, and the batches memory holds again in full over it.
+# A line takes one opacity and one dash: the whole curve is drawn faded and dashed, and the batches memory holds
+# again in full over it.
 # 1 is no speculation: above it speculation helps, below it hurts.
 parity = alt.Chart(pd.DataFrame({"speedup": [1.0]})).mark_rule(color="#666", strokeDash=[4, 3]).encode(y="speedup:Q")
-chart = alt.layer(spec_base.mark_line(opacity=0.3),
+chart = alt.layer(spec_base.mark_line(opacity=0.45, strokeDash=[5, 4]),
                   spec_base.transform_filter("datum.fits_in_memory").mark_line(), parity).properties(height=300)
 st.altair_chart(chart, width="stretch")
 st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a target step (link keys spec_alpha, "
@@ -89,6 +92,6 @@ st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a targ
            f"memory-bound, and the gain lasts). Speculation shortens the time per token where the curve is above 1 and "
            f"lengthens it below (the dashed line: 1×, no speculation); it does not raise what a full replica serves, "
            f"so it lowers no bill on the table above. "
-           + (f"Faded: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. " if mb > 0
-              else "Faded: every batch, since memory holds not one sequence at this context. ")
+           + (f"Faded and dashed: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. " if mb > 0
+              else "Faded and dashed: every batch, since memory holds not one sequence at this context. ")
            + "Engines turn speculation off under load for this reason.")
