@@ -96,6 +96,8 @@ if be is None:
 
 st.subheader("Throughput by batch")
 tp = sweep.assign(reachable=np.where(sweep["fits_in_memory"], "reachable", "beyond memory or max_seqs"))
+# The grey line starts at the last reachable batch, so the two meet instead of leaving a gap at the cap.
+tp = pd.concat([tp, tp[tp["fits_in_memory"]].tail(1).assign(reachable="beyond memory or max_seqs")])
 tp_chart = alt.Chart(tp).mark_line(point=False).encode(
     x=x, y=alt.Y("tok_s:Q", title="tokens/s, all sequences"),
     color=alt.Color("reachable:N", scale=alt.Scale(domain=["reachable", "beyond memory or max_seqs"], range=["#4c78a8", "#bbbbbb"]),
@@ -103,7 +105,7 @@ tp_chart = alt.Chart(tp).mark_line(point=False).encode(
     tooltip=["batch", alt.Tooltip("tok_s:Q", format=",.0f"), alt.Tooltip("tok_s_per_seq:Q", format=",.1f", title="per sequence")])
 per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
     x=x, y=alt.Y("tok_s_per_seq:Q", title="tokens/s per sequence"))
-st.altair_chart(alt.layer(tp_chart, per_seq).resolve_scale(y="independent"), width="stretch")
+st.altair_chart(alt.layer(alt.layer(tp_chart, rules, labels), per_seq).resolve_scale(y="independent"), width="stretch")
 st.caption("Solid: total tokens/s (grey where memory cannot hold that many sequences). Dotted, right axis: "
            "tokens/s each sequence sees. Up to the break-even batch a sequence costs almost nothing extra; "
            "past it the step lengthens and each user waits longer.")
