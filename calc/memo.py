@@ -82,7 +82,8 @@ def volume_sentence(d: Decision) -> str:
         who = "Renting" if d.report["recommendation"] in BEST_HEADLINE else "Self-hosting"
         return (f"{who} never breaks even, at any volume: through the API a request costs about {a} USD, "
                 f"while card rent alone comes to {b} USD a request even on a replica kept as busy as the busiest "
-                "hour allows.")
+                "hour allows" + (" (a fleet that runs all day: the autoscaled rent above is the day's own)"
+                                 if s.autoscale and s.profile else "") + ".")
     if d.break_even == 0:
         return "Self-hosting is cheaper at every volume."
     be, st = sig(d.break_even, 3), sig(d.stays_cheaper, 3)
@@ -239,8 +240,12 @@ def verdict_sentence(d: Decision) -> str:
         rent = d.report.get("rent_usd_month")
         if s.autoscale and rent is not None and d.self_host_usd_month is not None \
                 and abs(rent - d.self_host_usd_month) > 0.5:  # SPEC section 6's fleet runs all day; section 9's scales
+            crossed = (rent < d.api_usd_month) != (d.self_host_usd_month < d.api_usd_month)
             first = first[:-1] + (f" (a fleet for the busiest hour, all day; scaled to the day's profile, renting "
-                                  f"costs {money(rent)} a month).")
+                                  f"costs {money(rent)} a month" + (
+                                      f", {'less' if rent < d.api_usd_month else 'more'} than the API: autoscaled, "
+                                      f"renting is the {'cheaper' if rent < d.api_usd_month else 'dearer'} of the two"
+                                      if crossed else "") + ").")
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
         parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import model, traffic
 from .scenario import Scenario, day_weights
@@ -87,11 +88,13 @@ def hour_demand(s: Scenario, cap: traffic.Capacity) -> tuple[float, np.ndarray |
     return per_hour, None if weights is None else s.req_day * np.asarray(weights, dtype=float) / sum(weights)
 
 
-def replicas_on(s: Scenario, r_h: np.ndarray, per_hour: float, replicas: int) -> np.ndarray:
-    """Replicas running in each hour: all of them, or under ``autoscale`` the fewest that serve the hour,
-    ``min(replicas, max(min_replicas, ceil(r_h / per_hour)))`` (SPEC section 9)."""
+def replicas_on(s: Scenario, r_h: np.ndarray, per_hour: float, replicas: ArrayLike) -> np.ndarray:
+    """Replicas running in each hour of a rented fleet of ``replicas``: all of them, or under ``autoscale`` the
+    fewest that serve the hour, ``min(replicas, max(min_replicas, ceil(r_h / per_hour)))`` (SPEC section 9).
+    ``r_h`` has shape (24,); ``replicas`` a number, or a column (n, 1) of fleet sizes for an (n, 24) result."""
+    replicas = np.asarray(replicas, dtype=float)
     if not s.autoscale:
-        return np.full(len(r_h), float(replicas))
+        return np.broadcast_to(replicas, np.broadcast_shapes(replicas.shape, r_h.shape)).astype(float)
     need = np.ceil(r_h / per_hour - 1e-9)
     return np.minimum(replicas, np.maximum(s.min_replicas, need))
 
@@ -109,8 +112,11 @@ class Hours:
     api_overflow: np.ndarray | None
 
 
-def hours(s: Scenario, cap: traffic.Capacity, replicas: int | None, hybrid_replicas: int | None) -> Hours | None:
-    """The day hour by hour for a link with a ``profile`` (None without one, or when nothing fits)."""
+def hours(s: Scenario, cap: traffic.Capacity, replicas: int | None, hybrid_replicas: int | None,
+          owned: bool = False) -> Hours | None:
+    """The day hour by hour for a link with a ``profile`` (None without one, or when nothing fits); the mixed fleet
+    of ``hybrid_replicas`` is rented (under ``autoscale`` it runs the replicas each hour needs, at most all of them)
+    or ``owned`` (bought cards, all on)."""
     if replicas is None or cap.max_batch == 0:
         return None
     per_hour, r_h = hour_demand(s, cap)
@@ -120,7 +126,8 @@ def hours(s: Scenario, cap: traffic.Capacity, replicas: int | None, hybrid_repli
     if hybrid_replicas in (None, 0, replicas):
         hyb = overflow = None
     else:
-        hyb = np.full(len(r_h), hybrid_replicas * per_hour)
+        hyb = (np.full(len(r_h), float(hybrid_replicas)) if owned
+               else replicas_on(s, r_h, per_hour, hybrid_replicas)) * per_hour
         overflow = np.maximum(0.0, r_h - hyb)
     return Hours(r_h, on, on * per_hour, hyb, overflow)
 
@@ -164,14 +171,17 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
         # that just serve one hour's requests (r_h / per_hour, rounded either way), so its least is at one of those,
         # at an end or at one replica (where the upkeep starts): only they are priced (np.argmin then finds the
         # smallest size of the least bill, as over every size), and millions of replicas cost no memory.
-        edges = np.concatenate(([0, 1, replicas], np.floor(r_h / per_hour), np.ceil(r_h / per_hour)))
+        # Under autoscale a rented fleet of N runs min(N, max(min_replicas, ceil(need))) replicas an hour, the fleet
+        # sized for the busiest hour being the autoscaled rent; its bill bends at min_replicas too.
+        edges = np.concatenate(([0, 1, replicas, s.min_replicas], np.floor(r_h / per_hour), np.ceil(r_h / per_hour)))
         N = np.unique(np.clip(edges, 0, replicas).astype(np.int64))[:, None]
         served = np.minimum(r_h[None, :], N * per_hour)
         overflow = (r_h[None, :] - served).sum(axis=1)
         api_part = hours / HOURS_PER_DAY * overflow * traffic.api_usd_per_request(s)
         fleet_on = (N[:, 0] >= 1) * s.upkeep
         if priced:
-            total = N[:, 0] * g * rent_hr * hours + fleet_on + api_part
+            rented_hours = replicas_on(s, r_h, per_hour, N).sum(axis=1) * hours / HOURS_PER_DAY
+            total = rented_hours * g * rent_hr + fleet_on + api_part
             best_i = int(np.argmin(total))
             hyb_n = int(N[best_i, 0])
             hyb, share = float(total[best_i]), float(overflow[best_i] / r_h.sum())

@@ -434,8 +434,9 @@ def day_table(d: Decision) -> pd.DataFrame | None:
     ``mixed_capacity`` (what the cheapest mixed fleet serves) and ``to_api`` (what it sends to the API), both None
     where no mixed option exists, and ``served`` (the requests the cards serve: all but ``to_api``)."""
     r = d.report
-    mixed = r["hybrid_own_replicas"] if r["best"] == "hybrid_own" else r["hybrid_replicas"]
-    h = procure.hours(d.scenario, d.cap, d.replicas, mixed)
+    owned = r["best"] == "hybrid_own"
+    mixed = r["hybrid_own_replicas"] if owned else r["hybrid_replicas"]
+    h = procure.hours(d.scenario, d.cap, d.replicas, mixed, owned)
     if h is None:
         return None
     none = [None] * len(h.requests)

@@ -168,12 +168,16 @@ best = tables.OPTION_NAMES.get(r["best"] or "", "none")
 st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}{dm.cheaper_row_beats_text(d)}. Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
            f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); "
-           + ("a fleet plus the API sizes its fleet on the day's traffic, hour by hour (0 replicas: the API serves "
-              "every hour more cheaply). " if s.profile else
+           + ("a fleet plus the API sizes its fleet on the day's traffic, hour by hour (a mix of 0 replicas is the "
+              "API alone, one of every replica renting or buying alone"
+              + ("; autoscaled, a rented mix runs only the replicas each hour needs" if s.autoscale else "")
+              + "). " if s.profile else
               "a fleet plus the API needs the day's traffic (Traffic: profile), hour by hour. ")
            + ("The data may not leave (why=residency): the API and the mixed options are not allowed. "
               if not opts["allowed"].all() else "")
-           + "The verdict above is the rent-or-API answer; these totals sit beside it.")
+           + ("The verdict above weighs the API against a fleet for the busiest hour rented all day; these totals "
+              "sit beside it." if s.autoscale and s.profile else
+              "The verdict above is the rent-or-API answer; these totals sit beside it."))
 ui.download_csv(opts, "decision-options", "Download this table (CSV)")
 
 life, paid = tables.lifetime_table(r)

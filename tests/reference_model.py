@@ -1074,7 +1074,13 @@ def procurement(s, s_req, replicas, duty, out) -> dict:
             return sum(served), over, (hours / 24) * over * per_req
 
         if priced:
-            totals = [N * g * rent(s) * hours + (upkeep if N >= 1 else 0) + fleet(N)[2] for N in range(replicas + 1)]
+            def running(N):  # replica-hours a day of a rented fleet of N: all day, or autoscaled and capped at N
+                if not s["autoscale"]:
+                    return 24 * N
+                return sum(min(N, max(s["min_replicas"], math.ceil(r / c - 1e-9))) for r in r_h)
+
+            totals = [running(N) * (hours / 24) * g * rent(s) + (upkeep if N >= 1 else 0) + fleet(N)[2]
+                      for N in range(replicas + 1)]
             best_n = totals.index(min(totals))
             res["hybrid_replicas"], res["hybrid_usd_month"] = best_n, totals[best_n]
             res["hybrid_api_share"] = fleet(best_n)[1] / sum(r_h)

@@ -279,3 +279,21 @@ def test_a_mixed_option_without_a_days_traffic_says_what_it_needs():
         assert flat.loc[option, "sensitive_to"] == tables.NEEDS_PROFILE
     priced = tables.options_table(report(f"{EIGHT_H100}&req_day=400000&profile=office")).set_index("key")
     assert tables.NEEDS_PROFILE not in set(priced["sensitive_to"].dropna())
+
+
+@pytest.mark.parametrize("profile", ["office", "evening", "flat"])
+@pytest.mark.parametrize("min_replicas", [0, 1, 3])
+def test_an_autoscaled_mix_never_costs_more_than_renting(profile, min_replicas):
+    """With autoscale=1 a rented fleet of N runs the replicas each hour needs, at most N (docs/method.md,
+    procurement): the mix at N = replicas is renting alone, so the cheapest mix is never dearer than the autoscaled
+    rent. The link was a new user's: before, the mix priced N replicas all month (18,480 USD, the API alone)
+    beside an autoscaled rent of 16,996 USD."""
+    link = (f"model=llama-3.1-70b&card=a100-80gb&gpus=2&weights=fp8&req_day=200000&profile={profile}&autoscale=1"
+            f"&min_replicas={min_replicas}&in_tok=3000&out_tok=500&usd_hr=1.9")
+    r = report(link)
+    assert r["hybrid_usd_month"] <= r["rent_usd_month"] + 1e-6
+    if profile == "office" and min_replicas == 1:
+        assert r["rent_usd_month"] == pytest.approx(16_996) and r["hybrid_usd_month"] == pytest.approx(16_996)
+        assert r["hybrid_replicas"] == r["replicas"] == 10 and r["hybrid_api_share"] == 0
+    plain = report(link.replace("autoscale=1", "autoscale=0"))
+    assert plain["hybrid_usd_month"] <= plain["rent_usd_month"] + 1e-6
