@@ -210,8 +210,11 @@ def test_a_custom_card_says_which_figures_it_borrowed():
     ("ctx", "8,192", "without separators: ctx=8192 if"),
     ("req_day", "1,000,000.5", "req_day=1000000.5 if"),
     ("usd_hr", "2,50", "a decimal point: usd_hr=2.50 if the comma is one"),  # never read as 250
+    ("req_day", "20_000", "without separators: req_day=20000"),  # Python's float() would read it as 20000
+    ("gpus", "1_0", "gpus takes an integer"),
+    ("eff", "0.7_0", "eff takes"),
 ])
-def test_a_number_with_a_comma_is_refused_with_the_number_a_link_writes(key, given, hint):
+def test_a_number_with_a_comma_or_an_underscore_is_refused_with_the_number_a_link_writes(key, given, hint):
     parsed = parse({key: given})
     (err,) = parsed.errors
     assert err.key == key

@@ -125,6 +125,13 @@ def _integral(v: Any) -> Any:
     return v
 
 
+def _no_separators(v: Any) -> Any:
+    """A number as a link writes it: Python would read "20_000" as 20000, a link never groups digits."""
+    if isinstance(v, str) and "_" in v:
+        raise ValueError("not a number")
+    return v
+
+
 def _empty_none(v: Any) -> Any:
     return None if isinstance(v, str) and v.strip().lower() in ("", "none") else v
 
@@ -153,6 +160,8 @@ def _validators() -> dict[str, Any]:
                                   mode="before")(
             classmethod(lambda cls, v: _empty_none(v))),
     }
+    out["_digits"] = field_validator(*by_kind["float"], *by_kind["int"], *by_kind["batch"], mode="before")(
+        classmethod(lambda cls, v: _no_separators(v)))
     out["_integral"] = field_validator(*by_kind["int"], *by_kind["batch"], mode="before")(
         classmethod(lambda cls, v: _integral(v)))
     for kind, names in formats.items():

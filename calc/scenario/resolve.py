@@ -51,6 +51,8 @@ def _shown(value: Any) -> str:
 def _suggestion(key: str, value: Any) -> str:
     """For a preset id that is not in the catalogue, the nearest ids that are ("did you mean ..."); for a number
     written with thousands separators ("1,000"), the same number as a link writes it; else ""."""
+    if KEYS[key].numeric and isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,3}(_\d{3})+(\.\d*)?", value.strip()):
+        return f"a link writes numbers without separators: {key}={value.strip().replace('_', '')}"
     if KEYS[key].numeric and isinstance(value, str) and "," in value:
         text = value.strip()
         if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):  # 1,000 or 1,000.5: a thousands separator
