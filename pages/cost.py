@@ -45,8 +45,10 @@ c4.metric("Replica rent a month", words.money_short(r["monthly_rent_usd"]),
 if not runs:
     why = ("the weights do not fit" if not r["fits"] else
            f"memory holds {r['max_batch']:,} sequences at {s.ctx:,} tokens, not the {r['batch']:,} asked for")
-    st.error(f"No price for a set-up that cannot run: {why}. The surface below shows what each batch would cost "
-             "where memory allows it.")
+    st.error(f"No price for a set-up that cannot run: {why}. "
+             + ("The surface below shows what each batch would cost where memory allows it." if r["max_batch"] >= 1
+                else "Memory holds no batch, so every cell of the surface below is grey: the roofline's price of a "
+                     "batch the engine cannot reach."))
 
 ui.details()  # the first draw of a session ends here
 
