@@ -240,12 +240,12 @@ def verdict_sentence(d: Decision) -> str:
         rent = d.report.get("rent_usd_month")
         if s.autoscale and rent is not None and d.self_host_usd_month is not None \
                 and abs(rent - d.self_host_usd_month) > 0.5:  # SPEC section 6's fleet runs all day; section 9's scales
-            crossed = (rent < d.api_usd_month) != (d.self_host_usd_month < d.api_usd_month)
+            cheaper = rent < d.api_usd_month
+            crossed = ("" if cheaper == (d.self_host_usd_month < d.api_usd_month) else
+                       f", {'less' if cheaper else 'more'} than the API: autoscaled, renting is the "
+                       f"{'cheaper' if cheaper else 'dearer'} of the two")
             first = first[:-1] + (f" (a fleet for the busiest hour, all day; scaled to the day's profile, renting "
-                                  f"costs {money(rent)} a month" + (
-                                      f", {'less' if rent < d.api_usd_month else 'more'} than the API: autoscaled, "
-                                      f"renting is the {'cheaper' if rent < d.api_usd_month else 'dearer'} of the two"
-                                      if crossed else "") + ").")
+                                  f"costs {money(rent)} a month{crossed}).")
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
         parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
@@ -660,13 +660,13 @@ def assumptions(s: Scenario) -> list[str]:
         else:
             out.append(f"Card rent: {s.usd_hr:,.2f} USD per card-hour, set in the link (catalogue: {quote}).")
         out.append(f"Rent priced against the market: {rent_text(s)}.")
-        out.append(f"Card figures ({card['name']}: {s.mem_gib:,.2f} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
+        out.append(f"Card figures ({card['name']}: {memory.gib_text(s.mem_gib)} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s "
                    f"at {s.compute}): {card['source']}, read {card['read_on']}.")
         out.append(f"Card memory ({card['name']}): {catalogue.memory_text(card)}; source: "
                    f"{card['mem_source']}, read {card['mem_read_on']}.")
     else:
         rent = "not set" if s.usd_hr is None else f"{s.usd_hr:,.2f} USD per card-hour"
-        out.append(f"Custom card: {s.mem_gib:,.2f} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "
+        out.append(f"Custom card: {memory.gib_text(s.mem_gib)} GiB, {s.bw_tbs:g} TB/s, {s.tflops:g} dense TFLOP/s, "
                    f"{s.link_gbs:g} GB/s link, rent {rent}, all from the link.")
     m = models.get(s.model)
     if m:

@@ -115,7 +115,7 @@ def sglang_context_gib(s) -> float:
     return SGLANG_CONTEXT_GIB + (SGLANG_P2P_INIT_GIB if p2p else 0.0)
 
 
-def _gib_text(gib: float) -> str:
+def gib_text(gib: float) -> str:
     """GiB to two decimals, or two significant figures below 0.01 GiB (a tiny custom card is not "0.00 GiB")."""
     return f"{gib:,.2f}" if abs(gib) >= 0.01 or gib == 0 else f"{gib:.2g}"
 
@@ -174,7 +174,7 @@ class Memory:
         """What the engine takes its cache from, in its own terms."""
         pct = f"{self.mem_util:.0%}"
         if self.rule == "vllm":
-            return f"{pct} (gpu_memory_utilization) of the {_gib_text(self.total_gib)} GiB CUDA reports"
+            return f"{pct} (gpu_memory_utilization) of the {gib_text(self.total_gib)} GiB CUDA reports"
         if self.rule == "sglang":
             return f"{pct} (mem_fraction_static) of the memory free when it starts"
         if self.rule == "trtllm" and any(b.name.startswith("activation peak") for b in self.reserve):
@@ -182,10 +182,10 @@ class Memory:
         if self.rule == "trtllm":
             return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
         if self.rule == "llamacpp" and self.cells is not None:
-            return (f"the card's {_gib_text(self.card_gib)} GiB, where it allocates the {self.cells:,} cells it is told "
+            return (f"the card's {gib_text(self.card_gib)} GiB, where it allocates the {self.cells:,} cells it is told "
                     "(n_ctx: max_seqs slots of ctx tokens)")
-        return f"the card's {self.card_gib:,.2f} GiB" if self.mem_util >= 1 else \
-            f"{pct} of the card's {self.card_gib:,.2f} GiB"
+        return f"the card's {gib_text(self.card_gib)} GiB" if self.mem_util >= 1 else \
+            f"{pct} of the card's {gib_text(self.card_gib)} GiB"
 
     def sentence(self) -> str:
         """The allocation per card in words, each block with its size (the Fit page's caption, the memo)."""
@@ -195,8 +195,8 @@ class Memory:
         kv = (f"{self.allocated_gib:,.2f} GiB for the KV cache" if self.kv_cache_gib > 0
               else f"nothing for the KV cache (short by {-self.kv_cache_gib:,.2f} GiB)")
         left = "stay free beside its cells" if self.cells is not None else "are left outside its share"
-        rest = (f"{self.unclaimed_gib:,.2f} GiB of the {self.card_gib:,.2f} GiB card {left}" if self.unclaimed_gib >= 0
-                else f"together {-self.unclaimed_gib:,.2f} GiB more than the {self.card_gib:,.2f} GiB card holds")
+        rest = (f"{self.unclaimed_gib:,.2f} GiB of the {gib_text(self.card_gib)} GiB card {left}" if self.unclaimed_gib >= 0
+                else f"together {-self.unclaimed_gib:,.2f} GiB more than the {gib_text(self.card_gib)} GiB card holds")
         return f"Per card, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; {rest}."
 
     @property

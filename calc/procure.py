@@ -94,7 +94,7 @@ def replicas_on(s: Scenario, r_h: np.ndarray, per_hour: float, replicas: ArrayLi
     ``r_h`` has shape (24,); ``replicas`` a number, or a column (n, 1) of fleet sizes for an (n, 24) result."""
     replicas = np.asarray(replicas, dtype=float)
     if not s.autoscale:
-        return np.broadcast_to(replicas, np.broadcast_shapes(replicas.shape, r_h.shape)).astype(float)
+        return replicas * np.ones_like(r_h, dtype=float)
     need = np.ceil(r_h / per_hour - 1e-9)
     return np.minimum(replicas, np.maximum(s.min_replicas, need))
 

@@ -316,3 +316,16 @@ def test_a_llamacpp_card_that_cannot_hold_the_weights_is_told_in_gib_first():
     (said,) = [w for w in notes.scenario_warnings(s) if w.startswith("the weights do not fit")]
     card = memory.memory(s).card_gib
     assert f"the engine takes the card's {card:,.2f} GiB, where it allocates the" in said
+
+
+
+def test_a_tiny_card_memory_reads_as_given_wherever_it_is_printed():
+    """memory.gib_text: two decimals, or two significant figures below 0.01 GiB, at every place a card's memory
+    is printed (the engine's share, the unclaimed remainder, the memo's card figures)."""
+    import subprocess
+    import sys
+    assert memory.gib_text(79.2) == "79.20" and memory.gib_text(0.001) == "0.001" and memory.gib_text(0) == "0.00"
+    out = subprocess.run([sys.executable, "-m", "calc", "--memo", "card=custom&mem_gib=0.001"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "Custom card: 0.001 GiB" in out.stdout and "0.00 GiB" not in out.stdout
