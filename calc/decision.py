@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import model, procure, traffic
+from . import model, notes, procure, traffic
 from .scenario import Scenario
 
 
@@ -116,7 +116,15 @@ def is_tie(d: Decision) -> bool:
     return _tied(d.self_host_usd_month, d.api_usd_month)
 
 
+#: A table's verdict for requests longer than the model's trained context: neither the cards nor the API take them.
+BEYOND_CONTEXT_WORD = "beyond context"
+
+
 def verdict_word(d: Decision) -> str:
-    """The verdict in one word for a table: "tie" where the two bills lie within :data:`TIE_SHARE` of each
-    other, else the verdict ("self-host", "api", "does not fit"), or "no rent" for a card without one."""
+    """The verdict in one word for a table: :data:`BEYOND_CONTEXT_WORD` where a request is longer than the model's
+    trained context (no bill serves it, however many cards: calc.notes.beyond_trained_context), "tie" where the two
+    bills lie within :data:`TIE_SHARE` of each other, else the verdict ("self-host", "api", "does not fit"), or
+    "no rent" for a card without one."""
+    if notes.beyond_trained_context(d.scenario):
+        return BEYOND_CONTEXT_WORD
     return "tie" if d.verdict in ("api", "self-host") and is_tie(d) else d.verdict or "no rent"

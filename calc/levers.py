@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue, engines
-from .decision import TIE_SHARE, verdict_word
+from . import catalogue, engines, notes
+from .decision import BEYOND_CONTEXT_WORD, TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, plain_checkpoint, weights_refusal, with_change
 from .words import ENGINE_NAMES, money
@@ -68,6 +68,9 @@ def levers(ev: Evaluation) -> list[Lever]:
     s = ev.scenario
     out: list[Lever] = []
     runs = ev.decision.fits
+    cut = _within_context(s)
+    if cut:
+        out.append(cut)
     # The steps in the types the engine loads (llama.cpp: q8_0 and q4_k_m for fp8 and int4-g128); a set-up that
     # does not run is offered no wider format (it needs more memory, not less).
     for fmt in dict.fromkeys(engines.engine_weights(s.engine, f) for f in WEIGHT_STEPS):
@@ -130,8 +133,8 @@ def levers(ev: Evaluation) -> list[Lever]:
                          "money: each replica rents twice the cards"))
     if not runs and s.gpus < 64:
         # Twice the cards may still be too few: offer the fewest cards per replica that run it, when more than two.
-        fewest = next((g for g in range(s.gpus * 2 + 1, 65) if _runs_on(s, g)), None)
-        if fewest is not None and not _runs_on(s, s.gpus * 2):
+        fewest = next((g for g in range(s.gpus * 2 + 1, 65) if _runs_on(s.to_params(), g)), None)
+        if fewest is not None and not _runs_on(s.to_params(), s.gpus * 2):
             split = "whole layers split over" if layers else "tensor parallel over"
             out.append(Lever(f"{fewest} cards per replica", {"gpus": fewest},
                              f"{split} {fewest} cards instead of {s.gpus}: the fewest that hold the weights and one "
@@ -144,10 +147,43 @@ def levers(ev: Evaluation) -> list[Lever]:
     return out
 
 
-def _runs_on(s: Any, gpus: int) -> bool:
-    """Whether the scenario runs (weights and one sequence fit) on ``gpus`` cards per replica; False where the
-    engine refuses that tensor-parallel size."""
-    parsed = parse(with_change(s.to_params(), "gpus", gpus))
+def _within_context(s: Any) -> Lever | None:
+    """Where a request is longer than the model's trained context (calc.notes.beyond_trained_context), the one
+    lever that lets any bill serve it: requests cut to that context, the prompt first (the output is what the
+    traffic is for), a pinned ``ctx`` with them. None otherwise."""
+    limit = notes.trained_context(s)
+    if limit is None or s.in_tok + s.out_tok <= limit:
+        return None
+    out_tok = s.out_tok if s.out_tok < limit else limit // 2
+    change: dict[str, Any] = {"in_tok": limit - out_tok}
+    if out_tok != s.out_tok:
+        change["out_tok"] = out_tok
+    if "ctx" not in s.follows_traffic and s.ctx > limit:
+        change["ctx"] = limit
+    what = (f"requests cut to the model's trained context of {limit:,} tokens: prompts of {limit - out_tok:,} "
+            f"tokens instead of {s.in_tok:,}" + (f", replies of {out_tok:,} instead of {s.out_tok:,}"
+                                                  if "out_tok" in change else ""))
+    name = f"Requests within {limit:,} tokens"
+    price = ("engineering: prompts retrieved, chunked or summarised to fit; quality: the model no longer sees the "
+             "whole of each prompt")
+    params = dict(s.to_params())
+    for key, value in change.items():
+        params = with_change(params, key, value)
+    if not _runs_on(params, s.gpus):
+        # A request of the whole trained context may still not fit one replica as set: the fewest cards that hold it.
+        fewest = next((g for g in range(s.gpus + 1, 65) if _runs_on(params, g)), None)
+        if fewest is not None:
+            change["gpus"] = fewest
+            name += f", {fewest} cards per replica"
+            what += f", on {fewest} cards per replica instead of {s.gpus} (the fewest that hold one such request)"
+            price += f"; money: each replica rents {fewest} cards"
+    return Lever(name, change, what, price)
+
+
+def _runs_on(params: Any, gpus: int) -> bool:
+    """Whether the scenario of link ``params`` (a mapping of its keys) runs (weights and one sequence fit) on
+    ``gpus`` cards per replica; False where the engine refuses that tensor-parallel size."""
+    parsed = parse(with_change(params, "gpus", gpus))
     return not parsed.errors and evaluate(parsed).decision.fits
 
 
@@ -216,6 +252,18 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
 def best_text(table: pd.DataFrame) -> str:
     """The lever that saves most, in one sentence (or that none saves money)."""
     rest = table.iloc[1:]
+    if table.iloc[0]["verdict"] == BEYOND_CONTEXT_WORD:
+        # Neither the cards nor the API take such requests: no lever on the set-up changes that, only shorter ones.
+        served = rest[rest["verdict"] != BEYOND_CONTEXT_WORD]
+        text = ("As set, no request can be served: each is longer than the model's trained context, which no "
+                "number of cards, format or engine changes.")
+        if served.empty:
+            return text
+        top = served.iloc[0]
+        bill = ("self-hosting then " + (f"costs {money(top['self_host_usd_month'])} a month" if
+                                        pd.notna(top["self_host_usd_month"]) else "does not fit")
+                + f" against {money(top['api_usd_month'])} at the API, verdict {top['verdict']!r}")
+        return f"{text} {top['lever']}: {bill}."
     if pd.isna(table.iloc[0]["self_host_usd_month"]):  # nothing to save against: not run, or not priced
         unpriced = table.iloc[0]["verdict"] == "no rent"  # it runs, but the card has no rent
         state = ("self-hosting has no price (the card has no rent: enter one)" if unpriced

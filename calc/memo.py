@@ -162,9 +162,10 @@ def cheaper_row_model(d: Decision) -> str:
 
 
 def cheaper_api_sentence(d: Decision) -> str:
-    """When the catalogue lists a cheaper API row for the same model, a sentence naming it (empty otherwise)."""
+    """When the catalogue lists a cheaper API row for the same model, a sentence naming it (empty otherwise, and
+    where no request can be served: calc.notes.beyond_trained_context)."""
     found = d.cheaper_api
-    if found is None:
+    if found is None or beyond_trained_context(d.scenario):
         return ""
     api_id, bill = found
     row = catalogue.apis()[api_id]
@@ -176,9 +177,10 @@ def cheaper_api_sentence(d: Decision) -> str:
 
 def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     """When the catalogue lists a cheaper API row for the same model, (a sentence for the top of the Decision page
-    that says what it bills and whether it changes the verdict, its API id); None otherwise."""
+    that says what it bills and whether it changes the verdict, its API id); None otherwise, and where no request
+    can be served (a cheaper row for requests no API takes would be advice on a bill nobody can run up)."""
     found = d.cheaper_api
-    if found is None:
+    if found is None or beyond_trained_context(d.scenario):
         return None
     api_id, bill = found
     row = catalogue.apis()[api_id]

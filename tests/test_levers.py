@@ -220,3 +220,23 @@ def test_speculation_that_lengthens_the_time_per_token_says_so():
     small = _table({"batch": "1"}).set_index("lever")  # one stream a step: the drafts ride along almost free
     assert small.loc["Speculative decoding, 4 drafts", "tpot_ms"] < small.loc["As set", "tpot_ms"]
     assert not small.loc["Speculative decoding, 4 drafts", "price"].startswith("slower")
+
+
+@pytest.mark.parametrize("params, limit", [
+    ({"in_tok": "1000000"}, 131_072),                                   # one card cannot hold a 131k request either
+    ({"in_tok": "100000", "out_tok": "200000", "card": "h200-sxm"}, 131_072),  # the reply alone is too long
+    ({"model": "llama-3.1-8b", "in_tok": "200000", "ctx": "200300"}, 131_072),  # a pinned ctx is cut with them
+])
+def test_requests_beyond_the_trained_context_are_served_by_no_lever_but_cutting_them(params, limit):
+    t = _table(params)
+    assert t.iloc[0]["verdict"] == "beyond context"
+    cut = t[t["lever"].str.startswith(f"Requests within {limit:,} tokens")]
+    assert len(cut) == 1  # the one lever that lets any bill serve the traffic
+    q = dict(parse_qsl(cut.iloc[0]["query"]))
+    assert int(q["in_tok"]) + int(q["out_tok"]) == limit and int(q["ctx"] if q["ctx"] != "auto" else limit) <= limit
+    assert cut.iloc[0]["verdict"] in ("api", "self-host", "tie")  # it runs (more cards where one cannot hold it)
+    # Every other lever leaves the requests as long: more cards may hold them in memory, yet nothing serves them.
+    assert set(t[~t.index.isin(cut.index)]["verdict"]) == {"beyond context"}
+    text = levers.best_text(t)
+    assert text.startswith("As set, no request can be served") and cut.iloc[0]["lever"] in text
+    assert levers.best_text(_table({"in_tok": "1000"})).startswith("The largest saving")

@@ -98,3 +98,15 @@ def test_a_cheaper_api_row_for_a_stand_in_price_says_whose_price_it_is():
     assert "cheapest row for the stand-in model" in cheaper_api_sentence(d)
     d = evaluate(parse("model=llama-3.1-70b&card=h100-sxm&gpus=2")).decision
     assert cheaper_api_callout(d)[0].startswith("**A cheaper API for this model:**")
+
+
+def test_requests_beyond_the_trained_context_get_no_cheaper_api_advice():
+    """A 1M-token request is longer than Llama 3.1 70B's 131,072-token context: no API takes it, so the page and
+    the memo offer no cheaper API row for it (the same link within the context does get one)."""
+    from calc.memo import cheaper_api_callout, cheaper_api_sentence, headline
+    d = evaluate(parse("in_tok=1000000")).decision
+    assert d.cheaper_api is not None  # the catalogue has the row ...
+    assert cheaper_api_callout(d) is None and cheaper_api_sentence(d) == ""  # ... and nobody is told to use it
+    assert headline(d) == "No request can be served as set"
+    assert "cheapest row" not in memo(parse("in_tok=1000000"))
+    assert cheaper_api_callout(evaluate(parse("in_tok=100000")).decision) is not None
