@@ -120,6 +120,7 @@ class Engine:
     engine_profile: dict             # each figure used, and whether it came from the profile or the link
     max_throughput_tok_s: float | None
     throughput_batch: int | None
+    run_throughput_tok_s: float | None  # a finite benchmark run's output tok/s (run_prompts; None without one)
     error_band: list | None          # the engine's measured error on the published rows, per metric
 
 
@@ -319,6 +320,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "engine_profile": engines.figures_used(s),
         "max_throughput_tok_s": thr_tok_s,
         "throughput_batch": thr_batch if thr_tok_s is not None else None,
+        "run_throughput_tok_s": traffic.run_throughput(s),
         "error_band": engines.error_band(s.engine),
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,

@@ -16,6 +16,7 @@ read at its final length, no load terms).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -389,3 +390,73 @@ def unit_costs(s: Scenario, cap: Capacity | None = None, costs: dict[str, NDArra
         float(costs["self_host_usd_month"]) / tokens_out * MILLION if priced else None,
         api_all_in,
     )
+
+
+# ---------------------------------------------------------------- a finite benchmark run (docs/method.md 8.1)
+
+#: The golden ratio's fractional part: request ``i`` of a run takes the length at quantile ``frac((i + 1) * PHI)``,
+#: a low-discrepancy order in which long and short replies arrive interleaved, the same on every evaluation.
+PHI = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def run_lengths(s: Scenario) -> NDArray:
+    """Output lengths (tokens, int64 array of ``run_prompts``) of a finite run's requests in submission order.
+
+    ``out_spread=none``: every reply is ``out_tok`` tokens (a benchmark run with ``--ignore-eos``). ``exp``: the
+    replies of a chat dataset (ShareGPT), modelled as exponential: request ``i`` takes ``min(c*(-ln(1 - q_i)),
+    out_max)`` at ``q_i = frac((i + 1)*PHI)``, ``c`` set so the mean is ``out_tok`` (bisection), ``out_max`` 0 = no
+    cap; rounded, at least 1. Raises nothing; an empty array when ``run_prompts`` is 0."""
+    n = int(s.run_prompts)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if s.out_spread == "none":
+        return np.full(n, int(s.out_tok), dtype=np.int64)
+    q = np.mod((np.arange(n) + 1) * PHI, 1.0)
+    raw = -np.log1p(-q)
+    cap = float(s.out_max) if s.out_max else math.inf
+    mean = min(float(s.out_tok), cap)
+    lo, hi = 0.0, mean / max(float(raw.mean()), 1e-12) * 64
+    for _ in range(200):  # the mean of min(c*raw, cap) rises with c: bisect for the target mean
+        c = (lo + hi) / 2
+        lo, hi = (c, hi) if np.minimum(c * raw, cap).mean() < mean else (lo, c)
+    return np.maximum(1, np.rint(np.minimum(hi * raw, cap))).astype(np.int64)
+
+
+def run_schedule(lengths: NDArray, slots: int) -> NDArray:
+    """Decode steps a finite run spends with each number of sequences in flight (int64 array, index ``b`` from 0 to
+    ``slots``): the requests of ``lengths`` (in submission order) are admitted first come, first served into
+    ``slots`` places as earlier ones finish (continuous batching), each emitting one token a step."""
+    n = len(lengths)
+    steps = np.zeros(slots + 1, dtype=np.int64)
+    if n == 0 or slots < 1:
+        return steps
+    # Each place serves its requests back to back: request j starts when the earliest place frees.
+    start = np.empty(n, dtype=np.int64)
+    heap = [0] * min(slots, n)
+    for j, length in enumerate(lengths.tolist()):
+        start[j] = heap[0]
+        heapq.heapreplace(heap, heap[0] + length)
+    end = start + lengths
+    # Sequences in flight at step t: started at or before t, not yet ended; counted between event times.
+    times = np.unique(np.concatenate([start, end]))
+    active = (np.searchsorted(np.sort(start), times[:-1], side="right")
+              - np.searchsorted(np.sort(end), times[:-1], side="right"))
+    np.add.at(steps, active, np.diff(times))
+    return steps
+
+
+def run_throughput(s: Scenario) -> float | None:
+    """Output tokens per second of a finite run of ``run_prompts`` requests submitted at once (docs/method.md 8.1):
+    ``sum(L) / (sum_b k_b*step_load(b) + N*t_pf)``, with ``L`` :func:`run_lengths`, ``k_b`` the steps the run spends
+    at ``b`` sequences in flight (:func:`run_schedule`, at most :func:`throughput_batch` places) and ``t_pf``
+    :func:`load_prefill_seconds`. The ramp (prompts still being admitted) and the tail (the last long replies decoding
+    at small batches) are what set it below :func:`max_throughput`. None when ``run_prompts`` is 0 or not one
+    request fits."""
+    slots = throughput_batch(s)
+    if not s.run_prompts or slots < 1:
+        return None
+    lengths = run_lengths(s)
+    steps = run_schedule(lengths, slots)
+    b = np.arange(1, slots + 1)
+    seconds = float(np.sum(steps[1:] * load_step_seconds(s, b))) + len(lengths) * load_prefill_seconds(s)
+    return float(lengths.sum()) / seconds

@@ -137,9 +137,17 @@ def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Res
     out = []
     for row in rows:
         link = row.link if engine is None else with_keys(row.link, engine=engine)
-        value = report(link)[row.metric]
+        r = report(link)
+        value = r[metric_key(row.metric, r["scenario"]["run_prompts"])]
         out.append(Result(row, None if value is None else float(value)))
     return out
+
+
+def metric_key(metric: str, run_prompts: int) -> str:
+    """The report key a row's ``metric`` is predicted by: a full-load throughput measured as a finite benchmark run
+    (``run_prompts`` requests sent at once, docs/method.md section 8.1) by ``run_throughput_tok_s``, the ramp and
+    tail of the run included; else the metric itself."""
+    return "run_throughput_tok_s" if metric == "max_throughput_tok_s" and run_prompts else metric
 
 
 def summarise(results: Sequence[Result], by_engine: bool = True) -> list[dict]:

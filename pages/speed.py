@@ -23,11 +23,11 @@ if r["batch"] > mb:
                icon=":material/warning:")
 c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
-c2.metric("Decode throughput", f"{r['tok_s']:,.0f} tok/s",
+c2.metric("Decode throughput (tok/s)", f"{r['tok_s']:,.0f}",
           help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
 serving = r["serving_tok_s"] if ui.evaluation().decision.fits else None  # nothing fits: no speed
-c5.metric("Busy replica on this traffic", "—" if serving is None else f"{serving:,.0f} tok/s",
+c5.metric("Busy replica on this traffic (tok/s)", "—" if serving is None else f"{serving:,.0f}",
           help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "
                f"{s.out_tok:,} tokens each, not the context above), their prompts processed too, at the serving batch "
                f"({r['serving_batch']:,}): the figure that sizes the replicas and the bill on the Decision page.")
@@ -42,9 +42,16 @@ elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
     st.caption(f"One busy replica on the traffic delivers more than the decode throughput here because the traffic's requests hold "
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
                "them in memory and read less cache a step.")
+if r["run_throughput_tok_s"] is not None:  # the link describes a benchmark run: what that run would measure
+    st.info(f"**Benchmark run:** {s.run_prompts:,} requests sent at once "
+            + ("(replies spread around " + f"{s.out_tok:,} tokens{', at most ' + format(s.out_max, ',') if s.out_max else ''}) "
+               if s.out_spread == "exp" else f"(every reply {s.out_tok:,} tokens) ")
+            + f"would measure {r['run_throughput_tok_s']:,.0f} output tok/s over the run, ramp and tail included, "
+            f"against {full:,.0f} at steady full load ({r['throughput_batch']:,} sequences at once). Compare the run's "
+            "figure with a benchmark's; the bills use steady load.", icon=":material/speed:")
 if latency := dm.latency_sentence(ui.evaluation().decision):
     st.error(latency, icon=":material/timer:")
-c3.metric("Per sequence", f"{r['tok_s_per_seq']:,.1f} tok/s")
+c3.metric("Per sequence (tok/s)", f"{r['tok_s_per_seq']:,.1f}")
 c4.metric("Break-even batch", "none" if be is None else f"{be:,.1f}",
           help="Where compute time equals memory time: below it adding a sequence is almost free.")
 

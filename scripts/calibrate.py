@@ -388,13 +388,39 @@ class FastRows:
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
         self.link_figures = {k: np.array(v, dtype=float) for k, v in self.link_figures.items()}
+        # A throughput measured as a finite benchmark run (run_prompts, traffic.run_throughput): the steps it spends
+        # at each batch b (its schedule depends on the reply lengths and the places memory holds, no fitted figure),
+        # one entry per (row, b) with k_b > 0; the run's tokens and requests per row.
+        run_row, run_b, run_k = [], [], []
+        self.run_tokens = np.zeros(len(self.rows))
+        self.run_n = np.zeros(len(self.rows))
+        for i, row in enumerate(self.rows):
+            s = load(row.link).scenario
+            if row.metric == "step_ms" or not s.run_prompts:
+                continue
+            if np.isnan(self.free_fixed[i]):
+                raise SystemExit(f"row {row.id}: a finite-run row needs an engine whose cache no fitted figure sizes")
+            lengths = traffic.run_lengths(s)
+            steps = traffic.run_schedule(lengths, traffic.throughput_batch(s))
+            for b in np.flatnonzero(steps[1:]) + 1:
+                run_row.append(i)
+                run_b.append(b)
+                run_k.append(steps[b])
+            self.run_tokens[i] = float(lengths.sum())
+            self.run_n[i] = len(lengths)
+        self.run_row = np.array(run_row, dtype=int)
+        self.run_b = np.array(run_b, dtype=float)
+        self.run_k = np.array(run_k, dtype=float)
 
     def subset(self, mask: np.ndarray) -> FastRows:
         out = FastRows.__new__(FastRows)
         out.rows = [r for r, m in zip(self.rows, mask, strict=True) if m]
-        for k in (*self.COLS, "measured", "is_step", "engine", "source"):
+        for k in (*self.COLS, "measured", "is_step", "engine", "source", "run_tokens", "run_n"):
             setattr(out, k, getattr(self, k)[mask])
         out.link_figures = {k: v[mask] for k, v in self.link_figures.items()}
+        keep = mask[self.run_row]
+        out.run_row = (np.cumsum(mask) - 1)[self.run_row[keep]]
+        out.run_b, out.run_k = self.run_b[keep], self.run_k[keep]
         return out
 
     def predict(self, f: dict[str, np.ndarray]) -> np.ndarray:
@@ -407,13 +433,24 @@ class FastRows:
         # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
         bw, dq = self.gbw * f["eff_bw"], f["eff_dequant"]
 
-        def weights_s(B):  # model.weight_read_seconds: each part at its bandwidth, routed experts at their coverage
-            return (self.Wd8 / bw + self.Wd4 / (bw * dq)
-                    + (1 - self.q ** B) * (self.Wm8 / bw + self.Wm4 / (bw * dq)))
+        every = slice(None)
 
-        def fixed(B):  # model.fixed_step_seconds: the launches where the step runs without a CUDA graph
-            launches = np.maximum(self.no_graphs, self.one_seq_graphs * (B > 1))
-            return (f["step_us"] + self.L * (f["layer_us"] + launches * f["eager_us"])) * 1e-6
+        def weights_s(B, ix=every):  # model.weight_read_seconds: each part at its bandwidth, routed experts at their coverage
+            return (self.Wd8[ix] / bw[ix] + self.Wd4[ix] / (bw[ix] * dq[ix])
+                    + (1 - self.q[ix] ** B) * (self.Wm8[ix] / bw[ix] + self.Wm4[ix] / (bw[ix] * dq[ix])))
+
+        def fixed(B, ix=every):  # model.fixed_step_seconds: the launches where the step runs without a CUDA graph
+            launches = np.maximum(self.no_graphs[ix], self.one_seq_graphs[ix] * (B > 1))
+            return (f["step_us"][ix] + self.L[ix] * (f["layer_us"][ix] + launches * f["eager_us"][ix])) * 1e-6
+
+        def tau(B, ix=every):  # traffic.load_step_seconds
+            return (np.maximum(weights_s(B, ix) + B * (self.C_load[ix] + f["kv_reread"][ix] * self.X_load[ix])
+                               / (self.gbw[ix] * f["eff_kv"][ix]),
+                               B * self.fl_load[ix] / (gT[ix] * f["eff_flops"][ix]))
+                    + B * self.cb[ix] / f["eff_link"][ix] + self.cl[ix] + fixed(B, ix) + B * f["tok_us"][ix] * 1e-6)
+
+        # traffic.load_prefill_seconds
+        t_pf = (self.Fp / (gT * f["eff_prefill"]) + self.PFx * f["expert_us"] + self.I * self.cb / f["eff_link"])
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum(weights_s(self.B_step)
                            + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (self.gbw * f["eff_kv"]),
@@ -429,13 +466,12 @@ class FastRows:
         free = np.where(np.isnan(self.free_fixed), np.where(self.rule_trt > 0, trt, share), self.free_fixed)
         B = np.floor(np.maximum(0.0, free) / self.C_end)
         B = np.where(np.isnan(f["max_seqs"]), B, np.minimum(B, np.nan_to_num(f["max_seqs"], nan=0.0)))
-        tau = (np.maximum(weights_s(B)
-                          + B * (self.C_load + f["kv_reread"] * self.X_load) / (self.gbw * f["eff_kv"]),
-                          B * self.fl_load / (gT * f["eff_flops"]))
-               + B * self.cb / f["eff_link"] + self.cl + fixed(B) + B * f["tok_us"] * 1e-6)
         with np.errstate(invalid="ignore", divide="ignore"):
-            thr = B * self.O / (self.O * tau + B * (self.Fp / (gT * f["eff_prefill"]) + self.PFx * f["expert_us"]
-                                                     + self.I * self.cb / f["eff_link"]))
+            thr = B * self.O / (self.O * tau(B) + B * t_pf)
+            # traffic.run_throughput: the run's tokens over its steps at each batch and its prefills.
+            run_s = np.bincount(self.run_row, weights=self.run_k * tau(self.run_b, self.run_row),
+                                minlength=len(self.measured)) + self.run_n * t_pf
+            thr = np.where(self.run_n > 0, self.run_tokens / run_s, thr)
         thr = np.where(B > 0, thr, np.nan)
         return np.where(self.is_step, step, thr)
 

@@ -151,6 +151,8 @@ LINK_KEYS = (
     # SPEC section 9
     "card_usd", "server_frac", "years", "wacc", "residual", "power_w", "idle_frac", "pue", "usd_kwh", "colo_usd",
     "profile", "autoscale", "min_replicas",
+    # docs/method.md section 8.1: a finite benchmark run
+    "run_prompts", "out_spread", "out_max",
 )
 
 
@@ -448,6 +450,9 @@ def resolve(params) -> dict:
             s[column] = _real(p, column, _card_cell(s["card"], column) if preset_card else None, 0, lo_open=True)
     s["autoscale"] = _integer(p, "autoscale", 0, 0, 1)
     s["min_replicas"] = _integer(p, "min_replicas", 1, 0)
+    s["run_prompts"] = _integer(p, "run_prompts", 0, 0, 100_000)
+    s["out_spread"] = _choice(p, "out_spread", "none", ("none", "exp"))
+    s["out_max"] = _integer(p, "out_max", 0, 0, 10_000_000)
     s["_weights"] = None
     s["why"] = str(p.get("why", "") or "")
     prof = str(p.get("profile", "") or "").strip().lower()
@@ -937,6 +942,48 @@ def throughput_batch(m, s):
     return capped(m, max_batch(m, s["in_tok"] + s["out_tok"]))
 
 
+# docs/method.md section 8.1, a finite benchmark run: N requests at once, replies of lengths L_i, served first come,
+# first served by B_f places; the run's tokens over its steps and its prefills.
+
+def run_lengths(s):
+    n, out, cap = s["run_prompts"], s["out_tok"], s["out_max"]
+    if s["out_spread"] == "none":
+        return [out] * n
+    phi = (math.sqrt(5) - 1) / 2
+    raw = [-math.log(1 - math.fmod((i + 1) * phi, 1.0)) for i in range(n)]
+    limit = cap if cap else math.inf
+    target = min(out, limit)
+
+    def mean_at(c):
+        return sum(min(c * r, limit) for r in raw) / n
+    lo, hi = 0.0, 64 * target / (sum(raw) / n)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mean_at(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return [max(1, round(min(hi * r, limit))) for r in raw]
+
+
+def run_throughput(m, s):
+    places = throughput_batch(m, s)
+    if not s["run_prompts"] or places < 1:
+        return None
+    lengths = run_lengths(s)
+    waiting = list(lengths)
+    flying: list[int] = []  # tokens each sequence in flight has still to emit
+    seconds = 0.0
+    while waiting or flying:
+        while waiting and len(flying) < places:
+            flying.append(waiting.pop(0))
+            seconds += load_prefill(m, s)
+        k = min(flying)  # steps until the next sequence ends, all at the same batch
+        seconds += k * load_step(m, len(flying), s)
+        flying = [x - k for x in flying if x > k]
+    return sum(lengths) / seconds
+
+
 def c_api(s):
     """docs/method.md section 7 API cost of one request; docs/method.md section 8: a prompt above the row's long-prompt threshold bills the
     whole request at the tier's prices (contract: the tier comes from the catalogue row even when the link
@@ -997,6 +1044,7 @@ def traffic(m, s) -> dict:
         busy_fraction=u, replicas=None, duty_traffic=None, self_host_usd_month=None,
         api_usd_month=None, verdict=None, break_even_req_day=None,
         max_throughput_tok_s=thr, throughput_batch=B_thr if thr is not None else None,
+        run_throughput_tok_s=run_throughput(m, s),
     )
     priced = s["usd_hr"] is not None
     if priced or not NULL_EVERY_USD_FIGURE:  # contract: without a rent price USD figures are null

@@ -391,8 +391,8 @@ def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_repli
     assert r["serving_batch"] == 1 and r["throughput_batch"] == 4
     assert r["serving_tok_s"] < r["max_throughput_tok_s"]
     at = open_app(link, "pages/speed.py")
-    serving = next(m for m in at.metric if m.label == "Busy replica on this traffic")
-    assert serving.value == f"{r['serving_tok_s']:,.0f} tok/s"
+    serving = next(m for m in at.metric if m.label == "Busy replica on this traffic (tok/s)")
+    assert serving.value == f"{r['serving_tok_s']:,.0f}"
     assert f"at full load, 4 sequences at once, it would deliver {r['max_throughput_tok_s']:,.0f}" in texts(at.caption)
 
 
@@ -403,3 +403,18 @@ def test_an_unreachable_latency_target_is_said_on_the_speed_page_as_on_the_decis
     assert any("The latency target of 1 ms per output token cannot be met" in e for e in said), said
     decision = open_app({"tpot_ms": "1"}, "pages/decision.py")
     assert [e for e in said if "latency target" in e] == [e.value for e in decision.error if "latency target" in e.value]
+
+
+def test_a_benchmark_run_in_the_link_is_priced_on_the_speed_page_beside_steady_load():
+    """run_prompts describes a finite benchmark run: the Speed page gives what that run would measure beside the
+    steady full-load figure, both the report's."""
+    import calc
+    link = {"model": "llama-3.1-8b", "card": "h100-sxm", "in_tok": "220", "out_tok": "194", "run_prompts": "320",
+            "out_spread": "exp", "out_max": "1800"}
+    r = calc.report("&".join(f"{k}={v}" for k, v in link.items()))
+    assert r["run_throughput_tok_s"] < r["max_throughput_tok_s"]
+    at = open_app(link, "pages/speed.py")
+    text = texts(at.info)
+    assert "**Benchmark run:** 320 requests sent at once" in text
+    assert f"would measure {r['run_throughput_tok_s']:,.0f} output tok/s" in text
+    assert f"against {r['max_throughput_tok_s']:,.0f} at steady full load" in text

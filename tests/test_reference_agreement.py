@@ -373,6 +373,12 @@ def scenarios(draw):
             p["min_replicas"] = draw(st.integers(0, 5))
     if draw(st.integers(0, 5)) == 0:
         p["why"] = "residency"
+    if draw(st.integers(0, 3)) == 0:  # a finite benchmark run (docs/method.md section 8.1)
+        p["run_prompts"] = draw(st.integers(0, 300))
+        if maybe():
+            p["out_spread"] = draw(st.sampled_from(["none", "exp"]))
+        if maybe():
+            p["out_max"] = draw(st.integers(0, 4096))
 
     # --- levers (SPEC section 8) -----------------------------------------------------------------
     if maybe():

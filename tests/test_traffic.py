@@ -138,3 +138,61 @@ def test_unit_costs_use_the_serving_throughput():
     assert u.api_all_in == pytest.approx(r["api_usd_month"] / r["tokens_out_month"] * 1e6)
     nothing = traffic.unit_costs(parse(NO_FIT).scenario)
     assert nothing.duty is None and nothing.self_host_all_in is None
+
+
+# ---------------------------------------------------------------- a finite benchmark run (docs/method.md 8.1)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(1, 500), min_size=1, max_size=300), slots=st.integers(1, 400))
+def test_a_run_schedule_emits_every_token_once_and_never_exceeds_its_places(lengths, slots):
+    import numpy as np
+    steps = traffic.run_schedule(np.array(lengths, dtype=np.int64), slots)
+    assert len(steps) == slots + 1 and steps[0] == 0  # no idle step: every request is waiting from the start
+    assert int((steps * np.arange(slots + 1)).sum()) == sum(lengths)  # one token per sequence in flight per step
+    # The run lasts at least as long as its longest reply, and as long as the places need for all the tokens.
+    assert int(steps.sum()) >= max(max(lengths), math.ceil(sum(lengths) / slots))
+
+
+def test_a_run_of_equal_replies_in_whole_waves_is_steady_full_load():
+    s = parse("model=llama-3.1-8b&card=h100-sxm&out_tok=200").scenario
+    B = traffic.throughput_batch(s)
+    whole = parse(f"model=llama-3.1-8b&card=h100-sxm&out_tok=200&run_prompts={3 * B}").scenario
+    assert traffic.run_throughput(whole) == pytest.approx(traffic.max_throughput(s)[1], rel=1e-12)
+    # One request more than the waves hold leaves a last wave of one sequence: 200 steps at batch 1.
+    extra = parse(f"model=llama-3.1-8b&card=h100-sxm&out_tok=200&run_prompts={3 * B + 1}").scenario
+    assert traffic.run_throughput(extra) < traffic.run_throughput(whole)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 3000), spread=st.sampled_from(["none", "exp"]), out_max=st.integers(0, 5000),
+       model=st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b"]),
+       engine=st.sampled_from(["vllm", "sglang", "trtllm", "llamacpp"]))
+def test_a_finite_run_never_beats_steady_full_load(n, spread, out_max, model, engine):
+    """The steps of a run's ramp and tail hold fewer sequences than full load, and a step's time per sequence only
+    falls as the batch grows, so no run delivers more than max_throughput_tok_s."""
+    r = report(f"model={model}&card=h200-sxm&engine={engine}&run_prompts={n}&out_spread={spread}&out_max={out_max}")
+    if r["max_throughput_tok_s"] is None:
+        assert r["run_throughput_tok_s"] is None
+    else:
+        assert 0 < r["run_throughput_tok_s"] <= r["max_throughput_tok_s"] * (1 + 1e-12)
+
+
+def test_reply_lengths_of_a_spread_keep_the_mean_and_the_cap():
+    s = parse("out_tok=200&run_prompts=1000&out_spread=exp&out_max=1800").scenario
+    lengths = traffic.run_lengths(s)
+    assert len(lengths) == 1000 and lengths.max() <= 1800 and lengths.min() >= 1
+    assert lengths.mean() == pytest.approx(200, abs=0.5)
+    assert lengths.max() > 5 * 200  # the long replies a chat dataset holds: an exponential's top 1 in 1,000
+    assert (traffic.run_lengths(parse("out_tok=200&run_prompts=7").scenario) == 200).all()
+    assert report("")["run_throughput_tok_s"] is None  # no run: steady full load only
+
+
+def test_a_benchmark_row_is_predicted_by_its_run_not_by_steady_load():
+    from calc.validate import metric_key
+    assert metric_key("max_throughput_tok_s", 320) == "run_throughput_tok_s"
+    assert metric_key("max_throughput_tok_s", 0) == "max_throughput_tok_s"
+    assert metric_key("step_ms", 320) == "step_ms"

@@ -503,6 +503,20 @@ KEY_TABLE: tuple[Key, ...] = (
        "lab", default="0.000244140625", choices=("0", "0.0001", "0.000244140625", "0.001", "0.005", "0.01")),
     _K("lab_scale", "choice", "Lab: outlier scale (x a typical weight)", "How much louder an outlier is.",
        "lab", default="20", choices=("2", "5", "10", "20", "50", "100")),
+    # A finite benchmark run (docs/method.md section 8.1): how a published throughput was measured, so that a
+    # benchmark's figure can be checked against the model; the bills and replicas never use it.
+    _K("run_prompts", "int", "Benchmark run: requests sent at once",
+       "A finite benchmark run of this many requests, all sent at once (vllm bench serve --num-prompts N with no "
+       "request rate): the report's run_throughput_tok_s is that run's output tokens over its duration, the ramp "
+       "and the tail of the last long replies included. 0 = none (steady full load only).", "traffic",
+       default=0, lo=0, hi=100_000, unit="requests", step=100),
+    _K("out_spread", "choice", "Benchmark run: reply lengths",
+       "How a run's reply lengths spread around out_tok: 'none' (every reply out_tok tokens, as with --ignore-eos) "
+       "or 'exp' (exponential around the mean, as a chat dataset such as ShareGPT gives).", "traffic",
+       default="none", choices=("none", "exp")),
+    _K("out_max", "int", "Benchmark run: longest reply (tokens)",
+       "The longest reply of an 'exp' spread (a dataset's length filter, or max-model-len less the prompt); "
+       "0 = no cap.", "traffic", default=0, lo=0, hi=10_000_000, unit="tokens", step=256),
 )
 
 #: The table by key, in link order.
