@@ -135,6 +135,8 @@ class Band:
     self_host_usd_month_low: float | None   # at capacity x (1 + b)
     self_host_usd_month_high: float | None  # at capacity / (1 + b)
     verdict_marginal: bool                  # the API bill lies inside that range
+    break_even_req_day_low: float | None    # the break-even volume at capacity x (1 + b) (None: never, or no band)
+    break_even_req_day_high: float | None   # ... at capacity / (1 + b)
     best_at_band_ends: list | None          # the best option (SPEC section 9) at capacity x (1 + b) and / (1 + b)
     best_marginal: bool                     # it differs from the best at the model's capacity
 
@@ -261,9 +263,10 @@ def evaluate(parsed: Parsed) -> Evaluation:
         for f in (1 / widen, widen):
             cap_f = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
             band_ends.append((cap_f, traffic.monthly_costs(s, s.req_day, cap_f)))
-    low = high = None
+    low = high = be_low = be_high = None
     if self_host is not None and band_ends:
         low, high = (float(c["self_host_usd_month"][()]) for _, c in band_ends)
+        be_low, be_high = (traffic.break_even_req_day(s, c) for c, _ in band_ends)
     cache_gib = float(model.cache_bytes(s, n)) / model.GiB
 
     values: dict[str, Any] = {
@@ -328,6 +331,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "self_host_usd_month_low": low,
         "self_host_usd_month_high": high,
         "verdict_marginal": bool(low is not None and verdict in ("self-host", "api") and low <= api_month <= high),
+        "break_even_req_day_low": be_low,
+        "break_even_req_day_high": be_high,
         "spec_tok_s": float(spec.tok_s),
         "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
         "spec_speedup": float(spec.tok_s) / tok_s,

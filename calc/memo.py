@@ -95,7 +95,21 @@ def volume_sentence(d: Decision) -> str:
         text += "; at this volume the replica just added tips it back to the API"
     elif d.verdict == "self-host" and not steps:
         text += "; below that the API is cheaper"
-    return text + "."
+    return text + "." + break_even_band_text(d)
+
+
+def break_even_band_text(d: Decision) -> str:
+    """The break-even volume at the two ends of the capacity band, as a sentence (" At the engine's capacity error
+    ... "), or "" without a band; a thin margin shows as an end that never breaks even."""
+    if d.capacity_band_pct is None or d.self_host_low is None:
+        return ""
+    ends = [d.report["break_even_req_day_low"], d.report["break_even_req_day_high"]]
+    if ends[0] == ends[1] == d.break_even:
+        return ""
+    fast, slow = ("it never breaks even" if v is None else f"about {sig(v, 3)} requests a day" for v in ends)
+    return (f" Within the engine's capacity error (±{d.capacity_band_pct:.0f} %) the break-even volume is {fast} "
+            f"with the replicas at the fast end and {slow} at the slow end"
+            + (": the margin is too thin for the figure to be relied on" if ends[1] is None else "") + ".")
 
 
 def latency_sentence(d: Decision) -> str:

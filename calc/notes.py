@@ -119,7 +119,9 @@ def outside_measurements(s: Scenario) -> str:
                       f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
                       f"{'in weights of fewer than 8 bits ' if sub8 else ''}on {gpus} "
                       f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
-                      + ("" if acc.band_pct is None else f" (±{acc.band_pct:.0f} %)"))
+                      + ("" if acc.band_pct is None else
+                         f" (±{acc.band_pct:.0f} %: the 90th percentile of its least accurate measure, so one row in "
+                         "ten lies further off, the worst on the Validation page)"))
     return "; ".join(out)
 
 

@@ -84,3 +84,21 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
                                     bills[best], best, r["meets_tpot"], r["memory_caps_batch"], r["max_batch"],
                                     r["capacity_measured"], parsed.scenario.to_query()))
     return sorted(rows, key=lambda row: (row.best_usd_month, row.cards, row.card, row.gpus))
+
+
+#: NVIDIA's licence for the GeForce driver ("No Datacenter Deployment. The SOFTWARE is not licensed for datacenter
+#: deployment, except that blockchain processing in a datacenter is permitted": the GeForce software licence,
+#: www.nvidia.com/en-us/drivers/geforce-license/, read 2026-12-05).
+CONSUMER_PREFIX = "GeForce"
+
+
+def consumer_note(card_ids: Sequence[str]) -> str:
+    """A sentence for a plan that ranks consumer cards (names starting with :data:`CONSUMER_PREFIX`): they rank on
+    price alone, and their driver's licence excludes datacenter deployment; "" when the plan has none."""
+    names = [catalogue.cards()[c]["name"] for c in dict.fromkeys(card_ids)
+             if catalogue.cards()[c]["name"].startswith(CONSUMER_PREFIX)]
+    if not names:
+        return ""
+    return (f"{', '.join(names)} {'is a consumer card' if len(names) == 1 else 'are consumer cards'}, ranked here on "
+            "price alone: NVIDIA's licence for the GeForce driver excludes datacenter deployment, so check where "
+            "they would run (a workstation, an office, a provider that offers them) before planning a fleet on them.")

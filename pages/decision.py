@@ -5,7 +5,7 @@ import altair as alt
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse, tables, with_change, words
+from calc import parse, planner, tables, with_change, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -40,7 +40,10 @@ c1, c2, c3, c4 = st.columns(4)
 c1.metric("API per month", words.money_short(d.api_usd_month),
           help=f"{words.money(d.api_usd_month)}: {d.api_in_price:g} USD per 1M prompt tokens and "
                f"{d.api_out_price:g} per 1M output tokens.")
-c2.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
+# Under autoscaling the verdict's bill is still the all-day fleet's (SPEC section 6); the autoscaled rent is an option
+# below: the label says which this is.
+c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-hosting per month",
+          words.money_short(d.self_host_usd_month),
           delta=None if d.self_host_low is None else
           (f"{words.money_short(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
            else f"{words.money_short(d.self_host_low)} to {words.money_short(d.self_host_high)}")
@@ -50,7 +53,8 @@ c2.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
                "the bill at the engine's capacity "
                "error, each source of published measurements predicted by a fit without it"
                + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
-               + ".")
+               + "." + (" This is the fleet sized for the busiest hour running all day, the verdict's bill; the "
+                        "autoscaled fleet's rent is in the options table below." if s.autoscale and s.profile else ""))
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",
           help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
@@ -66,7 +70,15 @@ flip = ("—" if not d.fits or not d.priced else "never" if first is None else
 short_flip = "—" if not d.fits or not d.priced else "never" if first is None else words.short(d.break_even)
 flip_after = None if first is None or stays in (None, first) else f"cheaper for good above {words.short(d.stays_cheaper)}"
 flip_help = FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day.")
-c4.metric("Break-even, requests a day", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
+# The same volume at the two ends of the capacity band: a break-even on a thin margin moves far with it.
+band_flip = None
+if d.fits and d.priced and d.capacity_band_pct is not None:
+    ends = [d.report["break_even_req_day_low"], d.report["break_even_req_day_high"]]
+    band_flip = "band: " + " to ".join("never" if v is None else words.short(v) for v in ends)
+    flip_help += (f" The band: the break-even volume with the replicas' capacity at the ends of the engine's error "
+                  f"(±{d.capacity_band_pct:.0f} %); where it reaches 'never', the margin is too thin to rely on.")
+c4.metric("Break-even, requests a day", short_flip,
+          delta=band_flip or flip_after, delta_color="off", delta_arrow="off",
           help=flip_help)
 ui.details()  # the first draw of a session ends here: the verdict and its four figures
 
@@ -239,7 +251,7 @@ CHECK = st.column_config.CheckboxColumn
 # card count (replicas x cards per replica).
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
-    "card_name": st.column_config.TextColumn("Card", width=198),
+    "card_name": st.column_config.TextColumn("Card", width=244),
     "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
@@ -260,6 +272,8 @@ st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the s
            "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
            "the engine's widest. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats. The CSV gives the rented and the bought bill of each row.")
+if consumer := planner.consumer_note(plan["card"]):
+    st.caption(consumer)
 ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query"]),
                 "decision-plan", "Download this table (CSV)")
 

@@ -46,6 +46,10 @@ ui.details()  # the first draw of a session ends here
 stack = ui.table("memory_stack", s)
 mem = ui.table("card_memory", s)
 st.subheader(f"One card's memory at batch {r['batch']:,}")
+if s.batch == "auto" and r["batch"] < r["max_batch"]:  # the batch shown is not the most memory holds: say why
+    st.caption(f"Batch auto is the break-even batch ({r['batch']:,}), where a step stops being shared for free; memory "
+               f"holds {r['max_batch']:,} sequences, and the rest of the allocated cache stays unused at this batch. "
+               "Set the batch in the sidebar to draw another.")
 #: Colours by kind of block: the weights, the engine's reserve (greys), the cache in use and allocated, what the
 #: engine leaves alone.
 GREYS = ["#8c8c8c", "#b0b0b0", "#cfcfcf"]

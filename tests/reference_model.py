@@ -1197,7 +1197,8 @@ def band(m, s, u, priced, out) -> dict:
         bands = [max(every, key=lambda b: (b["p90_pct"], b["median_pct"]))] if every else []
     measured = region(s) in measured_regions()
     res = dict(capacity_measured=measured, capacity_band_pct=None, capacity_band_from=None, self_host_usd_month_low=None,
-               self_host_usd_month_high=None, verdict_marginal=False)
+               self_host_usd_month_high=None, verdict_marginal=False, break_even_req_day_low=None,
+               break_even_req_day_high=None)
     if not bands:
         return res
     by = {b["metric"]: b for b in bands}
@@ -1216,6 +1217,10 @@ def band(m, s, u, priced, out) -> dict:
                  for f in (1 / w, w)]
         res["self_host_usd_month_low"], res["self_host_usd_month_high"] = bills
         res["verdict_marginal"] = bills[0] <= out["api_usd_month"] <= bills[1]
+        # The break-even volume with each request's busy time at 1/(1 + b) and (1 + b) times the model's.
+        s_req = s["out_tok"] / out["serving_tok_s"]
+        res["break_even_req_day_low"], res["break_even_req_day_high"] = (
+            break_even_req_day(s, s_req * f) for f in (1 / w, w))
     return res
 
 

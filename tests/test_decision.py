@@ -354,3 +354,16 @@ def test_an_autoscaled_fleet_shows_its_bill_beside_the_busiest_hours():
     assert list(shown.option) == list(table.option) and shown.usd_month[1] == rent
     # Without autoscaling, or without a profile to follow, the table keeps its two rows.
     assert len(dm.monthly_table(evaluate(parse({**link, "autoscale": "0"})).decision)) == 2
+
+
+def test_the_break_even_tile_gives_the_volume_at_both_ends_of_the_band():
+    """On a thin margin the break-even volume swings with the capacity: the tile shows the band's two volumes under
+    the figure, 'never' where one end never breaks even."""
+    import calc
+    at, _ = open_decision({"out_tok": "1000"})
+    tile = next(m for m in at.metric if m.label == "Break-even, requests a day")
+    r = calc.report("out_tok=1000")
+    assert tile.value == calc.words.short(r["break_even_req_day"])
+    assert tile.delta == f"band: {calc.words.short(r['break_even_req_day_low'])} to never"
+    at, _ = open_decision({"profile": "office", "autoscale": "1", "req_day": "1000000"})
+    assert any(m.label == "Self-hosting, all-day fleet" for m in at.metric)  # not the autoscaled rent

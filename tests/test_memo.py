@@ -40,7 +40,9 @@ def test_sentence_on_defaults():
         "replicas). The verdict holds across that range. No published measurement covers this engine, card family, "
         "model kind, weight width (below 8 bits or not) and card count, so the band is the engine's widest. "
         "Self-hosting first breaks even "
-        "at about 536,000 requests a day and is cheaper at every volume above about 693,000. The catalogue's cheapest "
+        "at about 536,000 requests a day and is cheaper at every volume above about 693,000. Within the engine's capacity "
+        "error (±24 %) the break-even volume is about 326,000 requests a day with the replicas at the fast end and "
+        "about 2,480,000 requests a day at the slow end. The catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
         "int4-g128 "
@@ -110,3 +112,20 @@ def test_requests_beyond_the_trained_context_get_no_cheaper_api_advice():
     assert headline(d) == "No request can be served as set"
     assert "cheapest row" not in memo(parse("in_tok=1000000"))
     assert cheaper_api_callout(evaluate(parse("in_tok=100000")).decision) is not None
+
+
+def test_the_break_even_volume_is_given_at_both_ends_of_the_capacity_band():
+    """A break-even on a thin margin moves far with the capacity: the memo gives it at both ends of the band, and
+    says so where one end never breaks even (the Decision page's tile shows the same two figures)."""
+    from calc import report
+    from calc.memo import volume_sentence
+    r = report("")
+    assert r["break_even_req_day_low"] < r["break_even_req_day"] < r["break_even_req_day_high"]
+    text = volume_sentence(evaluate(parse("")).decision)
+    assert (f"is about {words.sig(r['break_even_req_day_low'], 3)} requests a day with the replicas at the fast end "
+            f"and about {words.sig(r['break_even_req_day_high'], 3)} requests a day at the slow end.") in text
+    thin = report("out_tok=1000")
+    assert thin["break_even_req_day"] > 1e7 and thin["break_even_req_day_high"] is None
+    assert "it never breaks even at the slow end: the margin is too thin" in volume_sentence(
+        evaluate(parse("out_tok=1000")).decision)
+    assert report("card=mi325x")["break_even_req_day_low"] is None  # no rent, no break-even

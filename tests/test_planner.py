@@ -72,3 +72,12 @@ def test_the_planner_offers_only_cards_the_engine_runs_on():
     rows = plan(parse("model=llama-3.1-70b&req_day=200000&engine=trtllm").scenario, ["int4-g128", "q4_k_m"])
     assert rows and {catalogue.cards()[r.card]["vendor"] for r in rows} == {"NVIDIA"}
     assert {r.weights for r in rows} == {"int4-g128"}
+
+
+def test_a_plan_that_ranks_consumer_cards_says_their_driver_licence_excludes_datacenters():
+    from calc import planner
+    note = planner.consumer_note(["h100-sxm", "rtx-4090", "rtx-4090", "rtx-5090"])
+    assert note.startswith("GeForce RTX 4090 24 GB, GeForce RTX 5090 32 GB are consumer cards")
+    assert "excludes datacenter deployment" in note
+    assert planner.consumer_note(["h100-sxm", "l40s"]) == ""
+    assert planner.consumer_note(["rtx-4090"]).startswith("GeForce RTX 4090 24 GB is a consumer card")

@@ -253,3 +253,13 @@ def test_a_custom_card_over_several_cards_says_its_link_is_pcie():
 def test_an_id_near_no_preset_points_to_where_the_ids_are_listed(key, given, listed):
     (err,) = parse({key: given}).errors
     assert f"python -m calc --list {listed}" in err.message and "did you mean" not in err.message
+
+
+def test_an_empty_rent_is_named_as_falling_back_to_the_card_preset_not_silently():
+    """usd_hr= (empty): the card's reference rent stands, and the link is told so (as for any other empty key)."""
+    from calc import parse
+    p = parse("usd_hr=")
+    assert p.scenario.usd_hr == parse("").scenario.usd_hr == 2.5
+    assert "key 'usd_hr' is empty: the card preset's figure is used (none where the preset has none)" in p.warnings
+    unpriced = parse("card=mi325x&usd_hr=")
+    assert unpriced.scenario.usd_hr is None and any("'usd_hr' is empty" in w for w in unpriced.warnings)

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from .fields import FieldError, ScenarioError
-from .keys import KEYS
+from .keys import KEYS, UNKNOWN
 
 MAX_LINK_FIELDS = 1000
 MAX_LINK_CHARS = 100_000
@@ -92,6 +92,8 @@ def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], li
     for k in empty:
         if KEYS[k].empty is None:
             warnings.append(f"key {k!r} is empty: its default is used")
+        elif KEYS[k].empty == UNKNOWN:  # a figure a preset may lack: empty takes the preset's, said as much
+            warnings.append(f"key {k!r} is empty: the card preset's figure is used (none where the preset has none)")
         del raw[k]
     return raw, warnings
 
