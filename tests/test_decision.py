@@ -76,7 +76,7 @@ def test_page_runs_clean_on_defaults_and_names_both_totals():
     assert not at.error
     verdict = texts(at.info)
     assert ("343" in verdict or "340" in verdict) and "5,800" in verdict
-    assert "536,000" in verdict and "1 H100 SXM 80 GB card" in verdict
+    assert "484,000" in verdict and "1 H100 SXM 80 GB card" in verdict
     assert at.query_params["model"] == "llama-3.1-70b"
     assert "decision-memo.md" in files
     assert {"decision-cost-by-volume.csv", "decision-capacity.csv", "decision-cost-per-million.csv"} <= set(files)
@@ -87,12 +87,12 @@ def test_page_where_self_hosting_wins():
     at, _ = open_decision({**SELF_HOST, "api_in": "0.2", "api_out": "0.2"})
     assert not at.exception
     verdict = texts(at.info)
-    # Under the default engine (vLLM's profile, fitted and cross-validated by source) 20 cards carry the busiest hour.
+    # Under the default engine (vLLM's profile, fitted and cross-validated by source) 19 cards carry the busiest hour.
     # Renting beats the API, and buying the same cards beats renting: the headline is what to do, buy them.
-    assert verdict.startswith("**Buy the cards.** Self-hosting is cheaper") and "20 L40S 48 GB cards" in verdict
+    assert verdict.startswith("**Buy the cards.** Self-hosting is cheaper") and "19 L40S 48 GB cards" in verdict
     # API: 3e6 requests x 30 days x (1000 + 300 tokens) x 0.2 USD per 1M = 23,400 USD.
-    assert "12,376 USD a month" in verdict and "23,400 USD a month" in verdict
-    assert "self-hosting costs 10,101 USD to 14,651 USD a month. The verdict holds across that range." in verdict
+    assert "11,807 USD a month" in verdict and "23,400 USD a month" in verdict
+    assert "self-hosting costs 10,101 USD to 14,082 USD a month. The verdict holds across that range." in verdict
     assert "A cheaper API" not in texts(at.warning)
     assert at.query_params["req_day"] == "3000000"
 
@@ -105,8 +105,8 @@ def test_a_self_host_win_over_the_linked_row_is_not_a_win_over_the_cheapest_row(
     verdict = texts(at.info)
     assert verdict.startswith("**Call the API, at the cheaper provider below.** At the API row priced in the link, "
                               "self-hosting is cheaper"), verdict
-    # deepinfra: 3e6 x 30 x (1000 x 0.02 + 300 x 0.03) / 1e6 = 2,610 USD, against 12,376 to self-host.
-    assert "would bill 2,610 USD a month, less than self-hosting's 12,376 USD" in verdict
+    # deepinfra: 3e6 x 30 x (1000 x 0.02 + 300 x 0.03) / 1e6 = 2,610 USD, against 11,807 to self-host.
+    assert "would bill 2,610 USD a month, less than self-hosting's 11,807 USD" in verdict
     callout = texts(at.warning)
     assert "deepinfra" in callout and "At that price the API is cheaper than self-hosting." in callout
 

@@ -53,7 +53,7 @@ def test_a_checkpoint_in_several_formats_names_its_parts():
 
 def test_a_region_no_row_measured_says_not_measured_with_the_band():
     said = notes.outside_measurements(parse("model=llama-3.1-8b&card=l4&engine=vllm").scenario)
-    assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±24 %" in said
+    assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±19 %" in said
     assert notes.outside_measurements(parse("engine=roofline").scenario) == ""
 
 

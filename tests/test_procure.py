@@ -174,21 +174,21 @@ def test_the_worked_example_of_eight_h100s_over_an_office_day():
     link = "model=llama-3.1-70b&card=h100-sxm&gpus=8&weights=fp8&req_day=200000&profile=office"
     ev = evaluate(parse(link))
     r = ev.report()
-    assert ev.capacity.s_req == pytest.approx(0.11902, rel=1e-4)
+    assert ev.capacity.s_req == pytest.approx(0.11142, rel=1e-4)
     assert r["scenario"]["peak"] == pytest.approx(24 / 11.4)
-    assert r["replicas"] == 1 and r["duty_traffic"] == pytest.approx(0.2755, abs=1e-4)
+    assert r["replicas"] == 1 and r["duty_traffic"] == pytest.approx(0.2579, abs=1e-4)
     assert r["api_usd_month"] == pytest.approx(6864) and r["rent_usd_month"] == pytest.approx(18400)
     K = (27839 * 1.4 - 0.1 * 27839 * 1.4 * 1.08 ** -4) * 0.08 * 1.08 ** 4 / (1.08 ** 4 - 1) / 12
     assert pytest.approx(908.53, abs=0.01) == K
     E = 0.7 * (0.25 + 0.75 * r["duty_traffic"]) * 1.4 * 0.12 * 720
-    assert pytest.approx(38.67, abs=0.01) == E
-    assert r["own_usd_month"] == pytest.approx(8 * (K + E) + 4000) and round(r["own_usd_month"]) == 11578
+    assert pytest.approx(37.55, abs=0.01) == E
+    assert r["own_usd_month"] == pytest.approx(8 * (K + E) + 4000) and round(r["own_usd_month"]) == 11569
     assert r["own_capex_usd"] == pytest.approx(311796.8)
     assert r["payback_months_rent"] == pytest.approx(311796.8 / (18400 - 8 * E - 4000))
     assert round(r["payback_months_rent"], 1) == 22.1 and round(r["payback_months_api"]) == 122
     assert r["hybrid_replicas"] == 0 and r["best"] == "api"
     text = memo(parse(link))
-    assert "11,578" in text and "311,797" in text
+    assert "11,569" in text and "311,797" in text
     dearer = report(link + "&api_in=3&api_out=3")
     assert dearer["api_usd_month"] == pytest.approx(23400) and dearer["best"] == "own"
     assert round(dearer["payback_months_api"]) == 16
@@ -196,8 +196,8 @@ def test_the_worked_example_of_eight_h100s_over_an_office_day():
 
 @pytest.mark.parametrize("req_day, best, ends", [
     (400_000, "hybrid_own", ["own", "hybrid_own"]),    # 2 replicas; at the fast end one replica and the API win
-    (500_000, "hybrid_own", ["hybrid_own", "own"]),  # at the slow end (capacity / 1.24) owning all of it wins
-    (600_000, "own", ["hybrid_own", "hybrid_own"]),
+    (550_000, "hybrid_own", ["hybrid_own", "own"]),  # at the slow end (capacity / 1.19) owning all of it wins
+    (650_000, "own", ["hybrid_own", "hybrid_own"]),
 ])
 def test_the_best_option_is_marginal_when_the_capacity_band_changes_it(req_day, best, ends):
     """docs/calibration.md section 6: the options priced again with the capacity at 1 + b and 1 / (1 + b) times
@@ -293,7 +293,9 @@ def test_an_autoscaled_mix_never_costs_more_than_renting(profile, min_replicas):
     r = report(link)
     assert r["hybrid_usd_month"] <= r["rent_usd_month"] + 1e-6
     if profile == "office" and min_replicas == 1:
-        assert r["rent_usd_month"] == pytest.approx(16_996) and r["hybrid_usd_month"] == pytest.approx(16_996)
-        assert r["hybrid_replicas"] == r["replicas"] == 10 and r["hybrid_api_share"] == 0
+        # 10 replicas autoscaled rent 16,996 USD; 9 and the API for the busiest hours' 2.6 % bill a little less.
+        assert r["rent_usd_month"] == pytest.approx(16_996) and r["hybrid_usd_month"] == pytest.approx(16_684.90)
+        assert r["hybrid_replicas"] == 9 and r["replicas"] == 10
+        assert r["hybrid_api_share"] == pytest.approx(0.02635, abs=1e-5)
     plain = report(link.replace("autoscale=1", "autoscale=0"))
     assert plain["hybrid_usd_month"] <= plain["rent_usd_month"] + 1e-6
