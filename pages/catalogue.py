@@ -114,7 +114,8 @@ ui.dataframe(apis, pin="id", column_config={
 st.caption("A request whose prompt is longer than a row's long-prompt threshold is billed entirely at the prices "
            "above it, as the price list publishes them.")
 with st.expander(f"{len(catalogue.rejected_apis())} rows refused at load"):
-    st.dataframe([{"id": i, "reason": why} for i, why in catalogue.rejected_apis()], hide_index=True, width="stretch")
+    # A list, not a table: each reason is a sentence, which a table cell would cut off.
+    st.markdown("\n".join(f"- `{i}`: {why}" for i, why in catalogue.rejected_apis()))
 ui.download_csv(apis, "catalogue-apis")
 
 st.subheader("Cloud GPU quotes")

@@ -23,11 +23,11 @@ if r["batch"] > mb:
                icon=":material/warning:")
 c1, c2, c3, c4, c5 = st.columns(5)
 c1.metric("Step at batch " + f"{r['batch']:,}", f"{r['step_ms']:,.2f} ms", help="Time per output token (TPOT) of every sequence.")
-c2.metric("Decode throughput (tok/s)", f"{r['tok_s']:,.0f}",
+c2.metric("Decode (tok/s)", f"{r['tok_s']:,.0f}",
           help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
 serving = r["serving_tok_s"] if ui.evaluation().decision.fits else None  # nothing fits: no speed
-c5.metric("Busy replica on this traffic (tok/s)", "—" if serving is None else f"{serving:,.0f}",
+c5.metric("Busy replica (tok/s)", "—" if serving is None else f"{serving:,.0f}",
           help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "
                f"{s.out_tok:,} tokens each, not the context above), their prompts processed too, at the serving batch "
                f"({r['serving_batch']:,}): the figure that sizes the replicas and the bill on the Decision page.")

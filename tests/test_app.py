@@ -382,7 +382,7 @@ def test_an_emptied_box_keeps_the_figure_in_use_and_says_so():
 
 
 def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_replicas_with():
-    """A link that pins batch 1 serves its traffic at batch 1: the Speed page's "Busy replica on this traffic" is the figure
+    """A link that pins batch 1 serves its traffic at batch 1: the Speed page's "Busy replica (tok/s)" is the figure
     the replicas are sized with (out_tok / s_req), and it names the full-load figure beside it."""
     import calc
     link = {"engine": "llamacpp", "model": "llama-3.1-8b", "card": "rtx-4090", "weights": "q4_0", "batch": "1",
@@ -391,7 +391,7 @@ def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_repli
     assert r["serving_batch"] == 1 and r["throughput_batch"] == 4
     assert r["serving_tok_s"] < r["max_throughput_tok_s"]
     at = open_app(link, "pages/speed.py")
-    serving = next(m for m in at.metric if m.label == "Busy replica on this traffic (tok/s)")
+    serving = next(m for m in at.metric if m.label == "Busy replica (tok/s)")
     assert serving.value == f"{r['serving_tok_s']:,.0f}"
     assert f"at full load, 4 sequences at once, it would deliver {r['max_throughput_tok_s']:,.0f}" in texts(at.caption)
 

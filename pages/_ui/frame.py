@@ -87,7 +87,7 @@ def frame(page: Any = None) -> None:
     # The page's heading first, then what every page says on top (refused values, the memory flag, the accuracy).
     st.title(next((h for _, _, url, h in PAGES if url == path), ""))
     header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
-           accuracy=path != "quant-lab",
+           accuracy=path != "quant-lab", scenario_notes=path != "quant-lab",
            # The Validation page shows no speed or cost of the scenario: its engine's band is what it quotes.
            accuracy_lead="The scenario's engine, " if path == "validation" else "Speeds and costs on this page: ")
     st.session_state["_frame"] = True
@@ -121,11 +121,12 @@ QUIET_PAGES = ("catalogue", "quant-lab", "validation")
 
 
 def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool = True, accuracy: bool = True,
-           accuracy_lead: str = "Speeds and costs on this page: ") -> None:
+           accuracy_lead: str = "Speeds and costs on this page: ", scenario_notes: bool = True) -> None:
     """What every page shows on top: rejected link values and the memory-before-compute flag, at the worst-case
     context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
     Decision page's figures); without ``flags`` only the rejected values and whether the weights fit; with
-    ``accuracy`` how far the engine's figures were from published measurements."""
+    ``accuracy`` how far the engine's figures were from published measurements; without ``scenario_notes`` (a page
+    whose figures are not the scenario's, the quantization lab) none of the scenario's notes."""
     for w in report["warnings"]:
         if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
             st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
@@ -171,7 +172,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         outside = notes.outside_measurements(scenario)
         st.caption(accuracy_lead + words.accuracy_text(report["engine"], report["error_band"])
                    + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
-    for w in report["warnings"]:
+    for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, *LINK_WARNINGS)):  # said above
             st.caption("Note: " + plain(w))
