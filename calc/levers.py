@@ -198,7 +198,9 @@ def _after(ev: Evaluation, lever: Lever) -> Evaluation:
 
 def _row(name: str, what: str, price: str, ev: Evaluation, base_usd: float | None) -> dict[str, Any]:
     d = ev.decision
-    sh = d.self_host_usd_month
+    verdict = verdict_word(d)
+    served = verdict != BEYOND_CONTEXT_WORD  # requests the model refuses get no bill and no speed, however many cards
+    sh = d.self_host_usd_month if served else None
     cap = ev.capacity
     latency = ev.flat["spec_tpot_ms"] if ev.scenario.spec_k else cap.step_ms
     return {
@@ -206,8 +208,8 @@ def _row(name: str, what: str, price: str, ev: Evaluation, base_usd: float | Non
         "self_host_usd_month": sh,
         "saving_usd_month": None if sh is None or base_usd is None else base_usd - sh,
         "api_usd_month": d.api_usd_month,
-        "verdict": verdict_word(d),
-        "tpot_ms": latency if d.fits else None,
+        "verdict": verdict,
+        "tpot_ms": latency if d.fits and served else None,
         "price": price,
         "query": ev.scenario.to_query(),
     }
@@ -233,8 +235,9 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
     decoding the speculative figure), ``price`` (quality, commitment or engineering, in words) and ``query`` (the
     complete link of the scenario with the lever applied).
     """
-    base = ev.decision.self_host_usd_month
-    first = _row("As set", "the scenario of the link", "", ev, base)
+    first = _row("As set", "the scenario of the link", "", ev, None)
+    base = first["self_host_usd_month"]  # none where no bill serves the requests as set
+    first["saving_usd_month"] = None if base is None else 0.0
     rows = []
     for lv in levers(ev):
         row = _row(lv.name, lv.what, lv.price, _after(ev, lv), base)

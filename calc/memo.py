@@ -59,8 +59,20 @@ def _sentence(text: str) -> str:
     return text[0].upper() + text[1:]
 
 
+def not_served_text(d: Decision) -> str:
+    """Why no self-hosting bill exists, in a clause: the requests are longer than the model's trained context, or
+    the model (or one request) does not fit as set up."""
+    return ("the requests are longer than the model's trained context" if beyond_trained_context(d.scenario)
+            else "the model does not fit as set up")
+
+
 def _does_not_fit(d: Decision) -> str:
     s, r = d.scenario, d.report
+    beyond = beyond_trained_context(s)
+    if beyond:  # the requests are the reason; memory is beside the point
+        return (_sentence(beyond.split("; every figure")[0]) + ". No bill serves such requests: more cards or memory would "
+                f"hold one, but {model_name(s)} would not take it. Shortened to its trained context (the "
+                "Levers page's 'Requests within' lever), they can be priced.")
     tail = (f"so self-hosting is not possible as set up; at {volume_text(s.req_day)} requests a day the API "
             f"costs {money(d.api_usd_month)} a month.")
     if not r["fits"]:
@@ -470,7 +482,7 @@ def rent_flip_text(d: Decision) -> str:
     """The rent per card-hour at which the verdict flips, in words."""
     s = d.scenario
     if not d.fits:
-        return "No rent changes it: the model does not fit as set up."
+        return f"No rent changes it: {not_served_text(d)}."
     p = d.price_to_flip
     if cheaper_api_wins(d) and p is not None and d.priced:
         return (f"Against the API row priced in the link ({money(d.api_usd_month)} a month), "
@@ -745,7 +757,7 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
 
     out += ["## What would change the verdict", "",
             f"- **Rent:** {rent_flip_text(d)}",
-            f"- **Volume:** {volume_sentence(d) or ('The model does not fit as set up.' if not d.fits else 'Enter a rent to find the break-even volume.')}",
+            f"- **Volume:** {volume_sentence(d) or (_sentence(not_served_text(d)) + '.' if not d.fits else 'Enter a rent to find the break-even volume.')}",
             "", "Cost per million output tokens at this volume:", "",
             md_table(["Basis", "USD per 1M output tokens"],
                      [(r.basis, usd(r.usd_per_mtok_out, 3) if r.usd_per_mtok_out is not None else None)

@@ -128,10 +128,11 @@ def outside_measurements(s: Scenario) -> str:
 def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:
     """The catalogue's cheapest API row for the same model family as the scenario's row, and its monthly bill
     for the scenario's traffic (USD), when it bills at least 5 % less than the row priced; None otherwise (or
-    when the link typed its own prices)."""
+    when the link typed its own prices, or a request is longer than the model's trained context: no API takes it,
+    so no row is advice)."""
     apis = catalogue.apis()
     row = apis.get(s.api)
-    if row is None or (s.api_in, s.api_out) != (row["api_in"], row["api_out"]):
+    if row is None or (s.api_in, s.api_out) != (row["api_in"], row["api_out"]) or beyond_trained_context(s):
         return None
     now = float(traffic.api_usd_month(s, s.req_day))
     best = None

@@ -148,6 +148,10 @@ RULES: tuple[Rule, ...] = (
          f"embed_b ({_g(v['embed_b'])}) must be below active_b ({_g(v['active_b'])})"),
     Rule(("active_b", "params_b", "embed_b"), _dense_part, "active_b", reads=("experts", "experts_active")),
     Rule(("hidden", "layers", "params_b", "active_b"), _shape, reads=("embed_b",)),
+    # A benchmark run's longest reply (docs/method.md section 8.1) cannot be shorter than its mean reply.
+    Rule(("out_max", "out_tok"), lambda v: None if not v.get("out_max") or v["out_max"] >= v["out_tok"] else
+         f"out_max ({v['out_max']}) must be 0 (no cap) or at least out_tok ({v['out_tok']}): a run's longest reply "
+         "cannot be shorter than its mean one"),
 )
 
 

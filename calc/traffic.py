@@ -404,8 +404,9 @@ def run_lengths(s: Scenario) -> NDArray:
 
     ``out_spread=none``: every reply is ``out_tok`` tokens (a benchmark run with ``--ignore-eos``). ``exp``: the
     replies of a chat dataset (ShareGPT), modelled as exponential: request ``i`` takes ``min(c*(-ln(1 - q_i)),
-    out_max)`` at ``q_i = frac((i + 1)*PHI)``, ``c`` set so the mean is ``out_tok`` (bisection), ``out_max`` 0 = no
-    cap; rounded, at least 1. Raises nothing; an empty array when ``run_prompts`` is 0."""
+    cap)`` at ``q_i = frac((i + 1)*PHI)``, ``c`` set so the mean is ``out_tok`` (bisection), ``cap`` = ``out_max``, or
+    where that is 0 what the model's trained context leaves beside the prompt (none for a custom model); rounded, at
+    least 1. Raises nothing; an empty array when ``run_prompts`` is 0."""
     n = int(s.run_prompts)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -413,7 +414,9 @@ def run_lengths(s: Scenario) -> NDArray:
         return np.full(n, int(s.out_tok), dtype=np.int64)
     q = np.mod((np.arange(n) + 1) * PHI, 1.0)
     raw = -np.log1p(-q)
-    cap = float(s.out_max) if s.out_max else math.inf
+    preset = catalogue.models().get(s.model)
+    room = (preset.get("max_ctx") or 0) - s.in_tok if preset else 0  # the trained context beside the prompt
+    cap = float(s.out_max) if s.out_max else float(room) if room >= s.out_tok else math.inf
     mean = min(float(s.out_tok), cap)
     lo, hi = 0.0, mean / max(float(raw.mean()), 1e-12) * 64
     for _ in range(200):  # the mean of min(c*raw, cap) rises with c: bisect for the target mean

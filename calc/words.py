@@ -54,6 +54,11 @@ def sig_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
     return sa, sb
 
 
+def count(n: int, noun: str) -> str:
+    """``n`` things with the noun in the right number: "1 request", "1,000 requests" (a regular plural)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def volume_text(x: float) -> str:
     """A request volume as the user gave it: 10000 -> "10,000", 12.5 -> "12.5"."""
     if float(x).is_integer():

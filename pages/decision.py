@@ -292,7 +292,7 @@ f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is No
 f4.metric("API per 1M output tokens", "—" if u.api_all_in is None else f"{u.api_all_in:,.3f} USD",
           help="The API bill (prompt and output prices) over the same output tokens.")
 st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
-            + (dm.volume_sentence(d) or ("The model does not fit as set up." if not d.fits
+            + (dm.volume_sentence(d) or (dm.not_served_text(d).capitalize() + "." if not d.fits
                                          else "Enter a rent to find the break-even volume.")))
 ut = dm.unit_cost_table(d)
 ui.dataframe(ut,

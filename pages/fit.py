@@ -47,9 +47,10 @@ stack = ui.table("memory_stack", s)
 mem = ui.table("card_memory", s)
 st.subheader(f"One card's memory at batch {r['batch']:,}")
 if s.batch == "auto" and r["batch"] < r["max_batch"]:  # the batch shown is not the most memory holds: say why
-    st.caption(f"Batch auto is the break-even batch ({r['batch']:,}), where a step stops being shared for free; memory "
-               f"holds {r['max_batch']:,} sequences, and the rest of the allocated cache stays unused at this batch. "
-               "Set the batch in the sidebar to draw another.")
+    why = (f"the engine's cap (max_seqs {s.max_seqs:,})" if s.max_seqs is not None and r["batch"] == s.max_seqs
+           else "the break-even batch, where a step stops being shared for free")
+    st.caption(f"Batch auto stops at {r['batch']:,}, {why}; memory holds {r['max_batch']:,} sequences, and the rest "
+               "of the allocated cache stays unused at this batch. Set the batch in the sidebar to draw another.")
 #: Colours by kind of block: the weights, the engine's reserve (greys), the cache in use and allocated, what the
 #: engine leaves alone.
 GREYS = ["#8c8c8c", "#b0b0b0", "#cfcfcf"]
@@ -112,7 +113,10 @@ ui.dataframe(
         "bits_per_weight": st.column_config.NumberColumn("Bits/weight", format="%.2f", width=80),
         "weights_gib": st.column_config.NumberColumn("Loaded GiB", format="%.1f", width=85,
                                                      help="Weights as loaded, all cards"),
-        "free_gib": st.column_config.NumberColumn("KV cache GiB", format="%.1f", width=95),
+        "free_gib": st.column_config.NumberColumn("KV cache GiB", format="%.1f", width=95,
+                                                  help="Memory left for the KV cache on all cards; a negative figure "
+                                                       "is how far the weights and the engine's reserve overrun the "
+                                                       "cards (they do not fit)."),
         **{c: st.column_config.NumberColumn(f"Seqs at {int(c.split('_')[-1]) // 1024}k", format="%d", width=80)
            for c in fit.columns if c.startswith("seqs_at_")},
     },

@@ -33,7 +33,7 @@ TEXT = st.column_config.TextColumn
 # The figures in a table whose every column shows at 1,400 px; what each lever changes and what it costs, long
 # sentences a cell would cut, are listed whole below it (and in the CSV).
 ui.dataframe(shown, pin="lever", column_config={
-    "lever": TEXT("Lever", width=230),
+    "lever": TEXT("Lever", width=290),
     "self_host_usd_month": NUM("Self-host USD/month", format="%,.0f", width=130),
     "saving_usd_month": NUM("Saving USD/month", format="%,.0f", width=115),
     "api_usd_month": NUM("API USD/month", format="%,.0f", width=105), "verdict": TEXT("Verdict after", width=95),
@@ -55,11 +55,11 @@ formats = ui.format_table(s.to_query())
 ui.dataframe(formats, pin="format", column_config={
     "format": TEXT("Format", width=75), "bits": NUM("Bits/weight", format="%.2f", width=75),
     "weights_gib": NUM("Weights GiB", format="%.1f", width=80), "max_batch": NUM("Seqs that fit", format="%d", width=85),
-    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=82),
+    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=100),
     "quality_delta": TEXT("Quality cost", width=165,
                           help="The published quality cost against 16-bit, on the model beside it; the benchmark and "
                                "the whole sentence in the CSV"),
-    "quality_model": TEXT("Measured on", width=175,
+    "quality_model": TEXT("Measured on", width=157,
                           help="The model the published quality cost was measured on: often not this scenario's"),
     "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=55),
 }, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality_delta",

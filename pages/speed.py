@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse, with_change
+from calc import parse, with_change, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -43,9 +43,10 @@ elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
                "them in memory and read less cache a step.")
 if r["run_throughput_tok_s"] is not None:  # the link describes a benchmark run: what that run would measure
-    st.info(f"**Benchmark run:** {s.run_prompts:,} requests sent at once "
-            + ("(replies spread around " + f"{s.out_tok:,} tokens{', at most ' + format(s.out_max, ',') if s.out_max else ''}) "
-               if s.out_spread == "exp" else f"(every reply {s.out_tok:,} tokens) ")
+    st.info(f"**Benchmark run:** {words.count(s.run_prompts, 'request')} sent at once "
+            + ("(replies spread around " + f"{words.count(s.out_tok, 'token')}"
+               + (f", at most {s.out_max:,}" if s.out_max else "") + ") "
+               if s.out_spread == "exp" else f"(every reply {words.count(s.out_tok, 'token')}) ")
             + f"would measure {r['run_throughput_tok_s']:,.0f} output tok/s over the run, ramp and tail included, "
             f"against {full:,.0f} at steady full load ({r['throughput_batch']:,} sequences at once). Compare the run's "
             "figure with a benchmark's; the bills use steady load.", icon=":material/speed:")
@@ -77,8 +78,15 @@ if be is not None and 1 <= be <= 1024:
     marks.append({"what": f"break-even {be:,.0f}", "batch": be, "ypix": 18})
 x = alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
           title="batch (sequences per step, log scale)")
-rules = alt.Chart(pd.DataFrame(marks, columns=["what", "batch", "ypix"])).mark_rule(strokeDash=[5, 3], color="#d62728").encode(x=x)
-labels = rules.mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728").encode(text="what:N", y=alt.Y("ypix:Q", scale=None))
+marks_df = pd.DataFrame(marks, columns=["what", "batch", "ypix"])
+rules = alt.Chart(marks_df).mark_rule(strokeDash=[5, 3], color="#d62728").encode(x=x)
+# A label right of its line, or left of it near the right edge, where it would run onto the right-hand axis.
+RIGHT_EDGE = 200
+labels = alt.layer(*(
+    alt.Chart(part).mark_text(align=align, dx=dx, dy=2, baseline="top", color="#d62728")
+    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None))
+    for part, align, dx in ((marks_df[marks_df["batch"] <= RIGHT_EDGE], "left", 4),
+                            (marks_df[marks_df["batch"] > RIGHT_EDGE], "right", -4))))
 
 st.subheader("Step time by batch")
 names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weights + cache read",

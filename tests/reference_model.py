@@ -453,6 +453,8 @@ def resolve(params) -> dict:
     s["run_prompts"] = _integer(p, "run_prompts", 0, 0, 100_000)
     s["out_spread"] = _choice(p, "out_spread", "none", ("none", "exp"))
     s["out_max"] = _integer(p, "out_max", 0, 0, 10_000_000)
+    if s["out_max"] and s["out_max"] < s["out_tok"]:  # docs/method.md 8.1: the longest reply is at least the mean
+        _bad("out_max", s["out_max"], "0 or >= out_tok")
     s["_weights"] = None
     s["why"] = str(p.get("why", "") or "")
     prof = str(p.get("profile", "") or "").strip().lower()
@@ -951,7 +953,10 @@ def run_lengths(s):
         return [out] * n
     phi = (math.sqrt(5) - 1) / 2
     raw = [-math.log(1 - math.fmod((i + 1) * phi, 1.0)) for i in range(n)]
-    limit = cap if cap else math.inf
+    # No out_max: the replies stop where the model's trained context, beside the prompt, ends (custom: no end).
+    preset = catalogue.models().get(s["model"])
+    room = (preset["max_ctx"] or 0) - s["in_tok"] if preset else 0
+    limit = cap if cap else (room if room >= out else math.inf)
     target = min(out, limit)
 
     def mean_at(c):

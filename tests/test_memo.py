@@ -63,7 +63,10 @@ def test_sentence_cases():
     assert sentence("req_day=540000").startswith("At the API row priced in the link, self-hosting is cheaper")
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
     assert "never breaks even" in never and "card rent alone" in never
-    assert "not one request of 200,300 tokens fits" in sentence("model=llama-3.1-8b&card=l4&in_tok=200000")
+    assert "not one request of 130,300 tokens fits" in sentence("in_tok=130000")  # within the context: memory
+    beyond = sentence("model=llama-3.1-8b&card=l4&in_tok=200000")  # beyond it: the context, not memory
+    assert beyond.startswith("A request holds 200,300 tokens") and "No bill serves such requests" in beyond
+    assert "fits in the" not in beyond
     assert "to compare: self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
     tipped = sentence("req_day=560000")  # past the first break-even, but a new replica tips it back
     assert tipped.startswith("At the API row priced in the link, the API is cheaper") and "tips it back" in tipped
@@ -107,8 +110,8 @@ def test_requests_beyond_the_trained_context_get_no_cheaper_api_advice():
     the memo offer no cheaper API row for it (the same link within the context does get one)."""
     from calc.memo import cheaper_api_callout, cheaper_api_sentence, headline
     d = evaluate(parse("in_tok=1000000")).decision
-    assert d.cheaper_api is not None  # the catalogue has the row ...
-    assert cheaper_api_callout(d) is None and cheaper_api_sentence(d) == ""  # ... and nobody is told to use it
+    assert d.cheaper_api is None and d.report["cheaper_api"] is None  # the report, page and memo alike
+    assert cheaper_api_callout(d) is None and cheaper_api_sentence(d) == ""
     assert headline(d) == "No request can be served as set"
     assert "cheapest row" not in memo(parse("in_tok=1000000"))
     assert cheaper_api_callout(evaluate(parse("in_tok=100000")).decision) is not None

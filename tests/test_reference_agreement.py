@@ -378,7 +378,7 @@ def scenarios(draw):
         if maybe():
             p["out_spread"] = draw(st.sampled_from(["none", "exp"]))
         if maybe():
-            p["out_max"] = draw(st.integers(0, 4096))
+            p["out_max"] = draw(st.integers(0, 4096))  # below out_tok: both refuse it, naming out_max
 
     # --- levers (SPEC section 8) -----------------------------------------------------------------
     if maybe():

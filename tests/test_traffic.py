@@ -168,7 +168,7 @@ def test_a_run_of_equal_replies_in_whole_waves_is_steady_full_load():
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 3000), spread=st.sampled_from(["none", "exp"]), out_max=st.integers(0, 5000),
+@given(n=st.integers(1, 3000), spread=st.sampled_from(["none", "exp"]), out_max=st.sampled_from([0, 300, 1000, 5000]),
        model=st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b"]),
        engine=st.sampled_from(["vllm", "sglang", "trtllm", "llamacpp"]))
 def test_a_finite_run_never_beats_steady_full_load(n, spread, out_max, model, engine):
@@ -196,3 +196,17 @@ def test_a_benchmark_row_is_predicted_by_its_run_not_by_steady_load():
     assert metric_key("max_throughput_tok_s", 320) == "run_throughput_tok_s"
     assert metric_key("max_throughput_tok_s", 0) == "max_throughput_tok_s"
     assert metric_key("step_ms", 320) == "step_ms"
+
+
+def test_a_run_s_longest_reply_is_at_least_its_mean_and_stops_at_the_trained_context():
+    from calc import ScenarioError
+    with pytest.raises(ScenarioError) as refused:
+        report("out_tok=194&out_max=50&run_prompts=100&out_spread=exp")
+    assert refused.value.errors[0].key == "out_max" and "at least out_tok (194)" in refused.value.errors[0].reason
+    # No out_max: a preset's replies stop where its trained context (131,072 for Llama 3.1 8B) leaves the prompt off.
+    s = parse("model=llama-3.1-8b&in_tok=220&out_tok=20000&run_prompts=1000&out_spread=exp").scenario
+    lengths = traffic.run_lengths(s)
+    assert lengths.max() == 131_072 - 220 and lengths.mean() == pytest.approx(20_000, abs=1)
+    custom = parse("model=custom&params_b=8&layers=32&heads=32&kv_heads=8&head_dim=128&in_tok=220&out_tok=20000"
+                   "&run_prompts=1000&out_spread=exp").scenario
+    assert traffic.run_lengths(custom).max() > 131_072  # a custom model's context is not known: no cap

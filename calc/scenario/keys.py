@@ -515,8 +515,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "or 'exp' (exponential around the mean, as a chat dataset such as ShareGPT gives).", "traffic",
        default="none", choices=("none", "exp")),
     _K("out_max", "int", "Benchmark run: longest reply (tokens)",
-       "The longest reply of an 'exp' spread (a dataset's length filter, or max-model-len less the prompt); "
-       "0 = no cap.", "traffic", default=0, lo=0, hi=10_000_000, unit="tokens", step=256),
+       "The longest reply of an 'exp' spread (a dataset's length filter, or max-model-len less the prompt), at "
+       "least out_tok; 0 = what the model's trained context leaves beside the prompt.", "traffic",
+       default=0, lo=0, hi=10_000_000, unit="tokens", step=256),
 )
 
 #: The table by key, in link order.

@@ -157,6 +157,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
                  "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
     elif not flags:
         pass
+    elif report["max_batch"] == 0 and beyond:
+        pass  # the requests are longer than the model takes (said above): more memory is not the answer
     elif report["max_batch"] == 0:
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
                  "Fit, Speed and Cost pages use). Shorten the context, quantise the KV cache, or add memory.",
