@@ -516,7 +516,8 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     if (p_in, p_out) != (s.api_in, s.api_out):
         api_how += f" (prompts above {traffic.api_tier(s)['tier_above_tok']:,} tokens: the long-prompt tier)"
     if not d.fits:
-        sh_how = "does not fit"
+        sh_how = ("no request can be served: beyond the model's trained context" if beyond_trained_context(s)
+                  else "does not fit")
     elif not d.priced:
         sh_how = f"{d.replicas:,} × {s.gpus} card(s) × (no rent) × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
     else:
