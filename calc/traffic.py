@@ -455,8 +455,10 @@ def run_throughput(s: Scenario) -> float | None:
     :func:`load_prefill_seconds`. The ramp (prompts still being admitted) and the tail (the last long replies decoding
     at small batches) are what set it below :func:`max_throughput`. None when ``run_prompts`` is 0 or not one
     request fits."""
+    if not s.run_prompts:
+        return None
     slots = throughput_batch(s)
-    if not s.run_prompts or slots < 1:
+    if slots < 1:
         return None
     lengths = run_lengths(s)
     steps = run_schedule(lengths, slots)
