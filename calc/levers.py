@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import catalogue, engines, notes
+from . import catalogue, engines, traffic
 from .decision import BEYOND_CONTEXT_WORD, TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, plain_checkpoint, weights_refusal, with_change
@@ -151,7 +151,7 @@ def _within_context(s: Any) -> Lever | None:
     """Where a request is longer than the model's trained context (calc.notes.beyond_trained_context), the one
     lever that lets any bill serve it: requests cut to that context, the prompt first (the output is what the
     traffic is for), a pinned ``ctx`` with them. None otherwise."""
-    limit = notes.trained_context(s)
+    limit = traffic.trained_context(s)
     if limit is None or s.in_tok + s.out_tok <= limit:
         return None
     out_tok = s.out_tok if s.out_tok < limit else limit // 2

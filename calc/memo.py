@@ -19,7 +19,14 @@ from . import catalogue, engines, memory, model, procure, tables, traffic
 from .accuracy import MIN_BAND_ROWS
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
-from .notes import api_stand_in, beyond_trained_context, checkpoint_parts, outside_measurements, scenario_warnings
+from .notes import (
+    api_stand_in,
+    beyond_trained_context,
+    checkpoint_parts,
+    context_refusal,
+    outside_measurements,
+    scenario_warnings,
+)
 from .scenario import CUSTOM, KEY_TABLE, KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
@@ -68,9 +75,9 @@ def not_served_text(d: Decision) -> str:
 
 def _does_not_fit(d: Decision) -> str:
     s, r = d.scenario, d.report
-    beyond = beyond_trained_context(s)
-    if beyond:  # the requests are the reason; memory is beside the point
-        return (_sentence(beyond.split("; every figure")[0]) + ". No bill serves such requests: more cards or memory would "
+    refusal = context_refusal(s)
+    if refusal:  # the requests are the reason; memory is beside the point
+        return (_sentence(refusal) + ". No bill serves such requests: more cards or memory would "
                 f"hold one, but {model_name(s)} would not take it. Shortened to its trained context (the "
                 "Levers page's 'Requests within' lever), they can be priced.")
     tail = (f"so self-hosting is not possible as set up; at {volume_text(s.req_day)} requests a day the API "

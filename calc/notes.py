@@ -15,26 +15,24 @@ from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, preset_figures
 BEYOND_CONTEXT = "no request can be served as set"
 
 
-def trained_context(s: Scenario) -> int | None:
-    """The model preset's trained context in tokens (``max_position_embeddings`` of its config), or None for a
-    custom model or a preset without one: the longest request (``in_tok + out_tok``) engines and APIs accept."""
-    preset = catalogue.models().get(s.model)
-    return preset.get("max_ctx") or None if preset else None
-
-
-def beyond_trained_context(s: Scenario) -> str | None:
-    """Where a request (``in_tok + out_tok``) is longer than the model preset's trained context, why neither the
-    cards nor the API can serve it (engines and APIs refuse a prompt plus output beyond ``max_position_embeddings``
-    unless the context is extended), a clause that follows :data:`BEYOND_CONTEXT`; None otherwise, and for a
-    custom model, whose context is not known."""
-    limit = trained_context(s)
+def context_refusal(s: Scenario) -> str | None:
+    """Where a request (``in_tok + out_tok``) is longer than the model preset's trained context
+    (:func:`calc.traffic.trained_context`), the clause saying so (engines and APIs refuse a prompt plus output beyond
+    ``max_position_embeddings`` unless the context is extended); None otherwise, and for a custom model, whose
+    context is not known."""
+    limit = traffic.trained_context(s)
     request = s.in_tok + s.out_tok
     if limit is None or request <= limit:
         return None
-    preset = catalogue.models()[s.model]
-    return (f"a request holds {request:,} tokens (in_tok + out_tok), beyond {preset['name']}'s trained context of "
-            f"{preset['max_ctx']:,} tokens, which engines and APIs refuse; every figure below prices requests this "
-            "model cannot take")
+    return (f"a request holds {request:,} tokens (in_tok + out_tok), beyond {catalogue.models()[s.model]['name']}'s "
+            f"trained context of {limit:,} tokens, which engines and APIs refuse")
+
+
+def beyond_trained_context(s: Scenario) -> str | None:
+    """:func:`context_refusal` and what it means for the figures, a clause that follows :data:`BEYOND_CONTEXT`;
+    None where every request is within the context."""
+    refusal = context_refusal(s)
+    return refusal and refusal + "; every figure below prices requests this model cannot take"
 
 
 @functools.lru_cache(maxsize=256)  # pure in the (frozen) scenario; the result is shared: do not change it

@@ -399,6 +399,13 @@ def unit_costs(s: Scenario, cap: Capacity | None = None, costs: dict[str, NDArra
 PHI = (math.sqrt(5.0) - 1.0) / 2.0
 
 
+def trained_context(s: Scenario) -> int | None:
+    """The model preset's trained context in tokens (``max_position_embeddings`` of its config), or None for a
+    custom model or a preset without one: the longest request (``in_tok + out_tok``) engines and APIs accept."""
+    preset = catalogue.models().get(s.model)
+    return preset.get("max_ctx") or None if preset else None
+
+
 def run_lengths(s: Scenario) -> NDArray:
     """Output lengths (tokens, int64 array of ``run_prompts``) of a finite run's requests in submission order.
 
@@ -414,8 +421,7 @@ def run_lengths(s: Scenario) -> NDArray:
         return np.full(n, int(s.out_tok), dtype=np.int64)
     q = np.mod((np.arange(n) + 1) * PHI, 1.0)
     raw = -np.log1p(-q)
-    preset = catalogue.models().get(s.model)
-    room = (preset.get("max_ctx") or 0) - s.in_tok if preset else 0  # the trained context beside the prompt
+    room = (trained_context(s) or 0) - s.in_tok  # the trained context beside the prompt
     cap = float(s.out_max) if s.out_max else float(room) if room >= s.out_tok else math.inf
     mean = min(float(s.out_tok), cap)
     lo, hi = 0.0, mean / max(float(raw.mean()), 1e-12) * 64

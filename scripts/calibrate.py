@@ -318,7 +318,13 @@ class FastRows:
         self.source = np.array([source_of(r) for r in self.rows])
         cols: dict[str, list[float]] = {k: [] for k in self.COLS}
         self.link_figures = {k: [] for k in FIGURES}
-        for row in self.rows:
+        # A throughput measured as a finite benchmark run (run_prompts, traffic.run_throughput): the steps it spends
+        # at each batch b (its schedule depends on the reply lengths and the places memory holds, no fitted figure),
+        # one entry per (row, b) with k_b > 0; the run's tokens and requests per row.
+        run_row, run_b, run_k = [], [], []
+        self.run_tokens = np.zeros(len(self.rows))
+        self.run_n = np.zeros(len(self.rows))
+        for i, row in enumerate(self.rows):
             resolved = load(row.link).scenario
             # The arithmetic counted at its plain FLOPs: the shares at FP4 and on routed experts are figures.
             s = resolved.model_copy(update={"eff_fp4": 1.0, "expert_us": 0.0})
@@ -385,29 +391,21 @@ class FastRows:
             cols["fp4"].append(float(s.compute == "fp4"))
             # traffic.expert_prefill_seconds under load per microsecond of expert_us
             cols["PFx"].append(float(traffic.expert_prefill_seconds(s.model_copy(update={"expert_us": 1.0}))))
+            if row.metric != "step_ms" and resolved.run_prompts:
+                if np.isnan(cols["free_fixed"][-1]):
+                    raise SystemExit(f"row {row.id}: a finite-run row needs an engine whose cache no fitted figure "
+                                     "sizes")
+                lengths = traffic.run_lengths(resolved)
+                steps = traffic.run_schedule(lengths, traffic.throughput_batch(resolved))
+                for b in np.flatnonzero(steps[1:]) + 1:
+                    run_row.append(i)
+                    run_b.append(b)
+                    run_k.append(steps[b])
+                self.run_tokens[i] = float(lengths.sum())
+                self.run_n[i] = len(lengths)
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
         self.link_figures = {k: np.array(v, dtype=float) for k, v in self.link_figures.items()}
-        # A throughput measured as a finite benchmark run (run_prompts, traffic.run_throughput): the steps it spends
-        # at each batch b (its schedule depends on the reply lengths and the places memory holds, no fitted figure),
-        # one entry per (row, b) with k_b > 0; the run's tokens and requests per row.
-        run_row, run_b, run_k = [], [], []
-        self.run_tokens = np.zeros(len(self.rows))
-        self.run_n = np.zeros(len(self.rows))
-        for i, row in enumerate(self.rows):
-            s = load(row.link).scenario
-            if row.metric == "step_ms" or not s.run_prompts:
-                continue
-            if np.isnan(self.free_fixed[i]):
-                raise SystemExit(f"row {row.id}: a finite-run row needs an engine whose cache no fitted figure sizes")
-            lengths = traffic.run_lengths(s)
-            steps = traffic.run_schedule(lengths, traffic.throughput_batch(s))
-            for b in np.flatnonzero(steps[1:]) + 1:
-                run_row.append(i)
-                run_b.append(b)
-                run_k.append(steps[b])
-            self.run_tokens[i] = float(lengths.sum())
-            self.run_n[i] = len(lengths)
         self.run_row = np.array(run_row, dtype=int)
         self.run_b = np.array(run_b, dtype=float)
         self.run_k = np.array(run_k, dtype=float)
