@@ -400,7 +400,7 @@ def tp_rule(engine: str, heads: int, kv_heads: int, gpus: int, latent: bool) -> 
 IN_SAMPLE, CROSS_VALIDATED = "in-sample", "leave-one-source-out"
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
 FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link",
-           "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill")
+           "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill", "layer_ghz")
 #: The efficiencies the link's ``eff`` sets when their own keys are not given.
 EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
 #: The metrics a measurement row checks (report keys).
@@ -409,7 +409,7 @@ METRICS = ("step_ms", "max_throughput_tok_s")
 ROOFLINE = types.MappingProxyType({
     "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,
     "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0, "layer_us": 0.0, "eff_dequant": 1.0,
-    "kv_reread": 0.0, "eager_us": 0.0, "eff_fp4": 1.0, "expert_us": 0.0, "eff_prefill": 0.7,
+    "kv_reread": 0.0, "eager_us": 0.0, "eff_fp4": 1.0, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0,
 })
 #: How a figure was obtained, as ``engines.csv`` records it.
 BASES = ("definition", "fitted", "fixed", "prior", "copied")
@@ -445,7 +445,8 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
     if figure in (*EFFICIENCIES, "mem_util", "eff_link", "eff_dequant", "eff_fp4", "eff_prefill") \
             and not 0 < value <= 1:
         raise EngineDataError(f"{where}: {figure} must be in (0, 1]")
-    if figure in ("step_us", "tok_us", "overhead_gib", "layer_us", "eager_us", "expert_us") and value < 0:
+    if figure in ("step_us", "tok_us", "overhead_gib", "layer_us", "eager_us", "expert_us", "layer_ghz") \
+            and value < 0:
         raise EngineDataError(f"{where}: {figure} must be >= 0")
     if figure == "kv_reread" and not 0 <= value <= 1:
         raise EngineDataError(f"{where}: kv_reread must be in [0, 1]")

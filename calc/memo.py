@@ -653,6 +653,10 @@ def assumptions(s: Scenario) -> list[str]:
          f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak, "
          f"{s.step_us:,.0f} µs fixed per step"
          + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
+         + (f" at {s.layer_ghz:g} GHz ({s.layer_us * model.layer_clock_factor(s):,.0f} µs at this card's "
+            f"{s.clock_ghz:g} GHz boost clock; layer_ghz, clock_ghz)" if s.layer_us and s.layer_ghz and s.clock_ghz
+            else f" at {s.layer_ghz:g} GHz (the card's clock unknown: clock_ghz)" if s.layer_us and s.layer_ghz
+            else "")
          + (f", {s.eager_us:,.0f} µs more per layer without CUDA graphs (cuda_graphs=0)"
             if s.eager_us and not s.cuda_graphs else "")
          + (f", weights below 8 bits read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")

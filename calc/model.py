@@ -274,14 +274,24 @@ def resident_weight_seconds(s: Scenario) -> float:
 
 
 def fixed_step_seconds(s: Scenario, B: ArrayLike = 1) -> NDArray:
-    """The engine's fixed time per step of ``B`` sequences (or tokens), ``(step_us + L*(layer_us + e*eager_us))*1e-6``
+    """The engine's fixed time per step of ``B`` sequences (or tokens), ``(step_us + L*(layer_us + e*eager_us)*c)*1e-6``
+    with ``c`` = :func:`layer_clock_factor`
     (docs/method.md section 3.4): ``e = 1`` where the step runs without a captured CUDA graph, so every layer also
     pays its kernels' launches: ``cuda_graphs=0``, or a step of more than one sequence on an engine that captures
     graphs for single-sequence steps only (:func:`calc.engines.graphs_for_one_sequence_only`: llama.cpp's CUDA
     backend). Broadcasts over ``B``; seconds."""
     B = np.asarray(B, dtype=float)
     launches = (s.cuda_graphs == 0) | (engines.graphs_for_one_sequence_only(s.engine) & (B > 1))
-    return (s.step_us + s.layers * (s.layer_us + np.where(launches, s.eager_us, 0.0))) * US
+    return (s.step_us + s.layers * (s.layer_us + np.where(launches, s.eager_us, 0.0)) * layer_clock_factor(s)) * US
+
+
+def layer_clock_factor(s: Scenario) -> float:
+    """``layer_ghz / clock_ghz``: how much longer than the profile states a layer takes on this card, for an engine
+    whose time per layer is a count of clock cycles (``layer_ghz`` > 0: llama.cpp's Vulkan backend); 1 where the
+    engine's is not, or the card's clock is unknown (docs/method.md section 3.4)."""
+    if not s.layer_ghz or not s.clock_ghz:
+        return 1.0
+    return s.layer_ghz / s.clock_ghz
 
 
 def _flops_per_token(s: Scenario, n: ArrayLike) -> NDArray:

@@ -71,7 +71,7 @@ BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0)
 #: FLOP/s), so a fit without FP4 rows, as in cross-validation, never credits FP4 with a speed-up nobody measured.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0,
-         "eff_fp4": 0.5, "expert_us": 0.0, "eff_prefill": 0.7}
+         "eff_fp4": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
                "eager_us": 100.0, "expert_us": 10.0}
@@ -285,6 +285,20 @@ _NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
 _NO_EAGER["llamacpp-vulkan-2025"] = _NO_EAGER["llamacpp-vulkan"]
 for _e, _why in _NO_EAGER.items():
     FIXED[_e]["eager_us"] = (0.0, _why)
+#: The clock (GHz) a clock-bound profile's ``layer_us`` is stated at: a round figure inside the boost clocks of the
+#: cards its rows ran on (1.5 to 2.6 GHz), so ``layer_us`` reads as the time on a typical card.
+LAYER_GHZ = 2.0
+_CLOCKED = {
+    "llamacpp-vulkan": "the Vulkan backend records each layer's small shaders (norms, RoPE, the KV write, attention "
+                       "at a short context) into a command buffer and runs them one after another, each waiting on a "
+                       "barrier after the last: a count of GPU clock cycles, so on a card of known boost clock a "
+                       f"layer takes layer_us x {LAYER_GHZ:g} / clock_ghz (docs/calibration.md)",
+}
+_CLOCKED["llamacpp-vulkan-2025"] = _CLOCKED["llamacpp-vulkan"]
+for _e in FIXED:
+    FIXED[_e]["layer_ghz"] = ((LAYER_GHZ, _CLOCKED[_e]) if _e in _CLOCKED else
+                              (0.0, f"{_e}'s time per layer is not taken to follow the card's clock: no row of it "
+                                    "tells its clock cycles from its microseconds"))
 #: Engines measured on several cards lend their all-reduce efficiency to engines that were not (the same
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
@@ -308,7 +322,7 @@ class FastRows:
 
     COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd8", "Wd4", "Wm8", "Wm4", "q", "C_ctx", "fl", "B_step", "comm_step",
             "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "X_ctx", "X_load", "no_graphs",
-            "one_seq_graphs", "fp4", "PFx")
+            "one_seq_graphs", "fp4", "PFx", "clock")
 
     def __init__(self, rows: list[Measurement]):
         self.rows = list(rows)
@@ -386,6 +400,7 @@ class FastRows:
             cols["I"].append(s.in_tok)
             cols["Fp"].append(traffic.prefill_flops(s))
             cols["L"].append(s.layers)
+            cols["clock"].append(s.clock_ghz or 0.0)
             cols["no_graphs"].append(1.0 - s.cuda_graphs)
             cols["one_seq_graphs"].append(float(engines.graphs_for_one_sequence_only(s.engine)))
             cols["fp4"].append(float(s.compute == "fp4"))
@@ -439,7 +454,9 @@ class FastRows:
 
         def fixed(B, ix=every):  # model.fixed_step_seconds: the launches where the step runs without a CUDA graph
             launches = np.maximum(self.no_graphs[ix], self.one_seq_graphs[ix] * (B > 1))
-            return (f["step_us"][ix] + self.L[ix] * (f["layer_us"][ix] + launches * f["eager_us"][ix])) * 1e-6
+            clocked = (f["layer_ghz"][ix] > 0) & (self.clock[ix] > 0)  # model.layer_clock_factor
+            c = np.where(clocked, f["layer_ghz"][ix] / np.where(clocked, self.clock[ix], 1.0), 1.0)
+            return (f["step_us"][ix] + self.L[ix] * (f["layer_us"][ix] + launches * f["eager_us"][ix]) * c) * 1e-6
 
         def tau(B, ix=every):  # traffic.load_step_seconds
             return (np.maximum(weights_s(B, ix) + B * (self.C_load[ix] + f["kv_reread"][ix] * self.X_load[ix])

@@ -60,9 +60,11 @@ DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied t
 # kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
 # added when the kernels are launched one by one, without CUDA graphs; eff_fp4: share of eff_flops kept at
 # compute=fp4; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
-# dense peak a prefill's arithmetic reaches).
+# dense peak a prefill's arithmetic reaches; layer_ghz: the card clock layer_us is stated at, 0 where the time
+# per layer does not follow the clock).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
-                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill")
+                "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill",
+                "layer_ghz")
 # docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
 # backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
@@ -138,7 +140,7 @@ LINK_KEYS = (
     "duty", "upkeep", "hours", "attn",
     # docs/method.md sections 2-5
     "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
-    "link_gbs", "link_us", "embed_b",
+    "link_gbs", "link_us", "embed_b", "clock_ghz",
     # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
     "vocab", "linear_layers", "state_kib", "state_layers", "torch_gib", "weights_attn", "weights_embed", "layers_full",
     "max_batched_tokens", "cuda_graphs", "flash_attn",
@@ -397,6 +399,8 @@ def resolve(params) -> dict:
     s["kv_reread"] = _real(p, "kv_reread", prof["kv_reread"], 0, hi=1)
     # a link that gives layer_us and not eager_us pins the whole time per layer (docs/calibration.md section 7)
     s["eager_us"] = _real(p, "eager_us", 0.0 if "layer_us" in p else prof["eager_us"], 0)
+    # docs/method.md section 3.4: a link's own layer_us pins the time per layer, so it does not follow the clock
+    s["layer_ghz"] = _real(p, "layer_ghz", 0.0 if "layer_us" in p else prof["layer_ghz"], 0, hi=10)
     # SPEC section 10: duty=auto (the default) is the traffic's implied duty, known once the traffic is evaluated
     s["_duty_auto"] = str(p.get("duty", "auto")).strip().lower() == "auto"
     s["duty"] = None if s["_duty_auto"] else _real(p, "duty", None, 0, lo_open=True, hi=1)
@@ -445,6 +449,8 @@ def resolve(params) -> dict:
     s["pue"] = _real(p, "pue", 1.4, 1)
     s["usd_kwh"] = _real(p, "usd_kwh", 0.12, 0)
     s["colo_usd"] = _real(p, "colo_usd", 0.0, 0)
+    # docs/method.md section 3.4: the card's boost clock (GHz), unknown for a custom card unless the link gives it
+    s["clock_ghz"] = _real(p, "clock_ghz", _card_cell(s["card"], "clock_ghz") if preset_card else None, 0.1, hi=10)
     for column in extra_card_keys():
         if column not in s:
             s[column] = _real(p, column, _card_cell(s["card"], column) if preset_card else None, 0, lo_open=True)
@@ -602,6 +608,8 @@ def _si(s) -> dict:
         mxfp4=s["weights_experts"] == "mxfp4",
         # docs/method.md s3.4: per step and per layer; fixed_s(m, B) adds the launches without a CUDA graph
         step_us=s["step_us"], layer_us=s["layer_us"], eager_us=s["eager_us"],
+        # docs/method.md s3.4: a clock-bound time per layer, stated at layer_ghz, on a card of clock_ghz
+        clock=(s["layer_ghz"] / s["clock_ghz"]) if s["layer_ghz"] and s["clock_ghz"] else 1.0,
         one_token_graphs=s["engine"] in ONE_TOKEN_GRAPHS,
         # docs/method.md s8: weights stored below 8 bits are read at eff_dequant of eff_bw
         q=s["eff_dequant"] if s["_bpw"] < 8 else 1.0, q_e=s["eff_dequant"] if s["_bpw_e"] < 8 else 1.0,
@@ -820,9 +828,10 @@ def t_comm(m, B, link_eff=1.0):
 
 def fixed_s(m, B):
     """docs/method.md section 3.4: step_us + L*layer_us, plus L*eager_us where the step runs without a CUDA graph
-    (cuda_graphs=0, or llama.cpp's CUDA backend at more than one token a step)."""
+    (cuda_graphs=0, or llama.cpp's CUDA backend at more than one token a step), the per-layer part times
+    layer_ghz/clock_ghz where both are known."""
     launches = m["graphs"] == 0 or (m["one_token_graphs"] and B > 1)
-    return (m["step_us"] + m["L"] * (m["layer_us"] + (m["eager_us"] if launches else 0.0))) * 1e-6
+    return (m["step_us"] + m["L"] * (m["layer_us"] + (m["eager_us"] if launches else 0.0)) * m["clock"]) * 1e-6
 
 
 def step(m, B, n):

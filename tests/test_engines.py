@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 
-from calc import engines, load, memory, model, parse, report, traffic
+from calc import catalogue, engines, load, memory, model, parse, report, traffic
 from calc.engines import ENGINES, FIGURES, ROOFLINE
 from calc.scenario import ScenarioError
 from calc.validate import read_measurements
@@ -488,3 +488,32 @@ def test_a_cache_given_in_bits_says_the_engine_holds_no_such_format():
     assert any("kv=4 is a cache format of the link's own" in w for w in report("kv=4")["warnings"])
     assert not any("cache format of the link's own" in w for w in report("kv=fp8")["warnings"])
     assert not any("cache format of the link's own" in w for w in report("engine=roofline&kv=4")["warnings"])
+
+
+def test_vulkan_time_per_layer_follows_the_card_clock():
+    """docs/method.md section 3.4: llama.cpp's Vulkan backend states layer_us at layer_ghz; a card of known boost
+    clock takes layer_us x layer_ghz / clock_ghz per layer, a card of unknown clock the stated time; the other
+    engines' time per layer does not follow the clock; a link that pins layer_us alone (printed before layer_ghz)
+    keeps its numbers."""
+    link = "model=llama-3.1-8b&card=rtx-4090&weights=q4_0&ctx=64&batch=1&engine=llamacpp-vulkan"
+    prof = engines.profile("llamacpp-vulkan")
+    clock = catalogue.cards()["rtx-4090"]["clock_ghz"]
+    assert prof["layer_ghz"] > 0 and clock > 0
+    base = report(link)
+    no_layer = report(link + "&layer_us=0")
+    assert base["step_ms"] - no_layer["step_ms"] == pytest.approx(
+        32 * prof["layer_us"] * prof["layer_ghz"] / clock / 1e3, rel=1e-9)
+    slower = report(link + f"&clock_ghz={clock / 2!r}")
+    assert slower["step_ms"] - no_layer["step_ms"] == pytest.approx(
+        2 * (base["step_ms"] - no_layer["step_ms"]), rel=1e-9)
+    # a printed link of before: its own layer_us, no layer_ghz, so the stated time whatever the clock
+    pinned = report(link + f"&layer_us={prof['layer_us']}")
+    assert pinned["step_ms"] - no_layer["step_ms"] == pytest.approx(32 * prof["layer_us"] / 1e3, rel=1e-9)
+    # a custom card of unknown clock: the stated time
+    custom = report(link.replace("card=rtx-4090", "card=custom&mem_gib=24&bw_tbs=1.008&tflops=165"))
+    custom_none = report(link.replace("card=rtx-4090", "card=custom&mem_gib=24&bw_tbs=1.008&tflops=165")
+                         + "&layer_us=0")
+    assert custom["step_ms"] - custom_none["step_ms"] == pytest.approx(32 * prof["layer_us"] / 1e3, rel=1e-9)
+    # the CUDA build's time per layer does not follow the clock
+    cuda = link.replace("engine=llamacpp-vulkan", "engine=llamacpp")
+    assert report(cuda + "&clock_ghz=1")["step_ms"] == report(cuda)["step_ms"]

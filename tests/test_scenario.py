@@ -138,7 +138,7 @@ def test_dependents_come_from_the_rows():
     assert set(DEPENDENTS["weights"]) == {"weights_experts", "weights_attn", "weights_embed", "layers_full"}
     assert "weights" not in DEPENDENTS["model"]  # a model change keeps the format unless a checkpoint brings one
     assert MODEL_FIGURES[:3] == ("params_b", "active_b", "layers") and CARD_FIGURES == (
-        "mem_gib", "torch_gib", "bw_tbs", "tflops")
+        "mem_gib", "torch_gib", "bw_tbs", "tflops", "clock_ghz")
 
 
 def test_a_change_of_card_drops_its_figures_and_keeps_the_rest():

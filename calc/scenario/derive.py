@@ -291,11 +291,15 @@ def weights(r: Resolving, base: Any) -> Any:
     return engine_weights(r.get("engine"), base)
 
 
-@unless_given("eager_us")
-def eager_us(r: Resolving, base: Any) -> Any:
+def _pinned_with_layer_us(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own ``layer_us``: a link that pins the time per layer pins all of it
-    (a printed link of before ``eager_us`` existed keeps its numbers; docs/calibration.md section 7)."""
+    (a printed link of before ``eager_us`` and ``layer_ghz`` existed keeps its numbers; docs/calibration.md
+    section 7)."""
     return 0.0 if r.given("layer_us") else base
+
+
+eager_us = unless_given("eager_us")(_pinned_with_layer_us)
+layer_ghz = unless_given("layer_ghz")(_pinned_with_layer_us)
 
 
 @unless_given("expert_us")

@@ -253,6 +253,12 @@ KEY_TABLE: tuple[Key, ...] = (
        "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware",
        lo=0.001, hi=1e5, unit="GB/s", step=10.0, fmt="%g", slider=("log", 10, 3000),
        preset="card", custom=None, derive=d.link_gbs),
+    _K("clock_ghz", "float", "Boost clock per card (GHz)",
+       "The card's boost clock from its datasheet. The time per layer of an engine whose layers are a count of "
+       "clock cycles (llama.cpp's Vulkan backend: layer_ghz) is layer_us x layer_ghz / clock_ghz; empty: unknown, "
+       "the time per layer as the profile states it.", "hardware",
+       lo=0.1, hi=10, unit="GHz", step=0.1, fmt="%g", empty=UNKNOWN, slider=("log", 0.5, 4),
+       preset="card", custom=None, shape=True),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
     _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
@@ -389,6 +395,13 @@ KEY_TABLE: tuple[Key, ...] = (
        "as CUDA graphs pays almost none); added to step_us once per layer; default: the profile's.", "engine",
        lo=0, hi=1e5, unit="µs", step=10.0, fmt="%g",
        preset="engine"),
+    _K("layer_ghz", "float", "Card clock the time per layer is stated at (GHz)",
+       "For an engine whose time per layer is a count of clock cycles (llama.cpp's Vulkan backend dispatches each "
+       "layer's small shaders one after another, each waiting on the last): layer_us is the time at this clock, and "
+       "a card of known clock_ghz takes layer_us x layer_ghz / clock_ghz per layer; 0: the time per layer does not "
+       "follow the clock; default: the profile's (0 where the link gives layer_us alone).", "engine",
+       lo=0, hi=10, unit="GHz", step=0.1, fmt="%g",
+       preset="engine", derive=d.layer_ghz),
     _K("eager_us", "float", "Time per layer added without CUDA graphs (µs)",
        "What each layer of each step adds when the engine launches its kernels one by one instead of replaying a "
        "captured CUDA graph (cuda_graphs=0); added to layer_us; measured for llama.cpp only (its builds before "

@@ -179,6 +179,8 @@ def _widget(key: str) -> None:
     else:
         cast, lo, hi = RANGES[key]
         placeholder = EMPTY_TEXT.get(spec.empty or "")
+        if spec.empty == "unknown" and "USD" not in spec.unit:  # a board power or a clock is not a price
+            placeholder = "unknown: enter one"
         # An empty box means auto / none / unknown where the key has such a value; elsewhere emptying it keeps the
         # figure in use and says so (state._on_override), never its lowest value.
         st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(spec.step),
