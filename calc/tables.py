@@ -208,7 +208,8 @@ def cards_table() -> pd.DataFrame:
             "torch_source": c["torch_source"], "bw_tbs": c["bw_tbs"],
             **{f"{p}_tflops": c["peaks"].get(p) for p in ("bf16", "fp8", "int8", "fp4")},
             "flop_per_byte_bf16": c["peaks"]["bf16"] / c["bw_tbs"] if c["peaks"].get("bf16") else None,
-            "link_gbs": c["link_gbs"], "link_kind": c["link_kind"], "usd_hr": c["usd_hr"],
+            "link_gbs": c["link_gbs"], "link_kind": c["link_kind"], "clock_ghz": c.get("clock_ghz"),
+            "clock_source": c.get("clock_ghz_source"), "usd_hr": c["usd_hr"],
             "usd_hr_source": c["usd_hr_source"], "usd_hr_date": c["usd_hr_date"], "source": c["source"],
             "read_on": c["read_on"], "notes": c["notes"],
         })

@@ -93,13 +93,15 @@ ui.dataframe(cards, pin="id", column_config={
     "int8_tflops": NUM("INT8 dense (TOPS)", format="%.1f"), "fp4_tflops": NUM("FP4 dense (TFLOP/s)", format="%.0f"),
     "flop_per_byte_bf16": NUM("FLOP per byte (BF16)", format="%.0f"),
     "link_gbs": NUM("Interconnect (GB/s, one way)", format="%.0f"), "usd_hr": NUM("Rent (USD/card-h)", format="%.2f"),
+    "clock_ghz": NUM("Boost clock (GHz)", format="%.3g"), "clock_source": "Clock source",
 }, column_order=_figures_first(cards))
 st.caption("Memory is the total the driver reports (nvidia-smi, ECC on for datacenter cards; rocm-smi; hl-smi), "
            "not the label in the card's name; a dash in the MiB column means no driver figure was found and the label is used. "
            "The CUDA figure is the total torch.cuda.mem_get_info() returns, which vLLM and SGLang take their share of "
            "(a dash: none found, and the driver figure stands in). "
            "FLOP per byte is the card's roofline ridge: a 16-bit dense model becomes compute-bound near that batch "
-           "when attention is not counted. A dash: the card has no such units, or no public figure was found.")
+           "when attention is not counted. The boost clock prices llama.cpp Vulkan's time per layer. "
+           "A dash: the card has no such units, or no public figure was found.")
 ui.download_csv(cards, "catalogue-cards")
 
 st.subheader("API prices")

@@ -474,6 +474,9 @@ def test_cards_table():
     assert r["flop_per_byte_bf16"] == approx(989 / 3.35)  # 295.22
     assert pd.isna(row(df, id="mi325x")["mem_mib"])  # no driver figure found: blank
     assert str(df["mem_mib"].dtype) == "Int64"
+    # the boost clock with its source; none published for the B200: blank, and the source says so
+    assert (r["clock_ghz"], "1.98" in r["clock_source"]) == (1.98, True)
+    assert pd.isna(row(df, id="b200")["clock_ghz"]) and row(df, id="b200")["clock_source"].startswith("not found")
 
 
 def test_apis_table():
