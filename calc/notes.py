@@ -197,10 +197,12 @@ def scenario_warnings(s: Scenario) -> list[str]:
                    "the Fit, Speed and Cost figures assume")
     changed = modified_preset_keys(s)
     if changed["model"]:
-        out.append(f"{preset['name']} preset with its own figures: {', '.join(changed['model'])} differ from the preset")
+        out.append(f"{preset['name']} preset with its own figures: {', '.join(changed['model'])} "
+                   f"{'differ' if len(changed['model']) > 1 else 'differs'} from the preset")
     if changed["card"]:
         out.append(f"{catalogue.cards()[s.card]['name']} preset with its own figures: "
-                   f"{', '.join(changed['card'])} differ from the datasheet")
+                   f"{', '.join(changed['card'])} "
+                   f"{'differ' if len(changed['card']) > 1 else 'differs'} from the datasheet")
     tier_note = traffic.api_tier_note(s)
     if tier_note:
         out.append(tier_note)

@@ -253,10 +253,11 @@ KEY_TABLE: tuple[Key, ...] = (
        "NVLink / Infinity Fabric / PCIe bandwidth used by the all-reduces.", "hardware",
        lo=0.001, hi=1e5, unit="GB/s", step=10.0, fmt="%g", slider=("log", 10, 3000),
        preset="card", custom=None, derive=d.link_gbs),
-    _K("clock_ghz", "float", "Boost clock per card (GHz)",
-       "The card's boost clock from its datasheet. The time per layer of an engine whose layers are a count of "
-       "clock cycles (llama.cpp's Vulkan backend: layer_ghz) is layer_us x layer_ghz / clock_ghz; empty: unknown, "
-       "the time per layer as the profile states it.", "hardware",
+    _K("clock_ghz", "float", "Boost clock per card (GHz; llama.cpp Vulkan only)",
+       "The card's boost clock from its datasheet. Only an engine whose time per layer is a count of clock cycles "
+       "uses it (llama.cpp's Vulkan backend: layer_ghz > 0), at layer_us x layer_ghz / clock_ghz; every other "
+       "engine's step is the same at any clock. A preset card's default is its published clock; a custom card, or "
+       "a preset with none published, has it unknown: the time per layer as the profile states it.", "hardware",
        lo=0.1, hi=10, unit="GHz", step=0.1, fmt="%g", empty=UNKNOWN, slider=("log", 0.5, 4),
        preset="card", custom=None, shape=True),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
