@@ -628,8 +628,9 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("why", "none given" if not s.why else ", ".join(s.why.split(","))),
     ]
     if s.layer_ghz:  # the engine's time per layer follows the card's clock (docs/method.md section 3.4)
-        rows.insert(4, ("clock_ghz", "unknown: the time per layer as the profile states it" if s.clock_ghz is None
-                        else f"{s.clock_ghz:g} GHz boost clock per card"))
+        after_engine = [k for k, _ in rows].index("engine") + 1
+        rows.insert(after_engine, ("clock_ghz", "unknown: the time per layer as the profile states it"
+                                   if s.clock_ghz is None else f"{s.clock_ghz:g} GHz boost clock per card"))
     # Every other figure a preset brings that is not its shape (the card's interconnect, price and power, and any
     # figure a new key reads from a preset), in the key table's words.
     listed = {k for k, _ in rows}
