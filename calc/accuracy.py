@@ -3,7 +3,8 @@ published measurement covered a set-up like it, and the self-hosting bill as a r
 sections 5 and 6).
 
 A *measured region* is one engine profile x card family (architecture) x model kind (dense, MoE, MLA) x
-tensor-parallel size x whether the weights are stored in fewer than 8 bits that at least one row of
+tensor-parallel size x whether the weights are packed (stored in fewer than 8 bits or in scaled blocks, which the
+kernel unpacks: :func:`calc.scenario.packed_weights`) that at least one row of
 ``calc/data/measurements.csv`` measured (an engine that no row measured unpacking 4-bit weights has not been
 checked on them). A scenario outside every
 region is flagged "not measured" and given its engine's widest band. The band that widens the bill is the 90th
@@ -18,7 +19,7 @@ import functools
 from dataclasses import dataclass
 
 from .engines import CROSS_VALIDATED, DATA_DIR, ENGINES, MEASUREMENTS_CSV, base, error_band, figures_of, widest_band
-from .scenario import CUSTOM, Scenario, load
+from .scenario import CUSTOM, Scenario, load, packed_weights
 
 CARD_ARCH_CSV = DATA_DIR / "card_arch.csv"
 
@@ -41,10 +42,10 @@ def model_kind(s: Scenario) -> str:
 
 
 def region(s: Scenario) -> tuple[str, str, str, int, bool]:
-    """(engine, card family, model kind, cards per replica, weights in fewer than 8 bits) of a scenario; a custom
+    """(engine, card family, model kind, cards per replica, weights packed) of a scenario; a custom
     card's family is ``"unknown"``."""
     arch = "unknown" if s.card == CUSTOM else card_arch().get(s.card, "unknown")
-    return figures_of(s.engine), arch, model_kind(s), int(s.gpus), bool(s.weight_bits < 8)
+    return figures_of(s.engine), arch, model_kind(s), int(s.gpus), packed_weights(s.weight_bits)
 
 
 @functools.cache
@@ -63,11 +64,11 @@ def measured_regions() -> frozenset[tuple[str, str, str, int, bool]]:
 
 @functools.cache
 def measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]:
-    """What the engine's published rows measured: (models, cards, whether any row stores its weights in fewer
-    than 8 bits, metrics)."""
+    """What the engine's published rows measured: (models, cards, whether any row stores its weights
+    packed, metrics)."""
     mine = [(metric, m) for e, metric, m in measured_rows() if e == engine]
     return (frozenset(m.model for _, m in mine), frozenset(m.card for _, m in mine),
-            any(m.weight_bits < 8 for _, m in mine), frozenset(metric for metric, _ in mine))
+            any(packed_weights(m.weight_bits) for _, m in mine), frozenset(metric for metric, _ in mine))
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Accuracy:
     """The error a scenario's capacity carries (per cent, leave-one-source-out)."""
 
     measured: bool            # the scenario's region was measured by a published row
-    region: tuple             # (engine, card family, model kind, cards per replica, weights below 8 bits)
+    region: tuple             # (engine, card family, model kind, cards per replica, weights packed)
     band_pct: float | None    # 90th percentile of the absolute error of the figure that sizes replicas
     widened_from: str | None = None  # the release family whose wider band stands in for a band of few rows
 

@@ -7,7 +7,8 @@ decode step (``step_us``) and per layer of each step (``layer_us``), the share o
 activations and workspace (``overhead_gib``), the most sequences it schedules (``max_seqs``), and two figures of
 its throughput under full load (``tok_us``, host time per output token; ``eff_link``, the fraction of the
 interconnect's bandwidth its all-reduces reach), and ``eff_dequant``, the share of ``eff_bw`` its kernels keep when
-the weights are stored in fewer than 8 bits and unpacked on the fly, and ``kv_reread``, the share of its GQA
+the weights are packed (stored in fewer than 8 bits, or in blocks with their own scales) and unpacked on the
+fly, and ``kv_reread``, the share of its GQA
 re-reads a decode attention kernel pays when it reads each KV head once per query head rather than once, and
 ``eager_us``, the time each layer adds when the engine launches its kernels one by one instead of replaying a
 captured CUDA graph (``cuda_graphs=0``), ``eff_fp4``, the share of ``eff_flops`` its arithmetic keeps at FP4

@@ -129,7 +129,7 @@ class Band:
     """The self-hosting bill as a range from the engine's cross-validated error (docs/calibration.md section 6):
     the replicas sized at capacity ``1 + b`` and ``1 / (1 + b)`` times the model's, ``b`` the band."""
 
-    capacity_measured: bool                 # a row measured this engine x card family x kind x TP x sub-8-bit weights
+    capacity_measured: bool                 # a row measured this engine x card family x kind x TP x packed weights
     capacity_band_pct: float | None         # b in per cent (90th percentile, leave-one-source-out)
     capacity_band_from: str | None          # the release family whose band stands in for a band of few rows
     self_host_usd_month_low: float | None   # at capacity x (1 + b)

@@ -158,7 +158,7 @@ def band_sentence(d: Decision) -> str:
     if d.self_host_low is None or d.self_host_high is None or d.capacity_band_pct is None:
         return ""
     measured = "" if d.capacity_measured else (" No published measurement covers this engine, card family, model "
-                                               "kind, weight width (below 8 bits or not) and card count, so the band "
+                                               "kind, weight storage (below 8 bits or in scaled blocks, or not) and card count, so the band "
                                                "is the engine's widest.")
     widened = ("" if d.capacity_band_from is None else
                f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of its release family "
@@ -663,7 +663,7 @@ def assumptions(s: Scenario) -> list[str]:
             else "")
          + (f", {s.eager_us:,.0f} µs more per layer without CUDA graphs (cuda_graphs=0)"
             if s.eager_us and not s.cuda_graphs else "")
-         + (f", weights below 8 bits read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
+         + (f", packed weights (below 8 bits or in scaled blocks) read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
          + (f", the KV cache read {model.kv_read_factor(s):g} times a step (one read per query head)"
             if model.kv_read_factor(s) > 1 else "")
          + f", {s.mem_util:.0%} of each card's memory"

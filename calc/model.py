@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import engines, rules
-from .scenario import Scenario, weight_format_bits
+from .scenario import Scenario, packed_weights, weight_format_bits
 from .units import BILLION, MILLION, SECONDS_PER_HOUR, TERA, US
 
 GiB = 2**30
@@ -243,9 +243,10 @@ def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
 
 
 def dequant_factor(s: Scenario, bits: float) -> float:
-    """The share of ``eff_bw`` kept reading weights of ``bits`` bits: the profile's ``eff_dequant`` below 8 bits
-    (the kernel unpacks them on the fly), else 1 (docs/method.md section 8)."""
-    return s.eff_dequant if bits < 8 else 1.0
+    """The share of ``eff_bw`` kept reading weights of ``bits`` bits: the profile's ``eff_dequant`` on packed
+    weights (:func:`calc.scenario.packed_weights`: below 8 bits or in scaled blocks, which the kernel unpacks on the
+    fly), else 1 (docs/method.md section 8)."""
+    return s.eff_dequant if packed_weights(bits) else 1.0
 
 
 def _weight_seconds(s: Scenario, B: ArrayLike | None) -> NDArray:
@@ -341,7 +342,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cr(n)/(g*bw*eff_kv)`` (``Cr`` = :func:`cache_bytes_read`, ``Cg`` unless the
     engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/F`` with ``F = g*tflops*eff_flops`` (times
     ``eff_fp4`` at ``compute=fp4``),
-    ``step = max(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`fixed_step_seconds`); weights below 8 bits are read at
+    ``step = max(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`fixed_step_seconds`); packed weights are read at
     ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """
     B = np.asarray(B, dtype=float)

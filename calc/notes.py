@@ -9,7 +9,7 @@ import math
 from . import catalogue, engines, memory, model, traffic
 from .accuracy import accuracy, measured_scope
 from .engines import ENGINE_NAMES
-from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, preset_figures
+from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, packed_weights, preset_figures
 
 #: How :func:`beyond_trained_context` begins, so the pages can say it loudly.
 BEYOND_CONTEXT = "no request can be served as set"
@@ -83,12 +83,12 @@ def api_stand_in(s: Scenario) -> str:
 
 
 def outside_measurements(s: Scenario) -> str:
-    """When the scenario lies outside what the engine's published rows measured (its model or card, weights
-    below 8 bits, or step times of an engine measured only at full load), a note saying so and naming what was
+    """When the scenario lies outside what the engine's published rows measured (its model or card, packed
+    weights, or step times of an engine measured only at full load), a note saying so and naming what was
     measured ("" otherwise, and for the roofline, which is not calibrated)."""
     if s.engine == "roofline":
         return ""
-    models, cards, below_8_bits, metrics = measured_scope(s.engine)
+    models, cards, any_packed, metrics = measured_scope(s.engine)
     if not models:
         return ""
     out = []
@@ -103,19 +103,20 @@ def outside_measurements(s: Scenario) -> str:
                    + (" and card" if s.model not in models and s.card not in cards else "")
                    + (" lie" if s.model not in models and s.card not in cards else " lies")
                    + " outside them, where the error may be larger")
-    if s.weight_bits < 8 and not below_8_bits:
-        out.append(f"none of its rows stores weights in fewer than 8 bits, as this scenario's {s.weights} does: "
+    if packed_weights(s.weight_bits) and not any_packed:
+        out.append(f"none of its rows stores weights below 8 bits or in scaled blocks, as this scenario's "
+                   f"{s.weights} does: "
                    "the unpacking such formats cost is not in its figures")
     if "step_ms" not in metrics:
         out.append("its rows measure full-load throughput only: step times at small batches (time per output "
                    "token) are not checked and are likely overstated")
     acc = accuracy(s)
     if not acc.measured:
-        engine, arch, kind, gpus, sub8 = acc.region
+        engine, arch, kind, gpus, packed = acc.region
         out.insert(0, f"not measured: no published row covers {ENGINE_NAMES.get(engine, engine)} on "
                       f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with "
                       f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
-                      f"{'in weights of fewer than 8 bits ' if sub8 else ''}on {gpus} "
+                      f"{'in weights stored below 8 bits or in scaled blocks ' if packed else ''}on {gpus} "
                       f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
                       + ("" if acc.band_pct is None else
                          f" (±{acc.band_pct:.0f} %: the 90th percentile of its least accurate measure, so one row in "
@@ -273,12 +274,12 @@ VULKAN_INT_DOT, VULKAN_DEQUANT = "llamacpp-vulkan", "llamacpp-vulkan-2025"
 
 
 def vulkan_kernel_note(s: Scenario) -> str | None:
-    """For a llama.cpp Vulkan scenario that stores weights in fewer than 8 bits: which builds its speeds assume (from
-    September 2025), the batch-1 step of the builds before (the ``llamacpp-vulkan-2025`` profile's loss on sub-8-bit
+    """For a llama.cpp Vulkan scenario that stores packed weights: which builds its speeds assume (from
+    September 2025), the batch-1 step of the builds before (the ``llamacpp-vulkan-2025`` profile's loss on packed
     weights), and that the integer-dot kernels behind part of the gain (PR #14903 for legacy quants, PR #16900 for
     k-quants, +5 % to +23 % on 4-bit decode in their tables) run only on a driver that reports integer dot
-    products. None for other engines, for weights of 8 bits and more, or where the two losses are one."""
-    if s.engine != VULKAN_INT_DOT or not any(p.bits < 8 for p in model.weight_parts(s)):
+    products. None for other engines, for weights read as stored, or where the two losses are one."""
+    if s.engine != VULKAN_INT_DOT or not any(packed_weights(p.bits) for p in model.weight_parts(s)):
         return None
     old = engines.profile(VULKAN_DEQUANT)["eff_dequant"]
     if old >= s.eff_dequant:

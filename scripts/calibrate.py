@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, memory, model, traffic  # noqa: E402
 from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, ROOFLINE  # noqa: E402
-from calc.scenario import KEY_TABLE, split_link  # noqa: E402
+from calc.scenario import KEY_TABLE, packed_weights, split_link  # noqa: E402
 from calc.validate import (  # noqa: E402
     Measurement,
     Result,
@@ -97,7 +97,7 @@ FITTED = {
                    "eff_fp4", "expert_us"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant", "eager_us"),
-    "llamacpp-vulkan": ("eff_bw", "layer_us", "eff_dequant"),
+    "llamacpp-vulkan": ("eff_bw", "layer_us"),
     "llamacpp-vulkan-2025": ("eff_bw", "layer_us", "eff_dequant"),
 }
 #: Figures one profile shares with another: one figure fitted on both profiles' rows. A release family keeps the
@@ -105,8 +105,9 @@ FITTED = {
 #: releases (fixed and per-sequence host time for TensorRT-LLM, the time per layer for llama.cpp); SGLang shares
 #: vLLM's efficiencies (the same attention and GEMM libraries) and keeps its own host times. llama.cpp's Vulkan
 #: backend runs other kernels through another launch path, so it keeps its own bandwidth share and time per layer.
-#: The loss on sub-8-bit weights is each llama.cpp family's own (its quantized matrix-vector kernels are what
-#: changed between the builds and backends), fitted where its rows hold weights of 8 bits and more beside them.
+#: The loss on packed weights (below 8 bits or in scaled blocks: calc.scenario.packed_weights) is each llama.cpp
+#: family's own (its quantized matrix-vector kernels are what changed between the builds and backends), fitted where
+#: its rows hold weights read as stored beside them.
 SHARED = {
     ("trtllm-2023", "eff_bw"): "trtllm", ("trtllm-2023", "eff_kv"): "trtllm",
     ("trtllm-2023", "eff_flops"): "trtllm", ("trtllm-2023", "eff_prefill"): "trtllm",
@@ -133,7 +134,7 @@ SHARED = {
     ("sglang", "eff_link"): "vllm",
     # The Vulkan builds before the integer-dot matrix-vector kernels (PR #14903, August 2025) read memory and launch
     # their layers as the later ones do; what changed is how a quantized block reaches its dot product (dequantized
-    # to floating point in the shader, then integer dot products on a quantized activation): the loss on sub-8-bit
+    # to floating point in the shader, then integer dot products on a quantized activation): the loss on packed
     # weights is each family's own, the rest is one.
     ("llamacpp-vulkan-2025", "eff_bw"): "llamacpp-vulkan", ("llamacpp-vulkan-2025", "layer_us"): "llamacpp-vulkan",
     # What the arithmetic keeps at FP4 is the FP4 GEMMs' (NVIDIA's CUTLASS and TRT-LLM-Gen kernels, which vLLM and
@@ -188,7 +189,8 @@ FIXED = {
         "max_seqs": (None, "empty: vLLM's default max_num_seqs by card, 1024 on cards of 70 GiB and more other "
                            "than the A100, else 256, at most max_num_batched_tokens (vllm/engine/arg_utils.py "
                            "get_batch_defaults; calc/engines.py default_max_seqs)"),
-        "eff_dequant": (1.0, "no vllm row stores its dense weights below 8 bits (gpt-oss's MXFP4 experts are read "
+        "eff_dequant": (1.0, "no vllm row stores its dense weights packed, below 8 bits or in scaled blocks (gpt-oss's "
+                              "MXFP4 experts are read "
                              "by the same kernels as its BF16 layers in the rows): no loss"),
     },
     "sglang": {
@@ -197,12 +199,13 @@ FIXED = {
         "max_seqs": (256, "vLLM's default max_num_seqs 256: SGLang's own cap (max_running_requests) follows its "
                           "memory, and the CUDA graphs it replays stop at 160 to 256 sequences"),
         "overhead_gib": (None, MODELLED),
-        "eff_dequant": (1.0, "no sglang row stores its weights below 8 bits: no loss"),
+        "eff_dequant": (1.0, "no sglang row stores its weights packed (below 8 bits or in scaled blocks): no loss"),
     },
     "trtllm": {
         "layer_us": (0.0, "TensorRT-LLM replays its decode steps as CUDA graphs (cuda_graph_config in the rows' "
                           "set-up), so launch costs do not grow with the layers"),
-        "eff_dequant": (1.0, "one row only (9072b5c5, NVFP4) stores its weights below 8 bits: a figure fitted "
+        "eff_dequant": (1.0, "one row only (9072b5c5, NVFP4) stores its weights packed (below 8 bits or in scaled "
+                              "blocks): a figure fitted "
                              "to it would be tuned to one row, so none is fitted (1, no loss)"),
         "mem_util": (0.9, "the PyTorch backend's default KvCacheConfig.free_gpu_memory_fraction 0.9, of the memory "
                           "the weights and its profiling run leave (tensorrt_llm/_torch/pyexecutor/_util.py "
@@ -212,14 +215,18 @@ FIXED = {
     },
     "trtllm-2023": {
         "layer_us": (0.0, "TensorRT-LLM engines run each step as one prebuilt TensorRT engine: no per-layer launches"),
-        "eff_dequant": (1.0, "no trtllm-2023 row stores its weights below 8 bits: no loss"),
+        "eff_dequant": (1.0, "no trtllm-2023 row stores its weights packed (below 8 bits or in scaled blocks): no loss"),
         "mem_util": (1.0, "as trtllm: the whole card less a fitted reserve"),
         "max_seqs": (2048, "the rows set their own static batch (max_seqs in each link); trtllm's cap stands for "
                            "a user's scenario"),
     },
     "llamacpp": dict(_LLAMACPP_FIXED),
     "llamacpp-2024": dict(_LLAMACPP_FIXED),
-    "llamacpp-vulkan": dict(_LLAMACPP_FIXED),
+    "llamacpp-vulkan": {**_LLAMACPP_FIXED,
+                        "eff_dequant": (1.0, "every Vulkan row stores its weights packed (4- to 5-bit GGUF formats "
+                                             "and Q8_0's scaled int8 blocks), so no row tells a loss on them from "
+                                             "the bandwidth share: eff_bw is the packed weights' own (1, no loss "
+                                             "beyond it), and the 2025 builds' loss is against it")},
     "llamacpp-vulkan-2025": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
@@ -227,7 +234,7 @@ FIXED["vllm-0.21"] = dict(FIXED["vllm"])
 # The v0.17 to v0.21 releases over TensorRT engines: the current release's kernels, a fitted reserve.
 FIXED["trtllm-2025"] = {
     **{k: v for k, v in FIXED["trtllm"].items() if k != "overhead_gib"},
-    "eff_dequant": (1.0, "no trtllm-2025 row stores its weights below 8 bits: no loss"),
+    "eff_dequant": (1.0, "no trtllm-2025 row stores its weights packed (below 8 bits or in scaled blocks): no loss"),
     "mem_util": (1.0, "the v0.17 to v0.21 releases size the KV cache as a fraction (0.9 to 0.95) of the memory "
                       "left after the weights and buffers sized by the run's max_batch_size "
                       "(kv_cache_free_gpu_mem_fraction; perf-overview.md), which the rows do not give: "
@@ -241,7 +248,7 @@ FIXED["trtllm-2024"] = {
 }
 FIXED["trtllm-v05"] = {
     **FIXED["trtllm-2023"],
-    "eff_dequant": (1.0, "no trtllm-v05 row stores its weights below 8 bits: no loss"),
+    "eff_dequant": (1.0, "no trtllm-v05 row stores its weights packed (below 8 bits or in scaled blocks): no loss"),
     "kv_reread": (1.0, "v0.5 and v0.6 decode through the masked multi-head attention kernel, one thread block "
                        "per query head and sequence (decoderMaskedMultiheadAttentionLaunch.h: grid(num_heads, "
                        "batch_size)), so each KV head is read once per query head it serves; v0.7 added the XQA "
@@ -364,12 +371,12 @@ class FastRows:
             cols["free_fixed"].append(memory.free_bytes(s) if s.engine in engines.MODELLED_RESERVE else np.nan)
             cols["rule_trt"].append(float(rule == "trtllm"))
             cols["C_end"].append(float(model.cache_bytes(s, memory.paged_context(s, traffic.request_context(s)))))
-            # model.weight_parts: the bytes a step reads of each part, by whether it is stored below 8 bits (read at
+            # model.weight_parts: the bytes a step reads of each part, by whether it is packed (read at
             # eff_dequant of eff_bw) and whether it is a routed expert (read at the step's expert coverage).
             for name, routed, low in (("Wd8", False, False), ("Wd4", False, True), ("Wm8", True, False),
                                       ("Wm4", True, True)):
                 cols[name].append(sum(p.params * p.read * p.bits / 8 for p in model.weight_parts(s)
-                                      if p.routed == routed and (p.bits < 8) == low))
+                                      if p.routed == routed and packed_weights(p.bits) == low))
             cols["q"].append(1 - s.experts_active / s.experts if s.experts else 1.0)
             if row.metric == "step_ms":
                 if s.batch == "auto":
@@ -443,7 +450,7 @@ class FastRows:
         GiB = model.GiB
         # The arithmetic's peak at eff_flops, times eff_fp4 at FP4 (model.arithmetic_share).
         gT = self.gT * np.where(self.fp4 > 0, f["eff_fp4"], 1.0)
-        # Weights below 8 bits are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
+        # Packed weights are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
         bw, dq = self.gbw * f["eff_bw"], f["eff_dequant"]
 
         every = slice(None)

@@ -56,7 +56,7 @@ NO_FLASH = ("llamacpp-2024", "llamacpp-vulkan-2025")
 SLOT_OUTPUTS = ("llamacpp", "llamacpp-vulkan")
 DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied table
 # docs/method.md section 8 profile figures (tok_us and eff_link: the throughput under load, docs/method.md s8;
-# layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on weights below 8 bits;
+# layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on packed weights;
 # kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
 # added when the kernels are launched one by one, without CUDA graphs; eff_fp4: share of eff_flops kept at
 # compute=fp4; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
@@ -611,8 +611,6 @@ def _si(s) -> dict:
         # docs/method.md s3.4: a clock-bound time per layer, stated at layer_ghz, on a card of clock_ghz
         clock=(s["layer_ghz"] / s["clock_ghz"]) if s["layer_ghz"] and s["clock_ghz"] else 1.0,
         one_token_graphs=s["engine"] in ONE_TOKEN_GRAPHS,
-        # docs/method.md s8: weights stored below 8 bits are read at eff_dequant of eff_bw
-        q=s["eff_dequant"] if s["_bpw"] < 8 else 1.0, q_e=s["eff_dequant"] if s["_bpw_e"] < 8 else 1.0,
         seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
         hit=s["prefix_hit"], spec_k=s["spec_k"], alpha=s["spec_alpha"], spec_c=s["spec_c"],
     )
@@ -792,8 +790,14 @@ def moe_split(P, Pa, E, k):
     return M, P - M  # D = P - M
 
 
+def packed(bits) -> bool:
+    """docs/method.md s8: weights the kernel unpacks, stored below 8 bits or in a width of no whole bytes (scaled
+    blocks: Q8_0's 34 bytes per 32 weights)."""
+    return bits < 8 or min(bits % 8, 8 - bits % 8) >= 1e-6
+
+
 def _bw(m, bits):
-    return m["BW"] * (m["dq"] if bits < 8 else 1.0)  # docs/method.md s8: below 8 bits at eff_dequant of eff_bw
+    return m["BW"] * (m["dq"] if packed(bits) else 1.0)  # docs/method.md s8: packed weights at eff_dequant of eff_bw
 
 
 def read_seconds(m, B):
@@ -1172,15 +1176,14 @@ def _card_arch() -> dict:
 
 
 def region(s) -> tuple:
-    """docs/calibration.md section 6: engine x card family x model kind x cards per replica x weights in fewer than
-    8 bits."""
+    """docs/calibration.md section 6: engine x card family x model kind x cards per replica x packed weights."""
     arch = "unknown" if s["card"] == "custom" else _card_arch().get(s["card"], "unknown")
     kind = "hybrid" if s.get("state_layers") else "MLA" if s.get("kv_latent") else \
         ("MoE" if s.get("experts") else "dense")
     engine = s["engine"]
     if error_bands()[engine] is not None and not _own_rows(engine):  # a family that shares its engine's figures
         engine = ENGINE_BASE[engine]
-    return engine, arch, kind, int(s["gpus"]), s["_bpw"] < 8
+    return engine, arch, kind, int(s["gpus"]), packed(s["_bpw"])
 
 
 @functools.cache

@@ -285,7 +285,8 @@ def test_the_calibration_prices_a_row_as_the_report_does_when_its_link_sets_a_fi
 @pytest.mark.parametrize("link, said", [
     ("model=qwen3-8b&card=h100-sxm&weights=fp8", []),
     ("model=mistral-7b-v0.3", ["this scenario's model lies outside them",
-                               "none of its rows stores weights in fewer than 8 bits, as this scenario's int4-g128 does"]),
+                               "none of its rows stores weights below 8 bits or in scaled blocks, as this scenario's "
+                                   "int4-g128 does"]),
     ("engine=trtllm&weights=fp8", ["its rows measure full-load throughput only"]),
     ("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&weights=q4_k_m", []),
     ("engine=roofline", []),

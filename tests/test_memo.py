@@ -38,7 +38,7 @@ def test_sentence_on_defaults():
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±19 %, "
         "each source predicted by a fit without it), self-hosting costs 5,800 USD a month at either end (the same "
         "replicas). The verdict holds across that range. No published measurement covers this engine, card family, "
-        "model kind, weight width (below 8 bits or not) and card count, so the band is the engine's widest. "
+        "model kind, weight storage (below 8 bits or in scaled blocks, or not) and card count, so the band is the engine's widest. "
         "Self-hosting first breaks even "
         "at about 484,000 requests a day and is cheaper at every volume above about 641,000. Within the engine's capacity "
         "error (±19 %) the break-even volume is about 326,000 requests a day with the replicas at the fast end and "

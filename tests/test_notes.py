@@ -123,7 +123,10 @@ def test_a_vulkan_scenario_on_quantized_weights_gives_the_step_without_integer_d
     assert old.eff_dequant == engines.profile("llamacpp-vulkan-2025")["eff_dequant"] < s.eff_dequant
     assert (f"{float(model.step_seconds(s, 1)) * 1e3:,.2f} ms a step at batch 1; the 2025 builds before them took "
             f"{float(model.step_seconds(old, 1)) * 1e3:,.2f}") in note
-    for other in ("engine=llamacpp-vulkan&weights=q8_0", "engine=llamacpp-vulkan-2025&weights=q4_k_m",
+    # Q8_0 (8.5 bits: int8 blocks with their own scales) is a legacy quant the older builds dequantized too
+    q8 = parse(link.replace("q4_k_m", "q8_0")).scenario
+    assert [w for w in notes.scenario_warnings(q8) if "integer dot" in w]
+    for other in ("engine=llamacpp-vulkan&weights=fp16", "engine=llamacpp-vulkan-2025&weights=q4_k_m",
                   "engine=llamacpp&weights=q4_k_m"):
         t = parse(f"model=llama-3.1-8b&card=rtx-4090&{other}").scenario
         assert not [w for w in notes.scenario_warnings(t) if "integer dot" in w]

@@ -49,6 +49,7 @@ from .keys import (
     WEIGHT_FORMATS,
     Key,
     link_text,
+    packed_weights,
     weight_format_bits,
 )
 from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
@@ -92,6 +93,7 @@ __all__ = [
     "link_text",
     "link_too_long",
     "load",
+    "packed_weights",
     "parse",
     "plain_checkpoint",
     "plain_embed_format",

@@ -30,6 +30,16 @@ KV_FORMATS: dict[str, float] = {"fp16": 16, "bf16": 16, "fp8": 8, "int8": 8, "in
 def weight_format_bits(fmt: Any) -> float:
     """Bits per weight, scales included, of a weight format's name (``int4-g128``: 4.25) or of a link's own count."""
     return WEIGHT_FORMATS.get(fmt) or float(fmt)
+
+
+def packed_weights(bits: float) -> bool:
+    """Whether weights of ``bits`` bits each (scales included) are unpacked by the kernel that reads them: fewer than
+    8 bits, or a width that is not a whole number of bytes, which only blocks with their own scales give (GGUF's
+    Q8_0: 32 int8 weights and one fp16 scale, 8.5 bits). FP8, INT8 and 16-bit weights are read as stored
+    (docs/method.md section 8)."""
+    return bool(bits < 8 or abs(bits - 8 * round(bits / 8)) >= 1e-6)  # a width read from a link may carry rounding
+
+
 #: Precisions the matrix units can run at (docs/method.md sections 2-5).
 COMPUTE_PRECISIONS = catalogue.PRECISIONS
 
@@ -411,9 +421,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "graph; default: the profile's (0 where the link gives layer_us alone).", "engine",
        lo=0, hi=1e5, unit="µs", step=10.0, fmt="%g",
        preset="engine", derive=d.eager_us),
-    _K("eff_dequant", "float", "Bandwidth kept on weights below 8 bits (fraction of eff_bw)",
-       "Share of eff_bw the kernels keep when the weights are stored in fewer than 8 bits and unpacked on the fly "
-       "(4-bit and GGUF block formats); 1 = no loss; default: the profile's.", "engine",
+    _K("eff_dequant", "float", "Bandwidth kept on packed weights (fraction of eff_bw)",
+       "Share of eff_bw the kernels keep when the weights are packed, stored in fewer than 8 bits or in blocks with "
+       "their own scales (4-bit formats and every GGUF block format, Q8_0 included), and unpacked on the fly; 1 = no loss; default: the profile's.", "engine",
        lo=0.001, hi=1, step=0.05, fmt="%g",
        preset="engine"),
     _K("kv_reread", "float", "GQA re-reads of the KV cache (share)",
