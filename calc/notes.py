@@ -288,8 +288,8 @@ def vulkan_kernel_note(s: Scenario) -> str | None:
     then_ms = float(model.step_seconds(s.model_copy(update={"eff_dequant": old}), 1)) * 1e3
     return (f"{ENGINE_NAMES[s.engine]} is priced as the Vulkan builds from September 2025 on, {now_ms:,.2f} ms a "
             f"step at batch 1; the 2025 builds before them took {then_ms:,.2f} (engine={VULKAN_DEQUANT}). Part of "
-            "the gain is the integer-dot kernels (legacy quants such as Q4_0 from September 2025, k-quants such as "
-            "Q4_K from the end of November 2025: +5 % to +23 % on 4-bit decode in their pull requests), which run "
+            "the gain is the integer-dot kernels (legacy quants such as Q4_0 and Q8_0 from September 2025, k-quants "
+            "such as Q4_K from the end of November 2025: +5 % to +23 % on 4-bit decode in their pull requests), which run "
             "only where the driver reports integer dot products (int dot: 1 in llama.cpp's start-up printout): on "
             "a card without them, or a k-quant build before December 2025, expect up to about a fifth slower")
 

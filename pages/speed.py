@@ -126,8 +126,9 @@ st.caption("Solid: total tokens/s (grey where memory cannot hold that many seque
            "past it the step lengthens and each user waits longer.")
 
 st.subheader("The step's parts")
-# Powers of two up to twice the batches that matter (memory's cap, the knee), so the reachable ones stay visible.
-reach = max(mb, be or 1, 8)
+# Powers of two up to twice the batches that matter (the cap, memory's or the engine's, and the knee), so the
+# reachable ones stay readable beside the faded ones.
+reach = max(min(mb, s.max_seqs) if s.max_seqs is not None else mb, be or 1, 8)
 pick = sweep[sweep["batch"].isin([b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if b <= 2 * reach])]
 parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compute_ms", "comm_ms", "fixed_ms"],
                   var_name="part", value_name="ms")
