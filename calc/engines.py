@@ -38,6 +38,8 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 ENGINES_CSV = DATA_DIR / "engines.csv"
 ERRORS_CSV = DATA_DIR / "engine_errors.csv"
 MEASUREMENTS_CSV = DATA_DIR / "measurements.csv"
+#: Published rows kept out of the fit (set-ups the links approximate, releases or kernels no profile carries).
+KEPT_OUT_CSV = DATA_DIR / "measurements_other.csv"
 CV_CSV = DATA_DIR / "engine_cv.csv"
 
 FAMILIES_CSV = DATA_DIR / "engine_families.csv"
@@ -396,9 +398,11 @@ def tp_rule(engine: str, heads: int, kv_heads: int, gpus: int, latent: bool) -> 
     return None
 
 
-#: How ``engine_errors.csv`` labels its two kinds of error: on the rows the figures were fitted to, and on each
-#: source's rows predicted by figures fitted without that source.
-IN_SAMPLE, CROSS_VALIDATED = "in-sample", "leave-one-source-out"
+#: How ``engine_errors.csv`` labels its kinds of error: on the rows the figures were fitted to, on each source's
+#: rows predicted by figures fitted without that source, and on the published rows kept out of the fit
+#: (``measurements_other.csv``) predicted by the shipped figures, filed under the profile whose figures predicted
+#: them (:func:`figures_of` of the row's engine).
+IN_SAMPLE, CROSS_VALIDATED, KEPT_OUT = "in-sample", "leave-one-source-out", "kept-out"
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
 FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link",
            "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill", "layer_ghz")
@@ -512,17 +516,19 @@ def profile(engine: str) -> Mapping[str, Any]:
 
 def load_error_bands(path=ERRORS_CSV) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """``{engine: {basis: [{"metric", "n", "signed_median_pct", "median_pct", "p90_pct", "max_pct", "basis"}]}}``
-    from an ``engine_errors.csv`` file, ``basis`` being :data:`IN_SAMPLE` or :data:`CROSS_VALIDATED`. The errors
+    from an ``engine_errors.csv`` file, ``basis`` being :data:`IN_SAMPLE`, :data:`CROSS_VALIDATED` or
+    :data:`KEPT_OUT`. The errors
     are signed so that a positive one flatters self-hosting (a step predicted too short, a throughput too high);
     an engine with no measured rows has empty lists. Raises :class:`EngineDataError` on a bad row."""
     path = Path(path)
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {e: {IN_SAMPLE: [], CROSS_VALIDATED: []} for e in ENGINES}
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {e: {IN_SAMPLE: [], CROSS_VALIDATED: [], KEPT_OUT: []}
+                                                       for e in ENGINES}
     with path.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             engine, metric = (row.get("engine") or "").strip(), (row.get("metric") or "").strip()
             basis = (row.get("basis") or "").strip()
             where = f"{path.name} {engine}/{metric}/{basis}"
-            if engine not in out or metric not in METRICS or basis not in (IN_SAMPLE, CROSS_VALIDATED):
+            if engine not in out or metric not in METRICS or basis not in (IN_SAMPLE, CROSS_VALIDATED, KEPT_OUT):
                 raise EngineDataError(f"{where}: unknown engine, metric or basis")
             signed, median, p90, worst, n = (_number(row.get(k, ""), where) for k in
                                              ("signed_median_pct", "median_pct", "p90_pct", "max_pct", "n"))
@@ -550,8 +556,9 @@ def error_band(engine: str, basis: str = CROSS_VALIDATED) -> list[dict[str, Any]
 
     The default ``basis`` is :data:`CROSS_VALIDATED`: each source's rows predicted by figures fitted without
     that source (docs/calibration.md section 5), the only figure that says how far off a new set-up may be.
-    :data:`IN_SAMPLE` is the error on the rows the figures were fitted to. A family with no rows of its own that
-    shares every figure of its engine (``vllm-2025``) carries its engine's error."""
+    :data:`IN_SAMPLE` is the error on the rows the figures were fitted to; :data:`KEPT_OUT` the shipped figures' error
+    on published rows kept out of the fit. A family with no rows of its own that shares every figure of its engine
+    (``vllm-2025``) carries its engine's error."""
     bands = _bands()[engine][basis] or _bands()[figures_of(engine)][basis]
     return [dict(b) for b in bands] if bands else None
 

@@ -122,6 +122,7 @@ class Engine:
     throughput_batch: int | None
     run_throughput_tok_s: float | None  # a finite benchmark run's output tok/s (run_prompts; None without one)
     error_band: list | None          # the engine's measured error on the published rows, per metric
+    error_band_kept_out: list | None  # the shipped figures' error on the published rows kept out of the fit
 
 
 @dataclass(frozen=True)
@@ -325,6 +326,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "throughput_batch": thr_batch if thr_tok_s is not None else None,
         "run_throughput_tok_s": traffic.run_throughput(s),
         "error_band": engines.error_band(s.engine),
+        "error_band_kept_out": engines.error_band(s.engine, engines.KEPT_OUT),
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
         "capacity_band_from": acc.widened_from,

@@ -30,6 +30,7 @@ from .notes import (
 from .scenario import CUSTOM, KEY_TABLE, KEYS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
+    METRIC_NAMES,
     accuracy_text,
     card_name,
     cards_text,
@@ -152,14 +153,29 @@ def margin_sentence(d: Decision) -> str:
             "cost, or a lever on the Levers page, decide.")
 
 
+def kept_out_sentence(d: Decision) -> str:
+    """When the published rows kept out of the fit put the engine's capacity figure (full-load throughput, else the
+    decode step) further on the flattering side than the band reaches, a sentence saying the bill's upper end may
+    be low (docs/calibration.md section 2); "" otherwise."""
+    kept = {b["metric"]: b for b in engines.error_band(d.scenario.engine, engines.KEPT_OUT) or []}
+    b = kept.get("max_throughput_tok_s") or kept.get("step_ms")
+    if b is None or d.capacity_band_pct is None or b["signed_median_pct"] <= d.capacity_band_pct:
+        return ""
+    return (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} kept out of the fit (Validation page), this "
+            f"engine's {METRIC_NAMES.get(b['metric'], b['metric'])} came out a median "
+            f"{b['signed_median_pct']:.0f} % too fast, beyond that band: self-hosting may cost more than the upper "
+            "end.")
+
+
 def band_sentence(d: Decision) -> str:
     """The self-hosting bill as a range from the engine's cross-validated capacity error, and whether the API's
     bill lies inside it (the verdict is then marginal); empty when it cannot be priced."""
     if d.self_host_low is None or d.self_host_high is None or d.capacity_band_pct is None:
         return ""
     measured = "" if d.capacity_measured else (" No published measurement covers this engine, card family, model "
-                                               "kind, weight storage (below 8 bits or in scaled blocks, or not) and card count, so the band "
-                                               "is the engine's widest.")
+                                               "kind, weight storage (below 8 bits or in scaled blocks, or not) and "
+                                               "card count, so the band is the engine's widest.")
+    measured += kept_out_sentence(d)
     widened = ("" if d.capacity_band_from is None else
                f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of its release family "
                f"{ENGINE_NAMES.get(d.capacity_band_from, d.capacity_band_from)}, the widest of its families")
@@ -669,7 +685,7 @@ def assumptions(s: Scenario) -> list[str]:
          + f", {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
          + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eager_us, eff_dequant, kv_reread, mem_util, max_seqs); "
-         + accuracy_text(s.engine, engines.error_band(s.engine))
+         + accuracy_text(s.engine, engines.error_band(s.engine), engines.error_band(s.engine, engines.KEPT_OUT))
          + (f"; {outside}" if outside else "") + "."),
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None
                                        and s.engine in engines.MODELLED_RESERVE else ""),

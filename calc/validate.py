@@ -17,7 +17,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .engines import CV_CSV, ENGINES, FAMILIES, MEASUREMENTS_CSV, METRICS, backend_of, base, release_family
+from .engines import (
+    CV_CSV,
+    ENGINES,
+    FAMILIES,
+    KEPT_OUT_CSV,
+    MEASUREMENTS_CSV,
+    METRICS,
+    backend_of,
+    base,
+    figures_of,
+    release_family,
+)
 from .evaluate import report
 from .scenario import split_link
 from .words import number_text
@@ -192,6 +203,14 @@ def cross_validated_results(rows: Iterable[Measurement]) -> list[Result]:
     none)."""
     cv = cross_validated_predictions()
     return [Result(r, cv.get(r.id)) for r in rows]
+
+
+def kept_out_results(path=KEPT_OUT_CSV) -> list[Result]:
+    """The published rows kept out of the fit (``measurements_other.csv``), each predicted by the shipped figures and
+    filed under the profile whose figures predicted it (:func:`calc.engines.figures_of` of the row's engine:
+    ``vllm-2025``'s rows under ``vllm``), as ``engine_errors.csv``'s ``kept-out`` rows summarise them."""
+    return [Result(replace(r.row, engine=figures_of(r.row.engine)), r.predicted)
+            for r in evaluate(read_measurements(path))]
 
 
 #: The width of the engine column: the longest profile id.

@@ -175,10 +175,11 @@ METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-loa
 METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 
 
-def accuracy_text(engine: str, error_band: list | None) -> str:
+def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = None) -> str:
     """How far the engine's figures were from published measurements they were not fitted to, in words: "full-load
     throughput within about 6 % (90 % of rows within 26 %, 5 rows, median signed +6 %: too fast)" per metric,
-    each source's rows predicted by profiles fitted without that source."""
+    each source's rows predicted by profiles fitted without that source; then, from ``kept_out`` (the report's
+    ``error_band_kept_out``), how far the shipped figures were from the published rows kept out of the fit."""
     name = ENGINE_NAMES.get(engine, engine)
     if not error_band:
         return (f"{name}: no published measurements of this engine were available to check its figures; "
@@ -200,5 +201,10 @@ def accuracy_text(engine: str, error_band: list | None) -> str:
     # A release family that shares every speed figure (vllm-2025, trtllm-2024) quotes its engine's measurements.
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
+    kept = [f"{METRIC_NAMES.get(b['metric'], b['metric'])} a median {b['median_pct']:.0f} % off ({rows(b['n'])}, "
+            f"median {b['signed_median_pct']:+.0f} %: {side(b['signed_median_pct'])}, worst {b['max_pct']:.0f} %)"
+            for b in kept_out or ()]
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
-            f"{whose}, each source predicted by figures fitted without it")
+            f"{whose}, each source predicted by figures fitted without it"
+            + ("" if not kept else "; on the published rows kept out of the fit (set-ups their links approximate, "
+               "releases or kernels no profile carries), " + "; ".join(kept)))

@@ -53,6 +53,23 @@ def _summaries() -> tuple[pd.DataFrame, pd.DataFrame]:
     return table(validate.cross_validated_results(rows)), table(validate.evaluate(rows))
 
 
+@st.cache_data(show_spinner=False)
+def _kept_out() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The published rows kept out of the fit: their summary per profile and metric, and each row (once per
+    server)."""
+    results = validate.kept_out_results()
+    summary = pd.DataFrame(validate.summarise(results)).drop(columns=["rows", "missing"]).assign(
+        metric=lambda d: d["metric"].map(lambda m: words.METRIC_NAMES.get(m, m)))
+    each = pd.DataFrame([{
+        "id": r.row.id, "engine": r.row.engine,
+        "figure": f"{words.METRIC_NAMES.get(r.row.metric, r.row.metric)} "
+                  f"({words.METRIC_UNITS.get(r.row.metric, '?')})",
+        "measured": r.row.measured, "predicted": r.predicted, "error_pct": _flattering(r),
+        "version": r.row.version, "source": validate.source_of(r.row), "notes": r.row.notes, "link": r.row.link,
+    } for r in results])
+    return summary, each
+
+
 #: Widths that hold every column of the two summaries in the page's width (about 920 px) without a scroll.
 COLUMNS = {"engine": st.column_config.TextColumn("Engine", width=150),
            "metric": st.column_config.TextColumn("Figure", width=140),
@@ -87,6 +104,30 @@ ui.dataframe(cv_summary, column_config=COLUMNS, height=_whole(cv_summary))
 st.subheader("In sample: the rows the figures were fitted to")
 st.caption("How well the shipped figures fit their own rows. Not an accuracy claim.")
 ui.dataframe(in_summary, column_config=COLUMNS, height=_whole(in_summary))
+st.subheader("Kept out of the fit: published rows the figures never saw")
+kept_summary, kept_rows = _kept_out()
+st.caption("Published measurements found while extending the data and kept out of the fit: set-ups their links "
+           "approximate (a checkpoint's formats, a benchmark's request mix), releases or kernels no profile carries "
+           "(vLLM v0.5, TensorRT-LLM tables whose decode kernel is not stated), card families and quantization kinds "
+           "the Vulkan profiles lack (docs/calibration.md section 2). Predicted by the shipped figures, each under "
+           "the profile whose figures predicted it; every page quotes them beside the cross-validated error. Where "
+           "they lean too fast, treat the pages' self-hosting figures as optimistic.")
+ui.dataframe(kept_summary, column_config=COLUMNS, height=_whole(kept_summary))
+with st.expander(f"The {len(kept_rows)} rows kept out of the fit"):
+    ui.dataframe(kept_rows, pin="id", column_config={
+        "id": st.column_config.TextColumn("Row", width=80),
+        "engine": st.column_config.TextColumn("Profile", width=145),
+        "figure": st.column_config.TextColumn("Figure (unit)", width=175),
+        "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
+        "predicted": st.column_config.NumberColumn("Predicted", format="%.4g", width=80,
+                                                   help="Predicted by the shipped figures"),
+        "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f", width=70,
+                                                   help="+ where the prediction flatters self-hosting"),
+        "version": st.column_config.TextColumn("Engine version", width=220),
+        "source": st.column_config.TextColumn("Source", width=220),
+        "notes": st.column_config.TextColumn("Notes", width=300),
+        "link": st.column_config.TextColumn("Link (open it in the app)", width=300)})
+    ui.download_csv(kept_rows, "validation-kept-out-rows")
 
 st.subheader("Predicted against measured")
 basis = st.radio("Prediction", ["cross-validated", "in sample"], horizontal=True, key="validation_basis",

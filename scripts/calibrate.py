@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, memory, model, traffic  # noqa: E402
-from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, ROOFLINE  # noqa: E402
+from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, KEPT_OUT, ROOFLINE  # noqa: E402
 from calc.scenario import KEY_TABLE, packed_weights, split_link  # noqa: E402
 from calc.validate import (  # noqa: E402
     Measurement,
@@ -52,6 +52,7 @@ from calc.validate import (  # noqa: E402
     evaluate,
     flattering_pct,
     format_summary,
+    kept_out_results,
     read_measurements,
     source_of,
     summarise,
@@ -807,6 +808,11 @@ def main(argv=None) -> int:
         out.append(dict(b, source=f"{SCRIPT}: each row's own link against its measured figure"))
     for b in cv_bands:
         out.append(dict(b, source=f"{SCRIPT}: each source's rows predicted by a fit without that source"))
+    # The published rows kept out of the fit, predicted by the figures just written, each under the profile whose
+    # figures predicted it (a release family sharing every figure of its engine files under the engine).
+    for b in summarise(kept_out_results()):
+        out.append(dict(b, basis=KEPT_OUT, source=f"{SCRIPT}: the published rows of calc/data/measurements_other.csv, "
+                                                   "kept out of the fit, predicted by the shipped figures"))
     write_errors(ROOT / "calc" / "data" / "engine_errors.csv", out, date)
     write_cv(ROOT / "calc" / "data" / "engine_cv.csv", fast, inside, cv)
     for name in ("_table", "profiles", "_bands"):

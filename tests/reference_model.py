@@ -86,14 +86,15 @@ def profiles() -> dict:
 
 
 @functools.cache
-def error_bands() -> dict:
-    """{engine: [{metric, n, signed_median_pct, median_pct, p90_pct, max_pct, basis}]}: the leave-one-source-out
-    rows of calc/data/engine_errors.csv (docs/method.md section 8: the report's error band is cross-validated)."""
+def error_bands(basis: str = "leave-one-source-out") -> dict:
+    """{engine: [{metric, n, signed_median_pct, median_pct, p90_pct, max_pct, basis}]}: the rows of
+    calc/data/engine_errors.csv on ``basis`` (docs/method.md section 8: the report's error band is cross-validated;
+    docs/calibration.md section 5: "kept-out" is the shipped figures on the rows kept out of the fit)."""
     out = {e: [] for e in ENGINES}
     order = ("step_ms", "max_throughput_tok_s")
     with open(DATA / "engine_errors.csv", newline="") as f:
         for row in csv.DictReader(f):
-            if row["basis"] != "leave-one-source-out":
+            if row["basis"] != basis:
                 continue
             out[row["engine"]].append({"metric": row["metric"], "n": int(row["n"]),
                                        "signed_median_pct": float(row["signed_median_pct"]),
@@ -1306,6 +1307,7 @@ def reference_report(params) -> dict:
         own["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == own[k] else "link"} for k in PROFILE_KEYS}
     r["error_band"] = error_bands()[s["engine"]]
+    r["error_band_kept_out"] = error_bands("kept-out")[s["engine"]]
     unknown = sorted(k for k in params if k not in link_keys())
     r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]
     if s["usd_hr"] is None:

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from calc.validate import cross_validated_results, evaluate, number_text, read_measurements, summarise
+from calc.validate import (
+    cross_validated_results,
+    evaluate,
+    kept_out_results,
+    number_text,
+    read_measurements,
+    summarise,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,6 +101,14 @@ def test_engine_errors_csv_is_the_validation_of_the_fitted_figures():
             assert int(row["n"]) == s["n"] and row["rows"].split() == s["rows"]
             for col in ("signed_median_pct", "median_pct", "p90_pct", "max_pct"):
                 assert float(row[col]) == pytest.approx(s[col], abs=0.006), (engine, metric, basis, col)
+    # The rows kept out of the fit, predicted by the shipped figures, each under the profile that predicted it.
+    kept = {(s["engine"], s["metric"]): s for s in summarise(kept_out_results())}
+    assert {k for k in stored if k[2] == "kept-out"} == {(e, m, "kept-out") for e, m in kept}
+    for (engine, metric), s in kept.items():
+        row = stored[(engine, metric, "kept-out")]
+        assert int(row["n"]) == s["n"] and row["rows"].split() == s["rows"]
+        for col in ("signed_median_pct", "median_pct", "p90_pct", "max_pct"):
+            assert float(row[col]) == pytest.approx(s[col], abs=0.006), (engine, metric, "kept-out", col)
     roofline = {(s["engine"], s["metric"]): s for s in summarise(evaluate(MEASURED, engine="roofline"), False)}
     for (_, metric), s in roofline.items():
         assert float(stored[("roofline", metric, "in-sample")]["median_pct"]) == pytest.approx(s["median_pct"],
@@ -208,3 +223,23 @@ def test_a_users_file_that_copies_shipped_rows_is_not_called_out_of_sample(tmp_p
     assert number_text(cross_validated_predictions()[shipped.id]) in copied  # its leave-one-source-out prediction
     mine = next(x for x in out.splitlines() if x.startswith("mine "))
     assert mine.count("%") == 1  # no cross-validated prediction for a row no fit saw
+
+
+def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
+    """gpustack's rows name vllm-2025, which shares every figure of vllm: they count against vllm, and a vllm-2025
+    scenario quotes them as a vllm one does; a profile with no such rows quotes none."""
+    from calc import engines, words
+    from calc.evaluate import report
+    kept = kept_out_results()
+    assert len(kept) == 106 and all(r.row.engine == engines.figures_of(r.row.engine) for r in kept)
+    assert {r.row.id for r in kept if r.row.engine == "vllm"} >= {"b0ad3525", "bad28ae3"}
+    assert engines.error_band("vllm-2025", engines.KEPT_OUT) == engines.error_band("vllm", engines.KEPT_OUT)
+    assert engines.error_band("trtllm-2025", engines.KEPT_OUT) is None
+    r = report("engine=vllm")
+    (band,) = r["error_band_kept_out"]
+    assert band["metric"] == "max_throughput_tok_s" and band["n"] == 14 and band["signed_median_pct"] > 30
+    text = words.accuracy_text(r["engine"], r["error_band"], r["error_band_kept_out"])
+    assert (f"on the published rows kept out of the fit (set-ups their links approximate, releases or kernels no "
+            f"profile carries), full-load throughput a median {band['median_pct']:.0f} % off (14 rows, median "
+            f"{band['signed_median_pct']:+.0f} %: predicted too fast, worst {band['max_pct']:.0f} %)") in text
+    assert "kept out" not in words.accuracy_text("trtllm-2025", engines.error_band("trtllm-2025"), None)
