@@ -70,6 +70,15 @@ def _kept_out() -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary, each
 
 
+#: The columns both row tables share: the row, what was measured and where it was published.
+ROW_COLUMNS = {"id": st.column_config.TextColumn("Row", width=80),
+               "figure": st.column_config.TextColumn("Figure (unit)", width=175,
+                                                     help="Measured and predicted in this unit: ms a step, or tok/s"),
+               "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
+               "version": st.column_config.TextColumn("Engine version", width=220),
+               "source": st.column_config.TextColumn("Source", width=220),
+               "notes": st.column_config.TextColumn("Notes", width=300),
+               "link": st.column_config.TextColumn("Link (open it in the app)", width=300)}
 #: Widths that hold every column of the two summaries in the page's width (about 920 px) without a scroll.
 COLUMNS = {"engine": st.column_config.TextColumn("Engine", width=150),
            "metric": st.column_config.TextColumn("Figure", width=140),
@@ -115,18 +124,12 @@ st.caption("Published measurements found while extending the data and kept out o
 ui.dataframe(kept_summary, column_config=COLUMNS, height=_whole(kept_summary))
 with st.expander(f"The {len(kept_rows)} rows kept out of the fit"):
     ui.dataframe(kept_rows, pin="id", column_config={
-        "id": st.column_config.TextColumn("Row", width=80),
+        **ROW_COLUMNS,
         "engine": st.column_config.TextColumn("Profile", width=145),
-        "figure": st.column_config.TextColumn("Figure (unit)", width=175),
-        "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
         "predicted": st.column_config.NumberColumn("Predicted", format="%.4g", width=80,
                                                    help="Predicted by the shipped figures"),
         "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f", width=70,
-                                                   help="+ where the prediction flatters self-hosting"),
-        "version": st.column_config.TextColumn("Engine version", width=220),
-        "source": st.column_config.TextColumn("Source", width=220),
-        "notes": st.column_config.TextColumn("Notes", width=300),
-        "link": st.column_config.TextColumn("Link (open it in the app)", width=300)})
+                                                   help="+ where the prediction flatters self-hosting")})
     ui.download_csv(kept_rows, "validation-kept-out-rows")
 
 st.subheader("Predicted against measured")
@@ -176,11 +179,8 @@ st.caption("Errors are signed as everywhere on this page: + where the prediction
 rows = rows.sort_values("engine", key=lambda e: e.ne(measured), kind="stable")
 # The figures first (the cross-validated ones lead, as on every page), the long texts after them.
 ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
-    "id": st.column_config.TextColumn("Row", width=80),
+    **ROW_COLUMNS,
     "engine": st.column_config.TextColumn("Engine", width=145),
-    "figure": st.column_config.TextColumn("Figure (unit)", width=175,
-                                          help="Measured and predicted in this unit: ms a step, or tok/s"),
-    "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
     "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=95,
                                                   help="Predicted by a fit without the row's source"),
     "error_cv_pct": st.column_config.NumberColumn("CV error %", format="%+.1f", width=80,
@@ -189,11 +189,7 @@ ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "predicted": st.column_config.NumberColumn("In sample", format="%.4g", width=80,
                                                help="Predicted by the shipped figures, fitted on this row too"),
     "error_pct": st.column_config.NumberColumn("In-sample error %", format="%+.1f", width=120,
-                                               help="+ where the prediction flatters self-hosting"),
-    "version": st.column_config.TextColumn("Engine version", width=220),
-    "source": st.column_config.TextColumn("Source", width=220),
-    "notes": st.column_config.TextColumn("Notes", width=300),
-    "link": st.column_config.TextColumn("Link (open it in the app)", width=300)},
+                                               help="+ where the prediction flatters self-hosting")},
     column_order=["id", "engine", "figure", "measured", "predicted_cv", "error_cv_pct", "predicted", "error_pct",
                   "version", "source", "notes", "link"])
 ui.download_csv(rows, "validation-rows")
