@@ -140,6 +140,9 @@ class Band:
     break_even_req_day_high: float | None   # ... at capacity / (1 + b)
     best_at_band_ends: list | None          # the best option (SPEC section 9) at capacity x (1 + b) and / (1 + b)
     best_marginal: bool                     # it differs from the best at the model's capacity
+    capacity_kept_out_pct: float | None     # the kept-out rows' signed median error of that figure, where it
+    #                                         flatters beyond b (docs/calibration.md section 5; else None)
+    self_host_usd_month_kept_out: float | None  # the bill at capacity / (1 + that error)
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,17 @@ def evaluate(parsed: Parsed) -> Evaluation:
         for f in (1 / widen, widen):
             cap_f = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
             band_ends.append((cap_f, traffic.monthly_costs(s, s.req_day, cap_f)))
+    # The published rows kept out of the fit, where they put the figure that sizes the replicas (full-load
+    # throughput, else the decode step) further on the flattering side than the band: the bill at that error.
+    kept = {b["metric"]: b for b in engines.error_band(s.engine, engines.KEPT_OUT) or []}
+    kept_band = kept.get("max_throughput_tok_s") or kept.get("step_ms")
+    kept_pct = kept_usd = None
+    if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
+        kept_pct = kept_band["signed_median_pct"]
+        if fits_traffic and self_host is not None:
+            f = 1 + kept_pct / 100
+            kept_cap = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
+            kept_usd = float(traffic.monthly_costs(s, s.req_day, kept_cap)["self_host_usd_month"][()])
     low = high = be_low = be_high = None
     if self_host is not None and band_ends:
         low, high = (float(c["self_host_usd_month"][()]) for _, c in band_ends)
@@ -335,6 +349,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "verdict_marginal": bool(low is not None and verdict in ("self-host", "api") and low <= api_month <= high),
         "break_even_req_day_low": be_low,
         "break_even_req_day_high": be_high,
+        "capacity_kept_out_pct": kept_pct,
+        "self_host_usd_month_kept_out": kept_usd,
         "spec_tok_s": float(spec.tok_s),
         "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
         "spec_speedup": float(spec.tok_s) / tok_s,

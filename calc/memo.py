@@ -155,16 +155,22 @@ def margin_sentence(d: Decision) -> str:
 
 def kept_out_sentence(d: Decision) -> str:
     """When the published rows kept out of the fit put the engine's capacity figure (full-load throughput, else the
-    decode step) further on the flattering side than the band reaches, a sentence saying the bill's upper end may
-    be low (docs/calibration.md section 2); "" otherwise."""
-    kept = {b["metric"]: b for b in engines.error_band(d.scenario.engine, engines.KEPT_OUT) or []}
-    b = kept.get("max_throughput_tok_s") or kept.get("step_ms")
-    if b is None or d.capacity_band_pct is None or b["signed_median_pct"] <= d.capacity_band_pct:
+    decode step) further on the flattering side than the band reaches, what the self-hosting bill would be at their
+    median error (docs/calibration.md section 5); "" otherwise."""
+    if d.kept_out_pct is None:
         return ""
-    return (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} kept out of the fit (Validation page), this "
-            f"engine's {METRIC_NAMES.get(b['metric'], b['metric'])} came out a median "
-            f"{b['signed_median_pct']:.0f} % too fast, beyond that band: self-hosting may cost more than the upper "
-            "end.")
+    kept = {b["metric"]: b for b in engines.error_band(d.scenario.engine, engines.KEPT_OUT) or []}
+    b = kept.get("max_throughput_tok_s") or kept["step_ms"]
+    lead = (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} of other set-ups kept out of the fit "
+            f"(Validation page), this engine's {METRIC_NAMES.get(b['metric'], b['metric'])} came out a median "
+            f"{d.kept_out_pct:.0f} % too fast, beyond that band")
+    if d.self_host_kept_out is None or d.self_host_usd_month is None:
+        return lead + ": expect self-hosting to cost more than the band's upper end."
+    if d.self_host_kept_out <= d.self_host_usd_month:
+        return lead + f"; even at that error the same replicas carry the traffic ({money(d.self_host_usd_month)} a month)."
+    flips = d.verdict == "self-host" and d.self_host_kept_out > d.api_usd_month
+    return (lead + f"; at that error self-hosting would cost {money(d.self_host_kept_out)} a month"
+            + (f", more than the API's {money(d.api_usd_month)}." if flips else "."))
 
 
 def band_sentence(d: Decision) -> str:

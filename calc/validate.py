@@ -335,4 +335,11 @@ def main(path=None, as_linked: bool = False) -> int:
           + " (leave-one-source-out): each source's rows predicted by profiles fitted without that source; the error "
           "band every page quotes:")
     print(format_summary(summarise(cross_validated_results(shipped) if own else cv)))
+    if not own:
+        print()
+        print("Kept out of the fit (calc/data/measurements_other.csv): published rows the figures never saw, predicted "
+              "by the shipped profiles, each under the profile whose figures predicted it (a release family that "
+              "shares every figure of its engine counts as the engine); the Validation page's table and every page's "
+              "note quote them. --validate calc/data/measurements_other.csv lists each row by the engine it names:")
+        print(format_summary(summarise(kept_out_results())))
     return 0 if all(r.predicted is not None for r in results) else 1

@@ -175,6 +175,16 @@ METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-loa
 METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 
 
+def band_clause(report: dict) -> str:
+    """"; the bills use ±21 %, ..." when the band the bills are ranged with is not the engine's own (its own rests on
+    too few rows, so a release family's wider band stands in: calc.accuracy.MIN_BAND_ROWS); "" otherwise."""
+    family = report.get("capacity_band_from")
+    if family is None or report.get("capacity_band_pct") is None:
+        return ""
+    return (f"; the self-hosting bills are ranged with ±{report['capacity_band_pct']:.0f} %, the band of its release "
+            f"family {ENGINE_NAMES.get(family, family)}, as its own rests on too few rows")
+
+
 def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = None) -> str:
     """How far the engine's figures were from published measurements they were not fitted to, in words: "full-load
     throughput within about 6 % (90 % of rows within 26 %, 5 rows, median signed +6 %: too fast)" per metric,
@@ -201,10 +211,9 @@ def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = 
     # A release family that shares every speed figure (vllm-2025, trtllm-2024) quotes its engine's measurements.
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
-    kept = [f"{METRIC_NAMES.get(b['metric'], b['metric'])} a median {b['median_pct']:.0f} % off ({rows(b['n'])}, "
-            f"median {b['signed_median_pct']:+.0f} %: {side(b['signed_median_pct'])}, worst {b['max_pct']:.0f} %)"
+    kept = [f"on {b['n']} published row{'s' if b['n'] != 1 else ''} of other set-ups kept out of the fit, "
+            f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out a median {abs(b['signed_median_pct']):.0f} % "
+            f"{'too fast' if b['signed_median_pct'] > 0 else 'too slow'} (worst row {b['max_pct']:.0f} % off)"
             for b in kept_out or ()]
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
-            f"{whose}, each source predicted by figures fitted without it"
-            + ("" if not kept else "; on the published rows kept out of the fit (set-ups their links approximate, "
-               "releases or kernels no profile carries), " + "; ".join(kept)))
+            f"{whose}, each source predicted by figures fitted without it" + "".join("; " + k for k in kept))

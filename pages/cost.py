@@ -97,5 +97,6 @@ ui.dataframe(wide,
                             "fits_in_memory": st.column_config.CheckboxColumn("reachable", help="Memory holds the batch and the engine schedules that many sequences (max_seqs)"),
                             **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
 st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only. Rows: a single stream, the batch memory holds, the batch in use, "
-           "and the break-even batch (the textbook figure).")
+           "and the break-even batch (the textbook figure)"
+           + ("; a batch that is two of these is one row." if len(set(wide["batch"])) < len(picks) else "."))
 ui.download_csv(by_duty, "cost-by-duty")

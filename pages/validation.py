@@ -58,10 +58,11 @@ def _kept_out() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The published rows kept out of the fit: their summary per profile and metric, and each row (once per
     server)."""
     results = validate.kept_out_results()
+    named = {r.id: r.engine for r in validate.read_measurements(engines.KEPT_OUT_CSV)}
     summary = pd.DataFrame(validate.summarise(results)).drop(columns=["rows", "missing"]).assign(
         metric=lambda d: d["metric"].map(lambda m: words.METRIC_NAMES.get(m, m)))
     each = pd.DataFrame([{
-        "id": r.row.id, "engine": r.row.engine,
+        "id": r.row.id, "engine": r.row.engine, "named": named[r.row.id],
         "figure": f"{words.METRIC_NAMES.get(r.row.metric, r.row.metric)} "
                   f"({words.METRIC_UNITS.get(r.row.metric, '?')})",
         "measured": r.row.measured, "predicted": r.predicted, "error_pct": _flattering(r),
@@ -120,12 +121,18 @@ st.caption("Published measurements found while extending the data and kept out o
            "(vLLM v0.5, TensorRT-LLM tables whose decode kernel is not stated), card families and quantization kinds "
            "the Vulkan profiles lack (docs/calibration.md section 2). Predicted by the shipped figures, each under "
            "the profile whose figures predicted it; every page quotes them beside the cross-validated error. Where "
-           "they lean too fast, treat the pages' self-hosting figures as optimistic.")
+           "they lean too fast, treat the pages' self-hosting figures as optimistic. `python -m calc --validate` "
+           "prints this table too; `--validate calc/data/measurements_other.csv` lists the rows by the engine each "
+           "names.")
 ui.dataframe(kept_summary, column_config=COLUMNS, height=_whole(kept_summary))
 with st.expander(f"The {len(kept_rows)} rows kept out of the fit"):
     ui.dataframe(kept_rows, pin="id", column_config={
         **ROW_COLUMNS,
-        "engine": st.column_config.TextColumn("Profile", width=145),
+        "engine": st.column_config.TextColumn("Profile", width=145,
+                                              help="The profile whose figures predicted the row"),
+        "named": st.column_config.TextColumn("Engine named", width=145,
+                                             help="The release family the row's source names (vllm-2025 shares every "
+                                                  "figure of vllm, so vllm's figures predicted it)"),
         "predicted": st.column_config.NumberColumn("Predicted", format="%.4g", width=80,
                                                    help="Predicted by the shipped figures"),
         "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f", width=70,

@@ -1216,7 +1216,7 @@ def band(m, s, u, priced, out) -> dict:
     measured = region(s) in measured_regions()
     res = dict(capacity_measured=measured, capacity_band_pct=None, capacity_band_from=None, self_host_usd_month_low=None,
                self_host_usd_month_high=None, verdict_marginal=False, break_even_req_day_low=None,
-               break_even_req_day_high=None)
+               break_even_req_day_high=None, capacity_kept_out_pct=None, self_host_usd_month_kept_out=None)
     if not bands:
         return res
     by = {b["metric"]: b for b in bands}
@@ -1229,6 +1229,16 @@ def band(m, s, u, priced, out) -> dict:
             pick = dict(pick, p90_pct=wider[-1][0])
             res["capacity_band_from"] = wider[-1][1]
     res["capacity_band_pct"] = pick["p90_pct"]
+    # docs/calibration.md section 5: the rows kept out of the fit, where their signed median error of the figure
+    # that sizes the replicas (throughput, else the step) flatters beyond the band, and the bill at that error.
+    kept = {b["metric"]: b for b in error_bands("kept-out")[s["engine"]] or []}
+    worse = kept.get("max_throughput_tok_s") or kept.get("step_ms")
+    if worse is not None and worse["signed_median_pct"] > pick["p90_pct"]:
+        res["capacity_kept_out_pct"] = worse["signed_median_pct"]
+        if priced and out["self_host_usd_month"] is not None:
+            res["self_host_usd_month_kept_out"] = (
+                max(1, math.ceil(u * (1 + worse["signed_median_pct"] / 100) * s["peak"] - 1e-9)) * s["gpus"]
+                * rent(s) * s["hours"] + s["upkeep"])
     if priced and out["self_host_usd_month"] is not None:
         w = 1 + pick["p90_pct"] / 100
         bills = [max(1, math.ceil(u * f * s["peak"] - 1e-9)) * s["gpus"] * rent(s) * s["hours"] + s["upkeep"]

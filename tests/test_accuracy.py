@@ -76,3 +76,15 @@ def test_a_band_of_few_rows_takes_the_widest_band_of_its_engines_release_familie
     assert accuracy(parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp&weights=q4_0&batch=1").scenario
                     ).widened_from is None
     assert accuracy(parse("model=llama-3.1-8b&card=a100-80gb&engine=sglang&weights=bf16").scenario).widened_from is None
+
+
+def test_the_pages_say_when_the_bills_band_is_a_release_familys():
+    """llama.cpp Vulkan's own band rests on 9 rows: the bills use its release family's wider one, and the accuracy
+    note under every page's headline says so (it quotes the engine's own band first)."""
+    from calc import words
+    from calc.evaluate import report
+    r = report("weights=q8_0&engine=llamacpp-vulkan&card=rtx-4090&model=llama-3.1-8b")
+    assert r["capacity_band_from"] == "llamacpp"
+    assert words.band_clause(r) == (f"; the self-hosting bills are ranged with ±{r['capacity_band_pct']:.0f} %, the "
+                                    "band of its release family llama.cpp, as its own rests on too few rows")
+    assert words.band_clause(report("")) == ""

@@ -174,7 +174,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         outside = notes.outside_measurements(scenario)
         st.caption(accuracy_lead + words.accuracy_text(report["engine"], report["error_band"],
                                                                report["error_band_kept_out"])
-                   + (f"; {outside}" if outside else "") + ". (Validation page: every row.)")
+                   + (f"; {outside}" if outside else "") + words.band_clause(report) + ". (Validation page: every row.)")
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, *LINK_WARNINGS)):  # said above
