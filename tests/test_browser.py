@@ -410,9 +410,12 @@ def test_text_from_a_link_is_never_a_live_link_an_icon_or_emphasis(server, new_p
     screenshot(page, "fit-inert-text")
 
 
-def test_a_link_the_server_drops_is_named_on_the_page(server, new_page):
+@pytest.mark.parametrize("path", ["fit", ""])
+def test_a_link_the_server_drops_is_named_on_the_page(server, new_page, path):
+    """On a page and at the root, which forwards to the Decision page: the root draws nothing of its own, so the
+    Decision page's first draw still checks the link the browser opened."""
     page = new_page()
-    page.goto(f"{server}/fit?" + "&".join(["ctx=4096"] * 1001))
+    page.goto(f"{server}/{path}?" + "&".join(["ctx=4096"] * 1001))
     settle(page)
     from playwright.sync_api import expect
     expect(page.locator("[data-testid=stAlertContentError]", has_text="link=")).to_contain_text(

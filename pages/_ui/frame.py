@@ -74,7 +74,9 @@ def frame(page: Any = None) -> None:
 
     A session's first run is a first draw (see :func:`details`): the sidebar's folded groups wait for the rest."""
     path = getattr(page, "url_path", "")
-    if path == HOME_PATH:  # the root only forwards: read the link, draw nothing
+    # The root only forwards: read the link, draw nothing (Streamlit gives the default page the url_path "", not
+    # its own: drawn as a page, the root took the first, light draw that checks the link the browser opened).
+    if path in (HOME_PATH, ""):
         sync(draw=False)
         return
     light = not st.session_state.get("_drawn", False)
