@@ -685,12 +685,14 @@ def assumptions(s: Scenario) -> list[str]:
             else "")
          + (f", {s.eager_us:,.0f} µs more per layer without CUDA graphs (cuda_graphs=0)"
             if s.eager_us and not s.cuda_graphs else "")
-         + (f", packed weights (below 8 bits or in scaled blocks) read at {s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
+         + (f", weights {'below 8 bits or in scaled blocks' if s.dequant_q8 else 'below 8 bits'} read at "
+            f"{s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
          + (f", the KV cache read {model.kv_read_factor(s):g} times a step (one read per query head)"
             if model.kv_read_factor(s) > 1 else "")
          + f", {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
-         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eager_us, eff_dequant, kv_reread, mem_util, max_seqs); "
+         + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eager_us, eff_dequant, dequant_q8, kv_reread, mem_util, "
+           "max_seqs); "
          + accuracy_text(s.engine, engines.error_band(s.engine), engines.error_band(s.engine, engines.KEPT_OUT))
          + (f"; {outside}" if outside else "") + "."),
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None

@@ -242,11 +242,17 @@ def weight_bytes_read(s: Scenario, B: ArrayLike) -> NDArray:
     return sum(p.params * p.read * (cov if p.routed else 1.0) * p.bits / 8 for p in weight_parts(s)) + 0 * B
 
 
+def read_packed(s: Scenario, bits: float) -> bool:
+    """Whether weights of ``bits`` bits are read at ``eff_dequant``: below 8 bits, or packed in 8-bit blocks with
+    their own scales (:func:`calc.scenario.packed_weights`, Q8_0) where ``dequant_q8`` is 1 (docs/method.md
+    section 3.4)."""
+    return bits < 8 or bool(s.dequant_q8 and packed_weights(bits))
+
+
 def dequant_factor(s: Scenario, bits: float) -> float:
-    """The share of ``eff_bw`` kept reading weights of ``bits`` bits: the profile's ``eff_dequant`` on packed
-    weights (:func:`calc.scenario.packed_weights`: below 8 bits or in scaled blocks, which the kernel unpacks on the
-    fly), else 1 (docs/method.md section 8)."""
-    return s.eff_dequant if packed_weights(bits) else 1.0
+    """The share of ``eff_bw`` kept reading weights of ``bits`` bits: the profile's ``eff_dequant`` where the kernel
+    unpacks them on the fly (:func:`read_packed`), else 1 (docs/method.md section 8)."""
+    return s.eff_dequant if read_packed(s, bits) else 1.0
 
 
 def _weight_seconds(s: Scenario, B: ArrayLike | None) -> NDArray:

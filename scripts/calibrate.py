@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, memory, model, traffic  # noqa: E402
 from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, KEPT_OUT, ROOFLINE  # noqa: E402
-from calc.scenario import KEY_TABLE, packed_weights, split_link  # noqa: E402
+from calc.scenario import KEY_TABLE, split_link  # noqa: E402
 from calc.validate import (  # noqa: E402
     Measurement,
     Result,
@@ -377,7 +377,7 @@ class FastRows:
             for name, routed, low in (("Wd8", False, False), ("Wd4", False, True), ("Wm8", True, False),
                                       ("Wm4", True, True)):
                 cols[name].append(sum(p.params * p.read * p.bits / 8 for p in model.weight_parts(s)
-                                      if p.routed == routed and packed_weights(p.bits) == low))
+                                      if p.routed == routed and model.read_packed(s, p.bits) == low))
             cols["q"].append(1 - s.experts_active / s.experts if s.experts else 1.0)
             if row.metric == "step_ms":
                 if s.batch == "auto":

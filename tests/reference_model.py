@@ -144,7 +144,7 @@ LINK_KEYS = (
     "link_gbs", "link_us", "embed_b", "clock_ghz",
     # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
     "vocab", "linear_layers", "state_kib", "state_layers", "torch_gib", "weights_attn", "weights_embed", "layers_full",
-    "max_batched_tokens", "cuda_graphs", "flash_attn",
+    "max_batched_tokens", "cuda_graphs", "flash_attn", "dequant_q8",
     # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
     # docs/method.md section 8
@@ -397,6 +397,8 @@ def resolve(params) -> dict:
     s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
     s["layer_us"] = _real(p, "layer_us", prof["layer_us"], 0)
     s["eff_dequant"] = _real(p, "eff_dequant", prof["eff_dequant"], 0, lo_open=True, hi=1)
+    # docs/calibration.md section 7: Q8_0 blocks are read at eff_dequant, except beside a link's own eff_dequant
+    s["dequant_q8"] = _integer(p, "dequant_q8", 0 if "eff_dequant" in p else 1, 0, 1)
     s["kv_reread"] = _real(p, "kv_reread", prof["kv_reread"], 0, hi=1)
     # a link that gives layer_us and not eager_us pins the whole time per layer (docs/calibration.md section 7)
     s["eager_us"] = _real(p, "eager_us", 0.0 if "layer_us" in p else prof["eager_us"], 0)
@@ -602,7 +604,7 @@ def _si(s) -> dict:
         V=s["vocab"], Llin=s["linear_layers"], state=s["state_layers"] * s["state_kib"] * 1024,
         bpw_a=s["_bpw_a"], bpw_emb=s["_bpw_emb"], Lf=s["layers_full"], T=s["max_batched_tokens"],
         fa=s["flash_attn"], slot_outputs=s["engine"] in SLOT_OUTPUTS, ctx=s["ctx"],
-        graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"],
+        graphs=s["cuda_graphs"], rule=ENGINE_BASE[s["engine"]], dq=s["eff_dequant"], dq8=s["dequant_q8"],
         profiled=s["engine"] in TRTLLM_PROFILED,
         reread=s["kv_reread"], page=page_tokens(s["engine"], s["kv_latent"]),
         release=VLLM_RELEASES.get(s["engine"], VLLM_RELEASES["vllm-0.21"]),
@@ -798,7 +800,8 @@ def packed(bits) -> bool:
 
 
 def _bw(m, bits):
-    return m["BW"] * (m["dq"] if packed(bits) else 1.0)  # docs/method.md s8: packed weights at eff_dequant of eff_bw
+    # docs/method.md s3.4: below 8 bits, and Q8_0's scaled blocks where dequant_q8 is 1, at eff_dequant of eff_bw
+    return m["BW"] * (m["dq"] if bits < 8 or (m["dq8"] and packed(bits)) else 1.0)
 
 
 def read_seconds(m, B):

@@ -335,6 +335,39 @@ def test_an_old_printed_link_keeps_its_numbers():
     assert v05["max_throughput_tok_s"] < r["max_throughput_tok_s"]  # the same figures, eight reads of the cache
 
 
+#: A llama.cpp Vulkan 2025 scenario on Q8_0 weights as the app printed it before the loss on packed weights reached
+#: Q8_0's scaled 8-bit blocks (commit 8ba8474): every figure pinned, no dequant_q8.
+OLD_VULKAN_2025_Q8 = (
+    "model=llama-3.1-8b&params_b=8.03&active_b=8.03&layers=32&heads=32&kv_heads=8&head_dim=128&hidden=409"
+    "6&experts=0&experts_active=0&kv_latent=0&window=0&window_layers=0&embed_b=0.525336576&vocab=128256&l"
+    "inear_layers=0&state_kib=0&state_layers=0&card=rtx-4090&mem_gib=23.98828125&torch_gib=23.64288330078"
+    "125&bw_tbs=1.008&tflops=165.2&gpus=1&compute=bf16&link_gbs=32&clock_ghz=2.52&link_us=10&weights=q8_0"
+    "&weights_experts=q8_0&weights_attn=q8_0&weights_embed=q8_0&layers_full=0&kv=fp16&ctx=auto&batch=1&ef"
+    "f=0.7&usd_hr=0.34&duty=auto&upkeep=4000&hours=720&attn=1&req_day=10000&in_tok=1000&out_tok=300&peak="
+    "3&api=together_ai%2Fmeta-llama%2Fmeta-llama-3.1-8b-instruct-turbo&api_in=0.18&api_out=0.18&engine=ll"
+    "amacpp-vulkan-2025&eff_bw=0.8689&eff_kv=0.8689&eff_flops=0.7&eff_prefill=0.7&step_us=0&mem_util=1&ma"
+    "x_seqs=4&tok_us=0&eff_link=0.5186&layer_us=40.9&layer_ghz=2&eager_us=0&eff_dequant=0.6264&kv_reread="
+    "0&eff_fp4=1&expert_us=0&max_batched_tokens=512&cuda_graphs=1&flash_attn=0&spec_k=0&spec_alpha=0.7&sp"
+    "ec_c=0.05&prefix_hit=0&api_cached=0.18&discount=0&card_usd=1599&server_frac=0.4&years=4&wacc=0.08&re"
+    "sidual=0.1&power_w=450&idle_frac=0.25&pue=1.4&usd_kwh=0.12&colo_usd=0&autoscale=0&min_replicas=1&lab"
+    "_n=4096&lab_group=128&lab_outliers=0.000244140625&lab_scale=20&run_prompts=0&out_spread=none&out_max"
+    "=0"
+)
+
+
+def test_an_old_printed_q8_0_link_keeps_its_numbers():
+    """docs/calibration.md section 7: the link gives eff_dequant and not dequant_q8, so its Q8_0 blocks are read at
+    the full bandwidth share, as when it was printed (10.337 ms then); the same link printed now says dequant_q8=1
+    and reads them at eff_dequant, as the profile does."""
+    old = parse(OLD_VULKAN_2025_Q8).scenario
+    assert old.dequant_q8 == 0 and report(OLD_VULKAN_2025_Q8)["step_ms"] == pytest.approx(10.337225711399377,
+                                                                                          rel=1e-12)
+    now = report(OLD_VULKAN_2025_Q8 + "&dequant_q8=1")["step_ms"]
+    fresh = parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp-vulkan-2025&weights=q8_0&batch=1").scenario
+    assert fresh.dequant_q8 == 1 and fresh.to_params()["dequant_q8"] == "1"
+    assert now > 1.3 * 10.337225711399377  # Q8_0 now read at the 2025 builds' 0.62 of the bandwidth share
+
+
 def test_prefill_has_its_own_share_of_the_peak():
     """docs/method.md section 8: eff_prefill prices a prompt's arithmetic (the TTFT and the prefill under load),
     eff_flops a decode step's. TensorRT-LLM's rows fit the two apart; vLLM's cannot, so its prefill takes eff_flops;

@@ -302,6 +302,14 @@ eager_us = unless_given("eager_us")(_pinned_with_layer_us)
 layer_ghz = unless_given("layer_ghz")(_pinned_with_layer_us)
 
 
+@unless_given("dequant_q8")
+def dequant_q8(r: Resolving, base: Any) -> Any:
+    """1, except beside a link's own ``eff_dequant``: a link printed before the loss on packed weights reached
+    8-bit blocks with their own scales (Q8_0) pins that loss and read such blocks at the full bandwidth share, so
+    it keeps its numbers (docs/calibration.md section 7)."""
+    return 0 if r.given("eff_dequant") else base
+
+
 @unless_given("expert_us")
 def expert_us(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own ``step_us``: a link that pins the engine's fixed times pins this one

@@ -451,6 +451,11 @@ KEY_TABLE: tuple[Key, ...] = (
        "llama.cpp: 512).", "engine",
        lo=1, hi=10_000_000, unit="tokens", step=512, slider=("pow2", 256, 131072),
        derive=d.max_batched_tokens, after=("engine", "card", "mem_gib", "torch_gib")),
+    _K("dequant_q8", "flag", "Q8_0 blocks unpacked at eff_dequant",
+       "1 when the loss on packed weights (eff_dequant) also applies to 8-bit blocks with their own scales (GGUF's "
+       "Q8_0, 8.5 bits a weight), as it does to every format below 8 bits; 0 reads them at the full eff_bw, as a "
+       "link that gives eff_dequant without this key does (links printed before it existed keep their numbers).",
+       "engine", default=1, derive=d.dequant_q8, after=("engine",)),
     _K("cuda_graphs", "flag", "CUDA graphs captured",
        "1 when the engine captures its decode steps as CUDA graphs (the default of every engine here but the "
        "llama.cpp builds of before May 2024); vLLM reserves their memory before sizing its KV cache (since v0.21); "
