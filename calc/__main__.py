@@ -159,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .validate import main as validate
         try:
             return validate(args.validate or None, as_linked=args.as_linked)
+        except BrokenPipeError:
+            raise  # the reader stopped early (_run): no file is at fault
         except OSError as exc:  # a file the user named: the input is at fault, as a bad link value is
             print(f"error: cannot read {exc.filename or args.validate}: {exc.strerror or exc}", file=sys.stderr)
             return 2

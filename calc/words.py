@@ -211,17 +211,20 @@ def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = 
     # A release family that shares every speed figure (vllm-2025, trtllm-2024) quotes its engine's measurements.
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
-    kept = kept_out_text(kept_out)
+    kept = kept_out_text(kept_out, measured)
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
             f"{whose}, each source predicted by figures fitted without it" + (f"; {kept}" if kept else ""))
 
 
-def kept_out_text(kept_out: list | None) -> str:
+def kept_out_text(kept_out: list | None, engine: str = "") -> str:
     """How far the shipped figures were from the published rows kept out of the fit (the report's
-    ``error_band_kept_out``), per metric: "on 14 published rows of other set-ups kept out of the fit, full-load
-    throughput came out a median 47 % too fast (worst row 233 % off)"; "" when there are none."""
+    ``error_band_kept_out``), per metric: "on 14 published vLLM rows of other set-ups (other models and releases)
+    kept out of the fit, full-load throughput came out a median 47 % too fast (worst row 233 % off)"; "" when there
+    are none. ``engine``: the profile whose figures predicted them (:func:`calc.engines.figures_of`)."""
+    name = f"{ENGINE_NAMES.get(engine, engine)} " if engine else ""
     return "; ".join(
-        f"on {b['n']} published row{'s' if b['n'] != 1 else ''} of other set-ups kept out of the fit, "
+        f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''} of other set-ups (other models and releases) "
+        "kept out of the fit, "
         f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out a median {abs(b['signed_median_pct']):.0f} % "
         f"{'too fast' if b['signed_median_pct'] > 0 else 'too slow'} (worst row {b['max_pct']:.0f} % off)"
         for b in kept_out or ())

@@ -46,14 +46,17 @@ c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-
           words.money_short(d.self_host_usd_month),
           delta=None if d.self_host_low is None else
           (f"{words.money_short(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
-           else f"{words.money_short(d.self_host_low)} to {words.money_short(d.self_host_high)}")
+           else f"{words.money_short(d.self_host_low).removesuffix(' USD')}–{words.money_short(d.self_host_high)}")
           + (" · marginal" if d.marginal else ""),
           delta_color="off", delta_arrow="off",
           help=f"{words.money(d.self_host_usd_month)}: rent of every replica, busy or not, plus upkeep. The range is "
                "the bill at the engine's capacity "
                "error, each source of published measurements predicted by a fit without it"
                + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
-               + "." + (" This is the fleet sized for the busiest hour running all day, the verdict's bill; the "
+               + "." + ("" if d.self_host_kept_out is None else
+                        f" At the error of the published rows kept out of the fit ({d.kept_out_pct:.0f} % too fast), "
+                        f"{words.money(d.self_host_kept_out)}.")
+               + (" This is the fleet sized for the busiest hour running all day, the verdict's bill; the "
                         "autoscaled fleet's rent is in the options table below." if s.autoscale and s.profile else ""))
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",

@@ -3,10 +3,13 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from calc import catalogue
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SEED = ("engine=roofline&model=custom&params_b=70&layers=80&heads=64&kv_heads=8&head_dim=128&card=custom&mem_gib=80&bw_tbs=3.35"
         "&tflops=989&weights=4&kv=fp16&ctx=8192&attn=0&batch=17&duty=0.3&eff=0.7&overhead_gib=4&usd_hr=2.5&upkeep=0")
@@ -136,3 +139,14 @@ def test_help_gives_each_default_as_a_link_would():
     assert lines["req_day"].endswith("default 10000") and lines["hours"].endswith("default 720")
     assert lines["link_us"].endswith("default 10")
     assert "10000.0" not in out.stdout
+
+
+@pytest.mark.parametrize("args", [["--validate"], ["--list", "models"]])
+def test_a_reader_that_stops_early_is_not_an_error(args):
+    """`python -m calc --validate | head` : the pipe closes before the tables are out; no file is at fault."""
+    proc = subprocess.Popen([sys.executable, "-m", "calc", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=ROOT)
+    proc.stdout.readline()
+    proc.stdout.close()  # as `head -1` does
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"error" not in err, err

@@ -13,7 +13,7 @@ from calc import (
     notes,
     words,
 )
-from calc.engines import ENGINE_NAMES
+from calc.engines import ENGINE_NAMES, figures_of
 
 from .cache import current, evaluation, table
 from .links import LINK_WARNINGS, LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
@@ -177,7 +177,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         # Three short notes rather than one long one: the cross-validated error, the rows kept out of the fit,
         # and what the rows did not measure of this scenario (with the band the bills use where it is not its own).
         st.caption(accuracy_lead + words.accuracy_text(report["engine"], report["error_band"]) + ".")
-        kept = words.kept_out_text(report["error_band_kept_out"])
+        kept = words.kept_out_text(report["error_band_kept_out"], figures_of(report["engine"]))
         if kept:
             st.caption(kept[0].upper() + kept[1:] + ".")
         rest = (outside + words.band_clause(report)).removeprefix("; ")
