@@ -86,6 +86,13 @@ class Accuracy:
 MIN_BAND_ROWS = 10
 
 
+def capacity_band(bands: list | None) -> dict | None:
+    """Of an engine's error bands (one per metric), the one of the figure that sizes the replicas: full-load
+    throughput, else the decode step; None when there is neither."""
+    by_metric = {b["metric"]: b for b in bands or []}
+    return by_metric.get("max_throughput_tok_s") or by_metric.get("step_ms")
+
+
 def accuracy(s: Scenario) -> Accuracy:
     """The cross-validated band of the scenario's capacity, widened to the engine's widest when no row measured
     its region, and another engine's widest when none measured this engine (docs/calibration.md section 6)."""
@@ -102,11 +109,7 @@ def _accuracy(engine: str, r: tuple[str, str, str, int, bool]) -> Accuracy:
         bands = [widest] if widest else []
     if not bands:
         return Accuracy(measured, r, None)
-    by_metric = {b["metric"]: b for b in bands}
-    if measured:
-        b = by_metric.get("max_throughput_tok_s") or by_metric["step_ms"]
-    else:
-        b = max(bands, key=lambda x: x["p90_pct"])
+    b = capacity_band(bands) if measured else max(bands, key=lambda x: x["p90_pct"])
     if b["n"] >= MIN_BAND_ROWS:
         return Accuracy(measured, r, b["p90_pct"])
     siblings = [(o["p90_pct"], e) for e in ENGINES if base(e) == base(engine) and e != figures_of(engine)

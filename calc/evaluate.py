@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
 from . import engines, memory, model, procure, traffic
-from .accuracy import accuracy
+from .accuracy import accuracy, capacity_band
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, scenario_warnings, what_if
 from .scenario import Parsed, Scenario, load
@@ -265,18 +265,16 @@ def evaluate(parsed: Parsed) -> Evaluation:
     if fits_traffic and acc.band_pct is not None:
         widen = 1 + acc.band_pct / 100
         for f in (1 / widen, widen):
-            cap_f = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
+            cap_f = cap.slower(f)
             band_ends.append((cap_f, traffic.monthly_costs(s, s.req_day, cap_f)))
     # The published rows kept out of the fit, where they put the figure that sizes the replicas (full-load
     # throughput, else the decode step) further on the flattering side than the band: the bill at that error.
-    kept = {b["metric"]: b for b in engines.error_band(s.engine, engines.KEPT_OUT) or []}
-    kept_band = kept.get("max_throughput_tok_s") or kept.get("step_ms")
+    kept_band = capacity_band(engines.error_band(s.engine, engines.KEPT_OUT))
     kept_pct = kept_usd = None
     if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
         kept_pct = kept_band["signed_median_pct"]
         if fits_traffic and self_host is not None:
-            f = 1 + kept_pct / 100
-            kept_cap = replace(cap, s_req=cap.s_req * f, x_cap=cap.x_cap / f)
+            kept_cap = cap.slower(1 + kept_pct / 100)
             kept_usd = float(traffic.monthly_costs(s, s.req_day, kept_cap)["self_host_usd_month"][()])
     low = high = be_low = be_high = None
     if self_host is not None and band_ends:

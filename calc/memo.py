@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .accuracy import MIN_BAND_ROWS
+from .accuracy import MIN_BAND_ROWS, capacity_band
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
@@ -159,8 +159,7 @@ def kept_out_sentence(d: Decision) -> str:
     median error (docs/calibration.md section 5); "" otherwise."""
     if d.kept_out_pct is None:
         return ""
-    kept = {b["metric"]: b for b in engines.error_band(d.scenario.engine, engines.KEPT_OUT) or []}
-    b = kept.get("max_throughput_tok_s") or kept["step_ms"]
+    b = capacity_band(engines.error_band(d.scenario.engine, engines.KEPT_OUT))
     lead = (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} of other set-ups kept out of the fit "
             f"(Validation page), this engine's {METRIC_NAMES.get(b['metric'], b['metric'])} came out a median "
             f"{d.kept_out_pct:.0f} % too fast, beyond that band")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -165,6 +165,11 @@ class Capacity:
     s_req: float             # busy replica-seconds per request
     x_cap: float             # requests per day one replica serves at the peak factor
     serving_tok_s: float     # output tokens/s of one busy replica on the traffic's requests, prompts included
+
+    def slower(self, f: float) -> Capacity:
+        """The replica at ``f`` times the busy seconds per request, so ``1 / f`` times the requests a day it serves:
+        the capacity at an error of the engine's figures (docs/calibration.md sections 5 and 6)."""
+        return replace(self, s_req=self.s_req * f, x_cap=self.x_cap / f)
 
 
 def capacity(s: Scenario) -> Capacity:
