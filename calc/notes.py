@@ -278,8 +278,9 @@ def vulkan_kernel_note(s: Scenario) -> str | None:
     September 2025), the batch-1 step of the builds before (the ``llamacpp-vulkan-2025`` profile's loss on packed
     weights), and that the integer-dot kernels behind part of the gain (PR #14903 for legacy quants, PR #16900 for
     k-quants, +5 % to +23 % on 4-bit decode in their tables) run only on a driver that reports integer dot
-    products. None for other engines, for weights read as stored, or where the two losses are one."""
-    if s.engine != VULKAN_INT_DOT or not any(packed_weights(p.bits) for p in model.weight_parts(s)):
+    products. None for other engines, for weights the step reads as stored (:func:`calc.model.read_packed`), or
+    where the two losses are one."""
+    if s.engine != VULKAN_INT_DOT or not any(model.read_packed(s, p.bits) for p in model.weight_parts(s)):
         return None
     old = engines.profile(VULKAN_DEQUANT)["eff_dequant"]
     if old >= s.eff_dequant:

@@ -126,6 +126,9 @@ def test_a_vulkan_scenario_on_quantized_weights_gives_the_step_without_integer_d
     # Q8_0 (8.5 bits: int8 blocks with their own scales) is a legacy quant the older builds dequantized too
     q8 = parse(link.replace("q4_k_m", "q8_0")).scenario
     assert [w for w in notes.scenario_warnings(q8) if "integer dot" in w]
+    # ... unless the link reads Q8_0 as stored (dequant_q8=0, an old printed link): then both builds' steps are one
+    stored = parse(link.replace("q4_k_m", "q8_0") + "&dequant_q8=0").scenario
+    assert not [w for w in notes.scenario_warnings(stored) if "integer dot" in w]
     for other in ("engine=llamacpp-vulkan&weights=fp16", "engine=llamacpp-vulkan-2025&weights=q4_k_m",
                   "engine=llamacpp&weights=q4_k_m"):
         t = parse(f"model=llama-3.1-8b&card=rtx-4090&{other}").scenario
