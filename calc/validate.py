@@ -30,7 +30,7 @@ from .engines import (
     release_family,
 )
 from .evaluate import report
-from .scenario import split_link
+from .scenario import ScenarioError, split_link
 from .words import number_text
 
 COLUMNS = ("id", "engine", "metric", "measured", "link", "source", "notes", "version")
@@ -56,6 +56,7 @@ class Result:
 
     row: Measurement
     predicted: float | None
+    reason: str = ""  # why there is no prediction (the link's error), or why the one given is in doubt
 
     @property
     def error_pct(self) -> float | None:
@@ -64,8 +65,12 @@ class Result:
         return (self.predicted - self.row.measured) / self.row.measured * 100
 
 
-def read_measurements(path=MEASUREMENTS_CSV) -> list[Measurement]:
-    """The rows of a measurements file (columns :data:`COLUMNS`); raises ValueError naming a bad row."""
+def read_measurements(path=MEASUREMENTS_CSV, skipped: list[str] | None = None) -> list[Measurement]:
+    """The rows of a measurements file (columns :data:`COLUMNS`).
+
+    Raises ValueError for a file without the columns, and for a bad row (naming its line, the field, its value and
+    what is accepted) unless ``skipped`` is given: then that message is appended to ``skipped`` and the row left out,
+    so one bad row of a user's file does not hide the others."""
     path = Path(path)
     out = []
     with path.open(newline="", encoding="utf-8") as f:
@@ -75,19 +80,30 @@ def read_measurements(path=MEASUREMENTS_CSV) -> list[Measurement]:
             raise ValueError(f"{path.name}: missing column(s) {', '.join(missing)}")
         for data in reader:
             where = f"{path.name} line {reader.line_num}"
-            metric = (data["metric"] or "").strip()
-            if metric not in METRICS:
-                raise ValueError(f"{where}: metric must be one of {', '.join(METRICS)}")
             try:
-                measured = float(data["measured"])
-            except (TypeError, ValueError):
-                raise ValueError(f"{where}: measured is not a number") from None
-            if not (math.isfinite(measured) and measured > 0):
-                raise ValueError(f"{where}: measured must be a positive number")
-            out.append(Measurement((data["id"] or "").strip(), (data["engine"] or "").strip(), metric, measured,
-                                   (data["link"] or "").strip(), data.get("source") or "", data.get("notes") or "",
-                                   (data.get("version") or "").strip()))
+                out.append(_measurement(data, where))
+            except ValueError as exc:
+                if skipped is None:
+                    raise
+                skipped.append(str(exc))
     return out
+
+
+def _measurement(data: dict, where: str) -> Measurement:
+    """One row of a measurements file; raises ValueError naming ``where``, the field, its value and what is accepted."""
+    metric = (data["metric"] or "").strip()
+    if metric not in METRICS:
+        raise ValueError(f"{where}: metric={metric!r} is not accepted: metric takes one of {', '.join(METRICS)}")
+    text = (data["measured"] or "").strip()
+    try:
+        measured = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: measured={text!r} is not a number: measured takes a positive number") from None
+    if not (math.isfinite(measured) and measured > 0):
+        raise ValueError(f"{where}: measured={text!r} is not accepted: measured takes a positive number")
+    return Measurement((data["id"] or "").strip(), (data["engine"] or "").strip(), metric, measured,
+                       (data["link"] or "").strip(), data.get("source") or "", data.get("notes") or "",
+                       (data.get("version") or "").strip())
 
 
 def source_of(row: Measurement) -> str:
@@ -143,14 +159,25 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
 
 
+#: Why a row's prediction is missing or in doubt: its link's set-up does not fit in memory as the engine allocates it.
+NOT_FIT = ("the set-up does not fit in memory as linked (weights plus a request's KV cache beyond what the engine "
+           "takes of the cards): check the link's card, cards and formats")
+
+
 def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Result]:
-    """Each row's prediction from its own link (or under ``engine`` instead of the one it names)."""
+    """Each row's prediction from its own link (or under ``engine`` instead of the one it names). A link the
+    calculator refuses (:class:`calc.scenario.ScenarioError`, naming the field, its value and the accepted range)
+    gives no prediction, and that message as the result's ``reason``."""
     out = []
     for row in rows:
         link = row.link if engine is None else with_keys(row.link, engine=engine)
-        r = report(link)
+        try:
+            r = report(link)
+        except ScenarioError as exc:
+            out.append(Result(row, None, str(exc)))
+            continue
         value = r[metric_key(row.metric, r["scenario"]["run_prompts"])]
-        out.append(Result(row, None if value is None else float(value)))
+        out.append(Result(row, None if value is None else float(value), "" if r["fits"] else NOT_FIT))
     return out
 
 
@@ -275,11 +302,13 @@ def main(path=None, as_linked: bool = False) -> int:
     a file of the user's own, the rows no fit saw are out of sample, and those that are shipped rows
     (:func:`_fitted_rows`) are counted apart, beside their leave-one-source-out predictions; a row
     whose link names an engine's plain id and whose text names an older release is predicted by that release's
-    family (:func:`priced_as`; ``as_linked`` turns that off), and the line says so.
-    0 when every row was predicted."""
+    family (:func:`priced_as`; ``as_linked`` turns that off), and the line says so. A row of the user's file that
+    cannot be read or whose link the calculator refuses is listed with the reason, and the others are still predicted.
+    0 when every row was predicted, else 1."""
     own = path is not None
     shipped = read_measurements(MEASUREMENTS_CSV)
-    rows = read_measurements(path) if own else shipped
+    skipped: list[str] = []
+    rows = read_measurements(path, skipped) if own else shipped
     moved: dict[str, str] = {}
     if own and not as_linked:
         priced = []
@@ -299,6 +328,22 @@ def main(path=None, as_linked: bool = False) -> int:
         cv = None if own else cross_validated_results(rows)
     print(format_results(results, cv))
     print()
+    unpriced = [r for r in results if r.predicted is None]
+    if skipped or unpriced:
+        print(f"{len(skipped) + len(unpriced)} row{'s' if len(skipped) + len(unpriced) != 1 else ''} of this file "
+              "could not be predicted and count in no table:")
+        for message in skipped:
+            print(f"  {message}")
+        for r in unpriced:
+            print(f"  {r.row.id or '(no id)'}: {r.reason or 'no prediction'}")
+        print()
+    doubtful = [r for r in results if r.predicted is not None and r.reason]
+    if doubtful:
+        print(f"{len(doubtful)} row{'s' if len(doubtful) != 1 else ''} predicted all the same, but in doubt "
+              "(counted in the tables):")
+        for r in doubtful:
+            print(f"  {r.row.id or '(no id)'}: {r.reason}")
+        print()
     if moved:
         counts: dict[str, int] = {}
         for f in moved.values():
@@ -342,4 +387,4 @@ def main(path=None, as_linked: bool = False) -> int:
               "shares every figure of its engine counts as the engine); the Validation page's table and every page's "
               "note quote them. --validate calc/data/measurements_other.csv lists each row by the engine it names:")
         print(format_summary(summarise(kept_out_results())))
-    return 0 if all(r.predicted is not None for r in results) else 1
+    return 0 if not skipped and not unpriced else 1

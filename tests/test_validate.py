@@ -225,6 +225,42 @@ def test_a_users_file_that_copies_shipped_rows_is_not_called_out_of_sample(tmp_p
     assert mine.count("%") == 1  # no cross-validated prediction for a row no fit saw
 
 
+def test_a_bad_row_of_a_users_file_is_listed_and_the_others_still_predicted(tmp_path, capsys):
+    """An unreadable row, or an unknown engine or model in a link: each is named with its reason (the field, its
+    value and what is accepted), counts in no table, and does not stop the other rows. A set-up that does not fit
+    in memory as linked is predicted all the same and named as in doubt."""
+    from calc.evaluate import report
+    from calc.validate import main
+    good = "model=llama-3.1-8b&card=l40s&weights=bf16&batch=1&ctx=512&engine=vllm"
+    path = tmp_path / "rows.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "engine", "metric", "measured", "link", "source", "notes"])
+        w.writerow(["ttft", "vllm", "ttft_ms", 50, good, "s1", ""])
+        w.writerow(["text", "vllm", "step_ms", "fast", good, "s1", ""])
+        w.writerow(["neg", "vllm", "step_ms", -3, good, "s1", ""])
+        w.writerow(["trt", "tensorrt-llm", "step_ms", 20, good.replace("engine=vllm", "engine=tensorrt-llm"), "s2", ""])
+        w.writerow(["nomodel", "vllm", "step_ms", 20, good.replace("llama-3.1-8b", "no-such-model"), "s3", ""])
+        w.writerow(["toobig", "vllm", "step_ms", 20, good.replace("llama-3.1-8b", "llama-3.1-405b"), "s4", ""])
+        w.writerow(["mine", "vllm", "step_ms", 20.0, good, "s5", ""])
+    assert main(path) == 1
+    out = capsys.readouterr().out
+    assert "5 rows of this file could not be predicted and count in no table:" in out
+    assert "rows.csv line 2: metric='ttft_ms' is not accepted: metric takes one of step_ms, max_throughput_tok_s" in out
+    assert "rows.csv line 3: measured='fast' is not a number: measured takes a positive number" in out
+    assert "rows.csv line 4: measured='-3' is not accepted: measured takes a positive number" in out
+    assert "trt: engine='tensorrt-llm' is not accepted: engine takes one of" in out
+    assert "nomodel: model='no-such-model' is not accepted" in out
+    assert "1 row predicted all the same, but in doubt (counted in the tables):\n  toobig: the set-up does not fit" in out
+    mine = next(x for x in out.splitlines() if x.startswith("mine "))
+    assert number_text(report(good)["step_ms"]) in mine
+    table = out.split("These rows against the shipped profiles")[1]
+    assert next(x for x in table.splitlines() if x.startswith("vllm ")).split()[2] == "2"  # "mine" and "toobig"
+    cli = subprocess.run([sys.executable, "-m", "calc", "--validate", str(path)], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert cli.returncode == 1 and "mine " in cli.stdout and not cli.stderr
+
+
 def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     """gpustack's rows name vllm-2025, which shares every figure of vllm: they count against vllm, and a vllm-2025
     scenario quotes them as a vllm one does; a profile with no such rows quotes none."""
