@@ -64,7 +64,22 @@ REASONS: tuple[tuple[str, str], ...] = (
 
 
 def _sentence(text: str) -> str:
+    """``text`` with its first letter raised, unless its first word is a name written in lower case on purpose (it
+    holds a digit or a hyphen: "gpt-oss-120b", "q4_k_m")."""
+    first = text.split(" ", 1)[0]
+    if any(c.isdigit() or c in "-_" for c in first):
+        return text
     return text[0].upper() + text[1:]
+
+
+def checkpoint_text(s: Scenario) -> str:
+    """The weights as stored, part by part: "bf16 weights (16 bits)", or where parts of the checkpoint are in other
+    formats (:func:`calc.notes.checkpoint_parts`) "bf16 weights (16 bits; routed experts in mxfp4)"."""
+    weights = weights_text(s)
+    parts = checkpoint_parts(s)
+    if parts and weights.endswith(")"):
+        weights = weights[:-1] + "; " + parts.rsplit(", the rest in", 1)[0] + ")"
+    return weights
 
 
 def not_served_text(d: Decision) -> str:
@@ -85,7 +100,7 @@ def _does_not_fit(d: Decision) -> str:
             f"costs {money(d.api_usd_month)} a month.")
     if not r["fits"]:
         mem = memory.memory(s)
-        return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {weights_text(s)}: the weights as "
+        return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {checkpoint_text(s)}: the weights as "
                          f"loaded and the engine's reserve need {mem.needed_gib:,.1f} GiB per card, more than it "
                          f"takes ({mem.share_text}), " + tail)
     return _sentence(f"{model_name(s)} loads on {cards_text(s)}, but not one request of {d.cap.n:,} tokens fits "
@@ -452,10 +467,7 @@ def assumed_sentence(d: Decision) -> str:
     s = d.scenario
     if d.verdict == "does not fit":
         return ""
-    weights = weights_text(s)
-    parts = checkpoint_parts(s)
-    if parts and weights.endswith(")"):  # "int4-g128 weights (4.25 bits; embeddings and LM head in bf16)"
-        weights = weights[:-1] + "; " + parts.rsplit(", the rest in", 1)[0] + ")"
+    weights = checkpoint_text(s)
     text = (f"Priced with {weights}, a {kv_text(s)} KV cache and {rent_text(s)}, under the "
             f"{ENGINE_NAMES.get(s.engine, s.engine)} engine profile.")
     if api_stand_in(s):
@@ -619,7 +631,7 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("gpus", f"{s.gpus} per replica ("
                  + ("whole layers per card" if engines.splits_layers(s.engine) else "tensor parallel") + ")"),
         ("engine", f"{ENGINE_NAMES.get(s.engine, s.engine)} ({s.engine})"),
-        ("weights", weights_text(s)),
+        ("weights", checkpoint_text(s)),
         ("kv", kv_text(s)),
         ("compute", f"{s.compute}, {s.tflops:g} TFLOP/s dense per card"),
         ("ctx", f"{s.ctx:,} tokens, a request of the traffic (prompt + output)" if "ctx" in s.follows_traffic

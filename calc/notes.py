@@ -355,6 +355,14 @@ def checkpoint_parts(s: Scenario) -> str | None:
     return ", ".join(words) + f", the rest in {fmt_name(s.weights)}"
 
 
+def checkpoint_label(s: Scenario) -> str:
+    """The weight format for a table cell, with the routed experts' where they are stored otherwise (the bulk of an
+    MoE checkpoint's bytes): "int4-g128", "bf16 (experts mxfp4)"."""
+    if s.experts and s.weights_experts != s.weights:
+        return f"{s.weights} (experts {s.weights_experts})"
+    return s.weights
+
+
 #: The start of a what-if note (a context or duty the link fixes instead of following the traffic).
 WHAT_IF = "what-if"
 

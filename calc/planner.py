@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from . import catalogue
 from .evaluate import evaluate
+from .notes import checkpoint_label
 from .scenario import Scenario, parse, with_change
 
 #: Cards per replica the planner tries (tensor parallel within one server).
@@ -30,7 +31,7 @@ class PlanRow:
     card: str
     card_name: str
     gpus: int
-    weights: str
+    weights: str                     # the weight format, with the parts stored otherwise (notes.checkpoint_label)
     replicas: int
     cards: int
     rent_usd_month: float | None     # the fleet for the busiest hour, rented (None: the card has no rent)
@@ -79,7 +80,7 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
                 if not bills:
                     continue
                 best = min(bills, key=lambda k: (bills[k], k != "rent"))
-                rows.append(PlanRow(card_id, card["name"], g, parsed.scenario.weights, r["replicas"],
+                rows.append(PlanRow(card_id, card["name"], g, checkpoint_label(parsed.scenario), r["replicas"],
                                     r["replicas"] * g, r["rent_usd_month"], r["own_usd_month"], r["own_capex_usd"],
                                     bills[best], best, r["meets_tpot"], r["memory_caps_batch"], r["max_batch"],
                                     r["capacity_measured"], parsed.scenario.to_query()))

@@ -5,7 +5,7 @@ import altair as alt
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse, planner, tables, with_change, words
+from calc import notes, parse, planner, tables, with_change, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -269,7 +269,7 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
 }, column_order=["card_name", "best_usd_month", "best", "gpus", "replicas", "own_capex_usd", "meets_tpot",
                  "memory_caps_batch", "max_batch", "capacity_measured", "link"])
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
-           f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {s.weights} weights (change the "
+           f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {notes.checkpoint_label(s)} weights (change the "
            "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
            "buying; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
            "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
