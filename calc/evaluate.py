@@ -69,6 +69,7 @@ class UnitCost:
     monthly_usd: float | None
     monthly_rent_usd: float | None   # one replica's rent for the month, busy or not
     duty_used: float                 # the link's duty, or the traffic's implied duty (duty=auto, SPEC section 10)
+    upkeep_replicas: int             # the replicas whose tokens share the upkeep in usd_per_mtok_upkeep
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,14 @@ class Evaluation:
         return decide(self.scenario, self.capacity, self.flat, self.units)
 
 
+def upkeep_replicas(s: Scenario, replicas: float | None) -> int:
+    """The replicas whose tokens share the upkeep in a cost per million tokens (:func:`calc.model.cost_per_mtok`):
+    the traffic's ``replicas`` where the duty follows the traffic (``duty=auto``, each replica at the traffic's
+    implied duty, so the fleet's decode tokens carry the upkeep once, as the bill does; SPEC section 10), else 1 (a
+    what-if duty prices one replica alone, SPEC section 2)."""
+    return int(replicas) if s.duty is None and replicas else 1
+
+
 def evaluate(parsed: Parsed) -> Evaluation:
     """Evaluate a parsed link.
 
@@ -246,7 +255,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
     # duty=auto: the traffic's implied duty per replica (1 where nothing fits; SPEC section 10).
     implied = float(costs["busy_fraction"][()] / costs["replicas"][()]) if fits_traffic else 1.0
     duty = s.duty if s.duty is not None else min(1.0, max(implied, 1e-9))
-    rent, upkeep = model.cost_per_mtok(s, tok_s, duty)
+    sharing = upkeep_replicas(s, costs["replicas"][()] if fits_traffic else None)
+    rent, upkeep = model.cost_per_mtok(s, tok_s, duty, sharing)
     self_host = model.none_if_nan(costs["self_host_usd_month"][()]) if fits_traffic and s.usd_hr is not None else None
     api_month = float(costs["api_usd_month"][()])
     units = traffic.unit_costs(s, cap, costs)
@@ -309,6 +319,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "monthly_usd": model.none_if_nan(model.monthly_usd(s)),
         "monthly_rent_usd": model.none_if_nan(model.monthly_rent_usd(s)),
         "duty_used": duty,
+        "upkeep_replicas": sharing,
         "memory_caps_batch": bool(be is None or mb < be),
         "comm_ms": float(parts.comm_s) * MS_PER_S,
         "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,

@@ -465,16 +465,19 @@ def rent_usd_hr(s: Scenario) -> float:
     return np.nan if s.usd_hr is None else s.usd_hr * (1 - s.discount)
 
 
-def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike) -> tuple[NDArray, NDArray]:
-    """(rent, upkeep) in USD per million tokens at throughput ``tok_s`` (tokens/s) and busy fraction ``duty``.
+def cost_per_mtok(s: Scenario, tok_s: ArrayLike, duty: ArrayLike, replicas: ArrayLike = 1) -> tuple[NDArray, NDArray]:
+    """(rent, upkeep) in USD per million tokens at throughput ``tok_s`` (tokens/s) and busy fraction ``duty`` of
+    each of ``replicas`` replicas.
 
-    ``rent = g*usd_hr/(3600*tok_s*duty)*1e6``; ``upkeep = upkeep/(tok_s*3600*hours*duty)*1e6`` (docs/method.md
-    section 2). Arrays broadcast. Rent is NaN when the card has no price (``usd_hr`` None).
+    ``rent = g*usd_hr/(3600*tok_s*duty)*1e6``; ``upkeep = upkeep/(replicas*tok_s*3600*hours*duty)*1e6``: the
+    upkeep is one sum for all cards together (SPEC section 1), so the replicas of a fleet share it (docs/method.md
+    sections 2 and 6; one replica carries it all, as in SPEC section 2, when ``replicas`` is 1). Arrays broadcast.
+    Rent is NaN when the card has no price (``usd_hr`` None).
     """
     tok_s = np.asarray(tok_s, dtype=float)
     duty = np.asarray(duty, dtype=float)
     rent = s.gpus * rent_usd_hr(s) / (SECONDS_PER_HOUR * tok_s * duty) * MILLION
-    upkeep = s.upkeep / (tok_s * SECONDS_PER_HOUR * s.hours * duty) * MILLION
+    upkeep = s.upkeep / (np.asarray(replicas, dtype=float) * tok_s * SECONDS_PER_HOUR * s.hours * duty) * MILLION
     return rent, upkeep
 
 

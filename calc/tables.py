@@ -130,9 +130,10 @@ def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = 
     })
 
 
-def cost_surface(s: Scenario, batches: np.ndarray | None = None,
-                 duties: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """USD per million tokens (rent + upkeep) over duty x batch: one broadcast expression.
+def cost_surface(s: Scenario, batches: np.ndarray | None = None, duties: np.ndarray | None = None,
+                 replicas: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """USD per million tokens (rent + upkeep) over duty x batch: one broadcast expression, the upkeep shared by
+    ``replicas`` replicas at that duty (the report's ``upkeep_replicas``; :func:`calc.model.cost_per_mtok`).
 
     Returns ``(usd_per_mtok, rent, reachable)``, each shaped ``(len(duties), len(batches))``;
     ``reachable`` is False where memory cannot hold the batch at ``s.ctx`` or the engine schedules fewer sequences
@@ -141,25 +142,27 @@ def cost_surface(s: Scenario, batches: np.ndarray | None = None,
     batches = BATCHES if batches is None else np.asarray(batches)
     duties = DUTIES if duties is None else np.asarray(duties)
     tok_s = batches / model.step_seconds(s, batches)
-    rent, upkeep = model.cost_per_mtok(s, tok_s[None, :], duties[:, None])
+    rent, upkeep = model.cost_per_mtok(s, tok_s[None, :], duties[:, None], replicas)
     reachable = np.broadcast_to(batches <= memory.seqs_cap(s, int(memory.max_batch(s, s.ctx))), rent.shape)
     return rent + upkeep, rent, reachable
 
 
-def cost_surface_frame(s: Scenario, batches: np.ndarray, duties: np.ndarray) -> pd.DataFrame:
+def cost_surface_frame(s: Scenario, batches: np.ndarray, duties: np.ndarray, replicas: int = 1) -> pd.DataFrame:
     """:func:`cost_surface` in long form for a heatmap: one row per (batch, duty) cell."""
-    total, rent, reachable = cost_surface(s, batches, duties)
+    total, rent, reachable = cost_surface(s, batches, duties, replicas)
     bb, dd = np.meshgrid(batches, duties)
     return pd.DataFrame({"batch": bb.ravel(), "duty": dd.ravel(), "usd_per_mtok": total.ravel(),
                          "rent_usd_per_mtok": rent.ravel(), "reachable": reachable.ravel()})
 
 
-def cost_by_duty(s: Scenario, batches: Sequence[int], duties: Sequence[float] = (0.1, 0.3, 0.6, 1.0)) -> pd.DataFrame:
-    """Rent, upkeep and total USD per million tokens for a few batches (rows) by duty cycle."""
+def cost_by_duty(s: Scenario, batches: Sequence[int], duties: Sequence[float] = (0.1, 0.3, 0.6, 1.0),
+                 replicas: int = 1) -> pd.DataFrame:
+    """Rent, upkeep and total USD per million tokens for a few batches (rows) by duty cycle, the upkeep shared by
+    ``replicas`` replicas (the report's ``upkeep_replicas``)."""
     batches = np.asarray(list(dict.fromkeys(int(b) for b in batches)))
     duties = np.asarray(duties, dtype=float)
     tok_s = batches / model.step_seconds(s, batches)
-    rent, upkeep = model.cost_per_mtok(s, tok_s[:, None], duties[None, :])
+    rent, upkeep = model.cost_per_mtok(s, tok_s[:, None], duties[None, :], replicas)
     rows = []
     mb = memory.seqs_cap(s, int(memory.max_batch(s, s.ctx)))  # memory holds it and the engine schedules it
     for i, b in enumerate(batches):

@@ -33,8 +33,8 @@ c2.metric(f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
                f"{r['duty_used']:.0%}, counting the "
                "decode steps only (the prompts' processing is not in it): the cost surface below. The whole bill "
                "beside it counts the prompts and the idle capacity."
-               + (f" This replica carries the whole upkeep here; the traffic's {d.replicas:,} replicas share it in "
-                  "the all-in figure, which can therefore be the lower of the two." if (d.replicas or 0) > 1 else ""))
+               + (f" The traffic's {r['upkeep_replicas']:,} replicas share the upkeep, as in the bill."
+                  if r["upkeep_replicas"] > 1 else ""))
 c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
           help="The rent alone in the figure beside it (same batch and duty, decode only). The textbook figure "
                "counts only the rent, at duty 100 %.")
@@ -56,15 +56,16 @@ st.subheader("Cost surface: USD per 1M output tokens by batch and duty cycle, de
 st.caption("One replica's rent plus the upkeep over the output tokens its decode steps produce: the prompts' "
            "processing is not counted, so with long prompts a real replica costs more per token than this surface "
            "says. The whole bill per 1M output tokens at the top counts the prompts and the idle capacity."
-           + (f" The surface charges this one replica the whole upkeep ({words.money(s.upkeep)} a month), which the "
-              f"traffic's {d.replicas:,} replicas share in the all-in figure: here that can make the all-in figure the "
-              "lower of the two." if (d.replicas or 0) > 1 and s.upkeep > 0 else ""))
+           + (f" The upkeep ({words.money(s.upkeep)} a month) is shared by the traffic's {r['upkeep_replicas']:,} "
+              "replicas, each at the duty of its cell, as the bill shares it." if r["upkeep_replicas"] > 1 and s.upkeep > 0
+              else " One replica carries the whole upkeep here (a what-if duty prices a replica alone)."
+              if s.duty is not None and (d.replicas or 0) > 1 and s.upkeep > 0 else ""))
 if s.usd_hr is None:
     st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
     st.stop()
 batches = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
 duties = np.round(np.linspace(0.05, 1.0, 20), 2)
-grid = ui.table("cost_surface_frame", s, batches, duties)
+grid = ui.table("cost_surface_frame", s, batches, duties, r["upkeep_replicas"])
 grid["cell"] = np.where(grid["reachable"], "", "×")
 base = alt.Chart(grid).encode(
     x=alt.X("batch:O", title="batch (sequences per step)", axis=alt.Axis(labelAngle=0, labelOverlap=True)),
@@ -89,7 +90,7 @@ if not grid["reachable"].all():
 
 st.subheader("By duty cycle, for a few batches")
 picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
-by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1])
+by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1], (0.1, 0.3, 0.6, 1.0), r["upkeep_replicas"])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
 ui.dataframe(wide,

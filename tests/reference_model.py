@@ -1299,9 +1299,12 @@ def reference_report(params) -> dict:
         duty = 1.0 if tr["duty_traffic"] is None else min(1.0, max(tr["duty_traffic"], 1e-9))
     r["duty_used"] = duty
     r["ctx_used"] = n
+    # docs/method.md section 6: the upkeep is one sum for the fleet; at duty=auto the traffic's replicas share it
+    r_u = tr["replicas"] if s["duty"] is None and tr["replicas"] else 1
+    r["upkeep_replicas"] = r_u
     usd = None if usd is None else rent(s)  # SPEC section 8: the discount applies to every rent figure
     if usd is not None or not NULL_EVERY_USD_FIGURE:
-        r["usd_per_mtok_upkeep"] = upkeep / (tok_s * 3600 * hours * duty) * 1e6  # docs/method.md sections 2-4
+        r["usd_per_mtok_upkeep"] = upkeep / (r_u * tok_s * 3600 * hours * duty) * 1e6  # docs/method.md section 6
     if usd is not None:
         r["usd_per_mtok_rent"] = g * usd / (3600 * tok_s * duty) * 1e6  # docs/method.md sections 2-4
         r["usd_per_mtok"] = r["usd_per_mtok_rent"] + r["usd_per_mtok_upkeep"]  # docs/method.md sections 2-4: the sum

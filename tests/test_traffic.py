@@ -210,3 +210,21 @@ def test_a_run_s_longest_reply_is_at_least_its_mean_and_stops_at_the_trained_con
     custom = parse("model=custom&params_b=8&layers=32&heads=32&kv_heads=8&head_dim=128&in_tok=220&out_tok=20000"
                    "&run_prompts=1000&out_spread=exp").scenario
     assert traffic.run_lengths(custom).max() > 131_072  # a custom model's context is not known: no cap
+
+
+def test_a_fleet_shares_the_upkeep_in_its_price_per_million_tokens():
+    """The upkeep is one sum for all cards (SPEC section 1): at duty=auto the traffic's replicas share it, so the
+    decode-only price is not above the whole bill per output token; a what-if duty prices one replica alone."""
+    from calc.evaluate import report
+    link = "model=llama-3.1-8b&card=l40s&req_day=2000000"
+    r = report(link)
+    assert r["replicas"] == r["upkeep_replicas"] == 13
+    tokens = r["tok_s"] * 3600 * r["scenario"]["hours"] * r["duty_used"]
+    assert r["usd_per_mtok_upkeep"] == pytest.approx(4000 / (13 * tokens) * 1e6)
+    assert r["usd_per_mtok"] < r["self_host_usd_per_mtok_out"]
+    # The fleet's decode tokens at this duty carry the bill's rent and its one upkeep.
+    fleet_mtok = 13 * tokens / 1e6
+    assert r["usd_per_mtok"] * fleet_mtok == pytest.approx(r["self_host_usd_month"])
+    what_if = report(link + f"&duty={r['duty_used']}")
+    assert what_if["upkeep_replicas"] == 1
+    assert what_if["usd_per_mtok_upkeep"] == pytest.approx(13 * r["usd_per_mtok_upkeep"])
