@@ -42,6 +42,12 @@ c4.metric("Replica rent a month", words.money_short(r["monthly_rent_usd"]),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
                "does not fall with volume.")
 
+if s.tpot_ms is not None and runs and d.fits and r["serving_batch"] < r["batch"]:
+    st.caption(f"The latency target ({s.tpot_ms:g} ms per output token) holds the traffic to batch "
+               f"{r['serving_batch']:,}: the bill at the top is priced there (the Decision page), while the decode-only "
+               f"figures and the surface below price batch {r['batch']:,}, which the target rules out; read the "
+               f"surface's column at {r['serving_batch']:,}.")
+
 if not runs:
     why = ("the weights do not fit" if not r["fits"] else
            f"memory holds {r['max_batch']:,} sequences at {s.ctx:,} tokens, not the {r['batch']:,} asked for")

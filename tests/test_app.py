@@ -217,6 +217,14 @@ def test_no_price_for_a_set_up_that_cannot_run():
     assert at.metric[0].value == "—" and "cannot run" in texts(at.error)
 
 
+def test_the_cost_page_names_a_latency_target_that_holds_the_batch_below_its_own():
+    at = open_app({"tpot_ms": "20"}, "pages/cost.py")
+    assert not at.exception
+    assert ("The latency target (20 ms per output token) holds the traffic to batch 31: the bill at the top is priced "
+            "there") in texts(at.caption)
+    assert "latency target" not in texts(open_app(page="pages/cost.py").caption)
+
+
 def test_a_long_prompt_link_shows_the_tier_bill_and_its_note():
     at = open_app({"api": "gemini/gemini-2.5-pro", "in_tok": "250000", "out_tok": "1000", "req_day": "1000"},
                   "pages/decision.py")
