@@ -222,6 +222,17 @@ def price_stand_in_note(s) -> str:
     return api_stand_in(s)
 
 
+def stand_in_clause(s: Scenario) -> str:
+    """Where the link's API row prices another model standing in for this one (:func:`price_stand_in_note`), a
+    parenthesis for the API bill that says whose price it is: " (gpt-oss-120b's price, standing in: the price list
+    has no row for GLM-4.5)"; "" when the row prices the model itself."""
+    row = catalogue.apis().get(s.api)
+    if row is None or not price_stand_in_note(s):
+        return ""
+    return (f" ({row['model'].removeprefix(row['provider'] + '/').split('/')[-1]}'s price, standing in: the price "
+            f"list has no row for {model_name(s)})")
+
+
 def cheaper_row_model(d: Decision) -> str:
     """Whose price the catalogue's cheaper API row is: "this model", or the stand-in model that row prices."""
     if d.cheaper_api is None or not price_stand_in_note(d.scenario):
@@ -298,16 +309,16 @@ def verdict_sentence(d: Decision) -> str:
                      "bill, so no rent would make self-hosting cheaper at this volume.")
         parts = [text]
     else:
-        sh, api = money(d.self_host_usd_month), money(d.api_usd_month)
+        sh, api = money(d.self_host_usd_month), money(d.api_usd_month) + " a month" + stand_in_clause(s)
         if d.verdict == "api" and d.report["recommendation"] in BEST_HEADLINE:  # said after: a cheaper way than both
-            first = (f"The API is cheaper than renting: at {vol} requests a day it costs {api} a month, while "
+            first = (f"The API is cheaper than renting: at {vol} requests a day it costs {api}, while "
                      f"renting needs {hw} and costs {sh} a month including upkeep.")
         elif d.verdict == "api":
-            first = (f"The API is cheaper: at {vol} requests a day it costs {api} a month, while "
+            first = (f"The API is cheaper: at {vol} requests a day it costs {api}, while "
                      f"self-hosting needs {hw} and costs {sh} a month including upkeep.")
         else:
             first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
-                     f"including upkeep, while the API costs {api} a month.")
+                     f"including upkeep, while the API costs {api}.")
         rent = d.report.get("rent_usd_month")
         if s.autoscale and rent is not None and d.self_host_usd_month is not None \
                 and abs(rent - d.self_host_usd_month) > 0.5:  # SPEC section 6's fleet runs all day; section 9's scales

@@ -37,9 +37,10 @@ st.caption(f"This page sizes for the traffic: each request holds {ui.evaluation(
               "their top; clear the input (auto) to follow the traffic."))
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("API per month", words.money_short(d.api_usd_month),
+stand_in = dm.stand_in_clause(s)
+c1.metric("API per month" + (" (stand-in price)" if stand_in else ""), words.money_short(d.api_usd_month),
           help=f"{words.money(d.api_usd_month)}: {d.api_in_price:g} USD per 1M prompt tokens and "
-               f"{d.api_out_price:g} per 1M output tokens.")
+               f"{d.api_out_price:g} per 1M output tokens{stand_in}.")
 # Under autoscaling the verdict's bill is still the all-day fleet's (SPEC section 6); the autoscaled rent is an option
 # below: the label says which this is.
 c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-hosting per month",

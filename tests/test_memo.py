@@ -151,3 +151,11 @@ def test_the_kept_out_rows_price_the_bill_where_they_flatter_beyond_the_band():
     # An engine no kept-out row measured says nothing of them.
     assert report("engine=trtllm-2025")["capacity_kept_out_pct"] is None
     assert "kept out of the fit" not in sentence("engine=trtllm-2025")
+
+
+def test_the_verdict_says_when_the_api_bill_is_another_models_price():
+    stand_in = verdict_sentence(evaluate(parse("model=glm-4.5&card=h200-sxm&gpus=8&weights=fp8&req_day=300000")).decision)
+    assert ("it costs 2,970 USD a month (gpt-oss-120b's price, standing in: the price list has no row for GLM-4.5)"
+            in stand_in)
+    own = verdict_sentence(evaluate(parse("model=llama-3.1-8b")).decision)
+    assert "standing in" not in own
