@@ -8,12 +8,13 @@ as the scenario's. The table is ranked by the monthly saving of self-hosting (la
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from . import catalogue, engines, traffic
+from . import catalogue, engines, model, traffic
 from .decision import BEYOND_CONTEXT_WORD, TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, plain_checkpoint, weights_refusal, with_change
@@ -226,6 +227,27 @@ def _rows_note(engine: str) -> str:
             "less sure than vLLM's)" if engine != "vllm" else "")
 
 
+def _spec_when_quiet(ev: Evaluation, lever: Lever) -> str:
+    """Where the traffic leaves the serving batch part-filled even at its busiest hour
+    (:func:`calc.traffic.busiest_in_flight` well below it), the time per token with and without the drafts at the
+    batch it does fill, as a clause ("" otherwise): speculation pays at a small batch."""
+    d = ev.decision
+    if not d.fits or d.replicas is None:
+        return ""
+    cap = ev.capacity
+    held = traffic.busiest_in_flight(ev.scenario, cap, d.replicas)
+    batch = max(1, math.ceil(held))
+    if batch >= cap.serving_batch:
+        return ""
+    drafted = _after(ev, lever).scenario
+    plain_ms = float(model.step_seconds(ev.scenario, batch, cap.n)) * 1e3
+    spec_ms = float(model.speculative(drafted, batch, cap.n).tpot_s) * 1e3
+    if spec_ms >= plain_ms:
+        return ""
+    return (f"; at this traffic's busiest hour a replica holds about {held:,.1f} requests at once, and at batch "
+            f"{batch:,} the drafts make replies faster ({spec_ms:,.1f} against {plain_ms:,.1f} ms per token)")
+
+
 def lever_table(ev: Evaluation) -> pd.DataFrame:
     """The scenario (first row, ``lever`` = "As set") and every lever applied to it, ranked by saving.
 
@@ -244,9 +266,10 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
         if "spec_k" in lv.change and None not in (row["tpot_ms"], first["tpot_ms"]) and \
                 row["tpot_ms"] > first["tpot_ms"]:
             # Past the break-even batch the drafts' arithmetic outweighs the reads they share: say it where it shows.
-            row["price"] = (f"slower replies at this traffic's batch ({row['tpot_ms']:,.1f} against "
-                            f"{first['tpot_ms']:,.1f} ms per token): the drafts cost more arithmetic than the shared "
-                            "reads save, which is why engines turn speculation off under load; " + row["price"])
+            row["price"] = (f"slower replies at the serving batch ({ev.capacity.serving_batch:,}: "
+                            f"{row['tpot_ms']:,.1f} against {first['tpot_ms']:,.1f} ms per token): the drafts cost "
+                            "more arithmetic than the shared reads save, which is why engines turn speculation off "
+                            "under load" + _spec_when_quiet(ev, lv) + "; " + row["price"])
         rows.append(row)
     rows.sort(key=lambda r: (r["saving_usd_month"] is None, -(r["saving_usd_month"] or 0.0)))
     return pd.DataFrame([first, *rows])

@@ -156,6 +156,23 @@ def latency_sentence(d: Decision) -> str:
             f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
 
 
+def in_flight_sentence(d: Decision) -> str:
+    """Where the busiest hour leaves each replica's serving batch part-filled (:func:`calc.traffic.busiest_in_flight`
+    below it), how many requests a replica then holds and the time per output token at that batch; "" otherwise.
+    The figures above are at the serving batch, the most a replica is sized to hold (SPEC section 7)."""
+    if not d.fits or d.replicas is None:
+        return ""
+    s, cap = d.scenario, d.cap
+    held = traffic.busiest_in_flight(s, cap, d.replicas)
+    batch = max(1, math.ceil(held))
+    if batch >= cap.serving_batch:
+        return ""
+    step_ms = float(model.step_seconds(s, batch, cap.n)) * 1e3
+    return (f"At this traffic's busiest hour a replica holds about {held:,.1f} requests at once (Little's law), "
+            f"not the {cap.serving_batch:,} it is sized for: with {batch:,} in a step, a reply takes about "
+            f"{step_ms:,.1f} ms per output token.")
+
+
 def margin_sentence(d: Decision) -> str:
     """When the two monthly totals are within :data:`TIE_SHARE` of each other, a sentence saying that the
     verdict is a tie at the figures' accuracy (empty otherwise)."""

@@ -185,6 +185,22 @@ def capacity(s: Scenario) -> Capacity:
                     SECONDS_PER_DAY / (s.peak * s_req), s.out_tok / s_req)
 
 
+def busiest_in_flight(s: Scenario, cap: Capacity, replicas: int) -> float:
+    """Requests one replica holds at once in the busiest hour, by Little's law: ``lambda*T`` with arrivals
+    ``lambda = req_day*peak/86400/replicas`` per second, each resident for its TTFT plus ``out_tok`` decode steps,
+    which run in the share of the replica's time the prompts leave, ``1 - lambda*t_pf`` (``t_pf``
+    :func:`load_prefill_seconds`): ``T = ttft + out_tok*step(Bs)/(1 - lambda*t_pf)``, with the step at the serving
+    batch (an upper bound: a smaller batch steps faster). Capped at the serving batch, which it reaches where the
+    prompts take the whole replica. Below it, the traffic leaves a replica's steps part-filled even at its busiest
+    (docs/method.md section 9.1)."""
+    arrivals_s = s.req_day * s.peak / SECONDS_PER_DAY / max(int(replicas), 1)
+    decode_share = 1 - arrivals_s * load_prefill_seconds(s)
+    if decode_share <= 0:
+        return float(cap.serving_batch)
+    resident_s = (cap.ttft_ms + s.out_tok * cap.step_ms / decode_share) / MS_PER_S
+    return float(min(cap.serving_batch, arrivals_s * resident_s))
+
+
 def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDArray, NDArray]:
     """(busy fraction u, replicas) for ``req_day`` requests a day: ``u = R*s_req/(hours*3600)`` with
     ``R = req_day*hours/24``; ``replicas = max(1, ceil(u*peak - 1e-9))``."""

@@ -326,7 +326,8 @@ if d.fits and s.tpot_ms is not None:
     tpot_delta = f"target {s.tpot_ms:g} ms: {'met' if cap.meets_tpot else 'missed'}"
 k4.metric("Time per output token", "—" if not d.fits else f"{cap.step_ms:,.1f} ms", delta=tpot_delta,
           delta_color="normal" if cap.meets_tpot else "inverse", delta_arrow="off",
-          help=f"Decode step at the serving batch of {cap.serving_batch:,}.")
+          help=f"Decode step at the serving batch of {cap.serving_batch:,}, the most a replica is sized to hold. "
+               + dm.in_flight_sentence(d))
 ui.dataframe(dm.capacity_text(d), height="content",
              column_config={"figure": "Figure", "value": "Value", "unit": "Unit"})
 ui.download_csv(dm.capacity_table(d), "decision-capacity", "Download this table (CSV)")

@@ -159,3 +159,11 @@ def test_the_verdict_says_when_the_api_bill_is_another_models_price():
             in stand_in)
     own = verdict_sentence(evaluate(parse("model=llama-3.1-8b")).decision)
     assert "standing in" not in own
+
+
+def test_a_light_traffic_is_told_how_many_requests_a_replica_holds():
+    from calc.memo import in_flight_sentence
+    assert in_flight_sentence(evaluate(parse("")).decision) == (
+        "At this traffic's busiest hour a replica holds about 3.3 requests at once (Little's law), not the 71 it is "
+        "sized for: with 4 in a step, a reply takes about 14.9 ms per output token.")
+    assert in_flight_sentence(evaluate(parse("model=llama-3.1-8b&req_day=2000000")).decision) == ""
