@@ -39,8 +39,14 @@ st.caption(f"This page sizes for the traffic: each request holds {ui.evaluation(
 c1, c2, c3, c4 = st.columns(4)
 stand_in = dm.stand_in_clause(s)
 c1.metric("API per month" + (" (stand-in price)" if stand_in else ""), words.money_short(d.api_usd_month),
+          # The catalogue's cheaper row, which the verdict may rest on, under the link's row's bill.
+          delta=None if d.cheaper_api is None else f"{words.money_short(d.cheaper_api[1])} at the cheaper row",
+          delta_color="off", delta_arrow="off",
           help=f"{words.money(d.api_usd_month)}: {d.api_in_price:g} USD per 1M prompt tokens and "
-               f"{d.api_out_price:g} per 1M output tokens{stand_in}.")
+               f"{d.api_out_price:g} per 1M output tokens{stand_in}, the link's API row."
+               + ("" if d.cheaper_api is None else
+                  f" The catalogue's cheaper row for {dm.cheaper_row_model(d)}, {d.cheaper_api[0]}, would bill "
+                  f"{words.money(d.cheaper_api[1])} a month."))
 # Under autoscaling the verdict's bill is still the all-day fleet's (SPEC section 6); the autoscaled rent is an option
 # below: the label says which this is.
 c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-hosting per month",

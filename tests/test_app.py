@@ -426,3 +426,13 @@ def test_a_benchmark_run_in_the_link_is_priced_on_the_speed_page_beside_steady_l
     assert "**Benchmark run:** 320 requests sent at once" in text
     assert f"would measure {r['run_throughput_tok_s']:,.0f} output tok/s" in text
     assert f"against {r['max_throughput_tok_s']:,.0f} at steady full load" in text
+
+
+def test_the_api_figure_shows_the_cheaper_row_the_verdict_rests_on():
+    at = open_app({"model": "llama-3.1-8b", "card": "l40s", "req_day": "2000000"}, "pages/decision.py")
+    assert not at.exception
+    api = next(m for m in at.metric if m.label.startswith("API per month"))
+    assert api.value == "14,040 USD" and api.delta == "1,740 USD at the cheaper row"
+    cheapest = open_app({"api": "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"}, "pages/decision.py")
+    plain = next(m for m in cheapest.metric if m.label.startswith("API per month"))
+    assert plain.value == "55.20 USD" and not plain.delta
