@@ -219,6 +219,10 @@ class Evaluation:
         return decide(self.scenario, self.capacity, self.flat, self.units)
 
 
+#: Cards beyond which a flat upkeep is named as too small a figure: a few racks of eight-card servers.
+LARGE_FLEET_CARDS = 256
+
+
 def upkeep_replicas(s: Scenario, replicas: float | None) -> int:
     """The replicas whose tokens share the upkeep in a cost per million tokens (:func:`calc.model.cost_per_mtok`):
     the traffic's ``replicas`` where the duty follows the traffic (``duty=auto``, each replica at the traffic's
@@ -384,6 +388,11 @@ def evaluate(parsed: Parsed) -> Evaluation:
     values["best_marginal"] = bool(values["best_at_band_ends"] and any(b != opts.best
                                                                        for b in values["best_at_band_ends"]))
     warnings = [*what_if(s, implied if fits_traffic else None), *parsed.warnings, *scenario_warnings(s)]
+    fleet_cards = int(costs["replicas"][()]) * s.gpus if fits_traffic else 0
+    if fleet_cards >= LARGE_FLEET_CARDS and s.upkeep > 0:
+        warnings.append(f"a fleet of {fleet_cards:,} cards: the upkeep ({s.upkeep:,.0f} USD a month) is one flat "
+                        "figure whatever the fleet's size, so it leaves out the staff, power, space and network a "
+                        "fleet this large needs; set upkeep to your own figure before trusting the bill")
     if fits_traffic and own_missing:
         warnings.append(f"owning is not priced: the link has no {own_missing} "
                         + ("(the card preset has no public price)" if own_missing == "card_usd"

@@ -228,3 +228,13 @@ def test_a_fleet_shares_the_upkeep_in_its_price_per_million_tokens():
     what_if = report(link + f"&duty={r['duty_used']}")
     assert what_if["upkeep_replicas"] == 1
     assert what_if["usd_per_mtok_upkeep"] == pytest.approx(13 * r["usd_per_mtok_upkeep"])
+
+
+def test_a_large_fleet_is_told_the_flat_upkeep_leaves_things_out():
+    from calc.evaluate import LARGE_FLEET_CARDS, report
+    big = report("req_day=100000000")
+    assert big["replicas"] * big["scenario"]["gpus"] >= LARGE_FLEET_CARDS
+    assert any(w.startswith(f"a fleet of {big['replicas']:,} cards: the upkeep (4,000 USD a month) is one flat figure")
+               for w in big["warnings"])
+    assert not any("a fleet of" in w for w in report("")["warnings"])
+    assert not any("a fleet of" in w for w in report("req_day=100000000&upkeep=0")["warnings"])
