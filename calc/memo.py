@@ -100,9 +100,11 @@ def _does_not_fit(d: Decision) -> str:
             f"costs {money(d.api_usd_month)} a month.")
     if not r["fits"]:
         mem = memory.memory(s)
+        larger = mem.larger_share_text()
         return _sentence(f"{model_name(s)} does not fit on {cards_text(s)} with {checkpoint_text(s)}: the weights as "
                          f"loaded and the engine's reserve need {mem.needed_gib:,.1f} GiB per card, more than it "
-                         f"takes ({mem.share_text}), " + tail)
+                         f"takes ({mem.share_text}), " + tail
+                         + (f" A larger share of the card would hold it: {larger}." if larger else ""))
     return _sentence(f"{model_name(s)} loads on {cards_text(s)}, but not one request of {d.cap.n:,} tokens fits "
                      f"in the {r['free_gib']:,.1f} GiB left beside the weights, " + tail)
 

@@ -128,6 +128,11 @@ class Block:
     gib: float
 
 
+#: The largest share of a card the memory notes suggest giving vLLM (its own documentation's examples go to 0.95,
+#: leaving room for what runs beside it).
+LARGEST_SUGGESTED_MEM_UTIL = 0.95
+
+
 @dataclass(frozen=True)
 class Memory:
     """A card's memory as the scenario's engine allocates it, GiB per card (docs/method.md section 8.2).
@@ -186,6 +191,18 @@ class Memory:
                     "(n_ctx: max_seqs slots of ctx tokens)")
         return f"the card's {gib_text(self.card_gib)} GiB" if self.mem_util >= 1 else \
             f"{pct} of the card's {gib_text(self.card_gib)} GiB"
+
+    def larger_share_text(self) -> str:
+        """Where the weights and the reserve do not fit vLLM's share of the card but would at a larger
+        ``gpu_memory_utilization`` up to :data:`LARGEST_SUGGESTED_MEM_UTIL`, that remedy with the KV cache it leaves
+        ("mem_util 0.95 (gpu_memory_utilization) leaves 1.94 GiB per card for the KV cache"); "" otherwise."""
+        if self.rule != "vllm" or self.kv_cache_gib >= 0 or self.mem_util >= LARGEST_SUGGESTED_MEM_UTIL:
+            return ""
+        room = LARGEST_SUGGESTED_MEM_UTIL * self.total_gib - self.needed_gib
+        if room <= 0:
+            return ""
+        return (f"mem_util {LARGEST_SUGGESTED_MEM_UTIL:g} (gpu_memory_utilization) leaves {room:,.2f} GiB per card "
+                "for the KV cache")
 
     def sentence(self) -> str:
         """The allocation per card in words, each block with its size (the Fit page's caption, the memo)."""

@@ -154,9 +154,12 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
                  + "\n".join(f"- {plain(e.message)}" for e in errors), icon=":material/block:")
     if not report["fits"]:
         mem = table("card_memory", scenario)
+        larger = mem.larger_share_text()
         st.error(f"**The weights do not fit.** Per card, the weights as loaded and the engine's reserve need "
                  f"{mem.needed_gib:,.1f} GiB, more than the engine takes of the card: {mem.share_text}. "
-                 "Use fewer bits per weight, more cards, or a larger card.", icon=":material/block:")
+                 "Use fewer bits per weight, more cards, or a larger card"
+                 + (f"; or give the engine more of the card: {larger} (Engine, in the sidebar)." if larger else "."),
+                 icon=":material/block:")
     elif not flags:
         pass
     elif report["max_batch"] == 0 and beyond:
