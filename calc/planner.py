@@ -43,6 +43,7 @@ class PlanRow:
     memory_caps_batch: bool          # memory holds fewer requests than compute could batch
     max_batch: int                   # requests that fit in memory at once, per replica
     capacity_measured: bool          # a published row measured this engine on this card family, kind and size
+    holds_at_band: bool              # the same replicas carry the traffic at the slow end of the capacity band
     link: str                        # the set-up's own link (query string)
 
 
@@ -83,7 +84,10 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
                 rows.append(PlanRow(card_id, card["name"], g, checkpoint_label(parsed.scenario), r["replicas"],
                                     r["replicas"] * g, r["rent_usd_month"], r["own_usd_month"], r["own_capex_usd"],
                                     bills[best], best, r["meets_tpot"], r["memory_caps_batch"], r["max_batch"],
-                                    r["capacity_measured"], parsed.scenario.to_query()))
+                                    r["capacity_measured"],
+                                    r["self_host_usd_month_high"] is None
+                                    or r["self_host_usd_month_high"] <= r["self_host_usd_month"] + 0.5,
+                                    parsed.scenario.to_query()))
     return sorted(rows, key=lambda row: (row.best_usd_month, row.cards, row.card, row.gpus))
 
 

@@ -261,7 +261,7 @@ CHECK = st.column_config.CheckboxColumn
 # card count (replicas x cards per replica).
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
-    "card_name": st.column_config.TextColumn("Card", width=244),
+    "card_name": st.column_config.TextColumn("Card", width=200),
     "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
@@ -272,15 +272,18 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
     "max_batch": NUM("In memory", format="%,d", width=70, help="Requests that fit in memory, per replica"),
     "capacity_measured": CHECK("Measured", width=64,
                                help="A published row measured the engine on such a set-up (else its widest band)"),
+    "holds_at_band": CHECK("Holds", width=52, help="The same replicas still carry the busiest hour at the slow end "
+                           "of the engine's capacity band; unticked, one more replica may be needed"),
     "link": st.column_config.LinkColumn("Scenario", display_text="open", width=64),
 }, column_order=["card_name", "best_usd_month", "best", "gpus", "replicas", "own_capex_usd", "meets_tpot",
-                 "memory_caps_batch", "max_batch", "capacity_measured", "link"])
+                 "memory_caps_batch", "max_batch", "capacity_measured", "holds_at_band", "link"])
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
            f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {notes.checkpoint_label(s)} weights (change the "
            "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
            "buying; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
            "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
-           "the engine's widest. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
+           "the engine's widest, and Holds is unticked where at the slow end of that error the same replicas no longer "
+           "carry the busiest hour (a row that ranks first on a thin margin). `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats. The CSV gives the rented and the bought bill of each row.")
 if consumer := planner.consumer_note(plan["card"]):
     st.caption(consumer)

@@ -81,3 +81,16 @@ def test_a_plan_that_ranks_consumer_cards_says_their_driver_licence_excludes_dat
     assert "excludes datacenter deployment" in note
     assert planner.consumer_note(["h100-sxm", "l40s"]) == ""
     assert planner.consumer_note(["rtx-4090"]).startswith("GeForce RTX 4090 24 GB is a consumer card")
+
+
+def test_a_set_up_that_ranks_on_a_thin_margin_says_it_does_not_hold_at_the_band():
+    """Two RTX 4090s hold 5 requests of the default traffic and serve barely more than it needs: at the slow end of
+    vLLM's capacity band a second replica is needed, so the row is marked; its bill at that end says the same."""
+    from calc import planner
+    rows = planner.plan(parse("").scenario)
+    r = next(x for x in rows if (x.card, x.gpus) == ("rtx-4090", 2))
+    assert not r.holds_at_band
+    end = report(r.link)
+    assert end["self_host_usd_month_high"] > end["self_host_usd_month"]
+    assert all(report(x.link)["self_host_usd_month_high"] == report(x.link)["self_host_usd_month"]
+               for x in rows[:6] if x.holds_at_band)
