@@ -261,7 +261,7 @@ CHECK = st.column_config.CheckboxColumn
 # card count (replicas x cards per replica).
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
-    "card_name": st.column_config.TextColumn("Card", width=200),
+    "card_name": st.column_config.TextColumn("Card", width=190),
     "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
     "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
     "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
