@@ -270,13 +270,16 @@ def test_decision_tables_show_every_column_at_1400px(server, new_page, name, pat
     settle(page)
     # The tables in view (one in a closed expander is not drawn), each drawn.
     shown = "[...document.querySelectorAll('[data-testid=stDataFrame]')].filter(df => df.checkVisibility())"
-    page.wait_for_function(f"""() => {{ const d = {shown};
-        return d.length && d.every(df => df.querySelector('.dvn-scroller')); }}""", timeout=WAIT_MS)
-    tables = page.evaluate(f"""() => {shown}.map(df => {{
-        const sc = df.querySelector('.dvn-scroller'); const top = df.getBoundingClientRect().top;
-        const heads = [...document.querySelectorAll('h2, h3')].filter(h => h.getBoundingClientRect().top < top);
-        return {{head: heads.length ? heads[heads.length - 1].innerText : '', over: sc.scrollWidth - sc.clientWidth}};
-    }})""")
+    # Measured in the same evaluation that finds every table drawn: a table redrawn between two evaluations (a
+    # rerun) would otherwise be measured without its grid.
+    tables = page.wait_for_function(f"""() => {{ const d = {shown};
+        if (!d.length || !d.every(df => df.querySelector('.dvn-scroller'))) return false;
+        return d.map(df => {{
+            const sc = df.querySelector('.dvn-scroller'); const top = df.getBoundingClientRect().top;
+            const heads = [...document.querySelectorAll('h2, h3')].filter(h => h.getBoundingClientRect().top < top);
+            return {{head: heads.length ? heads[heads.length - 1].innerText : '',
+                     over: sc.scrollWidth - sc.clientWidth}};
+        }}); }}""", timeout=WAIT_MS).json_value()
     wide = [t for t in tables if t["over"] > 2 and not t["head"].startswith(REFERENCE_TABLES)]
     assert tables and not wide, wide
 
