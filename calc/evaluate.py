@@ -90,6 +90,7 @@ class Bill:
     # Output tokens a second one busy replica delivers on the traffic's requests at the serving batch, prompts
     # included (traffic.Capacity.serving_tok_s): what sizes the replicas, max_throughput_tok_s where memory binds.
     serving_tok_s: float
+    serving_tpot_ms: float           # the decode step at the serving batch: each sequence's time per output token
     meets_tpot: bool
     ttft_ms: float
     requests_month: float
@@ -330,6 +331,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes_read(s, n)) / model.GiB,
         "serving_batch": cap.serving_batch,
         "serving_tok_s": cap.serving_tok_s,
+        "serving_tpot_ms": cap.step_ms,
         "meets_tpot": cap.meets_tpot,
         "ttft_ms": cap.ttft_ms,
         "requests_month": R,

@@ -120,7 +120,7 @@ def volume_sentence(d: Decision) -> str:
         return (f"{who} never breaks even, at any volume: through the API a request costs about {a} USD, "
                 f"while card rent alone comes to {b} USD a request even on a replica kept as busy as the busiest "
                 "hour allows" + (" (a fleet that runs all day: the autoscaled rent above is the day's own)"
-                                 if s.autoscale and s.profile else "") + ".")
+                                 if s.autoscale and s.profile else "") + "." + break_even_band_text(d))
     if d.break_even == 0:
         return "Self-hosting is cheaper at every volume."
     be, st = sig(d.break_even, 3), sig(d.stays_cheaper, 3)
@@ -143,6 +143,11 @@ def break_even_band_text(d: Decision) -> str:
     ends = [d.report["break_even_req_day_low"], d.report["break_even_req_day_high"]]
     if ends[0] == ends[1] == d.break_even:
         return ""
+    if d.break_even is None:  # never at the model's own figures: only the fast end may break even
+        return ("" if ends[0] is None else
+                f" At the fast end of the engine's capacity error (±{d.capacity_band_pct:.0f} %) it would break even "
+                f"at about {sig(ends[0], 3)} requests a day: the margin is too thin to rule self-hosting out at "
+                "a higher volume.")
     fast, slow = ("it never breaks even" if v is None else f"about {sig(v, 3)} requests a day" for v in ends)
     return (f" Within the engine's capacity error (±{d.capacity_band_pct:.0f} %) the break-even volume is {fast} "
             f"with the replicas at the fast end and {slow} at the slow end"

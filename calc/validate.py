@@ -79,7 +79,7 @@ def read_measurements(path=MEASUREMENTS_CSV, skipped: list[str] | None = None) -
         if missing:
             raise ValueError(f"{path.name}: missing column(s) {', '.join(missing)}")
         for data in reader:
-            where = f"{path.name} line {reader.line_num}"
+            where = f"{path.name} line {reader.line_num}" + (f" (id {data['id'].strip()})" if (data.get("id") or "").strip() else "")
             try:
                 out.append(_measurement(data, where))
             except ValueError as exc:
@@ -320,6 +320,11 @@ def main(path=None, as_linked: bool = False) -> int:
             priced.append(replace(r, engine=family or r.engine, link=link))
         rows = priced
     results = evaluate(rows)
+    unpriced = [r for r in results if r.predicted is None] if own else []
+    if unpriced:  # a user's row the calculator refused is listed with its reason below, in no table
+        results = [r for r in results if r.predicted is not None]
+        rows = [r.row for r in results]
+        moved = {k: v for k, v in moved.items() if k in {r.id for r in rows}}
     fitted = _fitted_rows(rows, shipped) if own else {}
     if own and fitted:  # a user's file that copies shipped rows: their leave-one-source-out predictions beside
         predictions = cross_validated_predictions()
@@ -328,21 +333,20 @@ def main(path=None, as_linked: bool = False) -> int:
         cv = None if own else cross_validated_results(rows)
     print(format_results(results, cv))
     print()
-    unpriced = [r for r in results if r.predicted is None]
     if skipped or unpriced:
         print(f"{len(skipped) + len(unpriced)} row{'s' if len(skipped) + len(unpriced) != 1 else ''} of this file "
               "could not be predicted and count in no table:")
         for message in skipped:
             print(f"  {message}")
         for r in unpriced:
-            print(f"  {r.row.id or '(no id)'}: {r.reason or 'no prediction'}")
+            print(f"  id {r.row.id or '(none)'}: {r.reason or 'no prediction'}")
         print()
     doubtful = [r for r in results if r.predicted is not None and r.reason]
     if doubtful:
         print(f"{len(doubtful)} row{'s' if len(doubtful) != 1 else ''} predicted all the same, but in doubt "
               "(counted in the tables):")
         for r in doubtful:
-            print(f"  {r.row.id or '(no id)'}: {r.reason}")
+            print(f"  id {r.row.id or '(none)'}: {r.reason}")
         print()
     if moved:
         counts: dict[str, int] = {}
@@ -387,4 +391,4 @@ def main(path=None, as_linked: bool = False) -> int:
               "shares every figure of its engine counts as the engine); the Validation page's table and every page's "
               "note quote them. --validate calc/data/measurements_other.csv lists each row by the engine it names:")
         print(format_summary(summarise(kept_out_results())))
-    return 0 if not skipped and not unpriced else 1
+    return 0 if not skipped and not unpriced and all(r.predicted is not None for r in results) else 1

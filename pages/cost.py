@@ -16,6 +16,7 @@ c0, c1, c2, c3, c4 = st.columns(5)
 runs = r["fits"] and r["max_batch"] >= r["batch"]  # memory holds the batch priced here
 d = ui.evaluation().decision
 whole = d.units.self_host_all_in
+held_by_target = s.tpot_ms is not None and d.fits and r["serving_batch"] < r["batch"]  # the target binds the traffic
 
 
 def per_mtok(x):
@@ -42,7 +43,7 @@ c4.metric("Replica rent a month", words.money_short(r["monthly_rent_usd"]),
           help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
                "does not fall with volume.")
 
-if s.tpot_ms is not None and runs and d.fits and r["serving_batch"] < r["batch"]:
+if held_by_target and runs:
     st.caption(f"The latency target ({s.tpot_ms:g} ms per output token) holds the traffic to batch "
                f"{r['serving_batch']:,}: the bill at the top is priced there (the Decision page), while the decode-only "
                f"figures and the surface below price batch {r['batch']:,}, which the target rules out; read the "
@@ -95,7 +96,8 @@ if not grid["reachable"].all():
                "them.")
 
 st.subheader("By duty cycle, for a few batches")
-picks = [1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
+picks = ([1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
+         + ([r["serving_batch"]] if held_by_target else []))
 by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1], (0.1, 0.3, 0.6, 1.0), r["upkeep_replicas"])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
@@ -105,5 +107,6 @@ ui.dataframe(wide,
                             **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
 st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only. Rows: a single stream, the batch memory holds, the batch in use, "
            "and the break-even batch (the textbook figure)"
+           + (f", and batch {r['serving_batch']:,}, which the latency target allows" if held_by_target else "")
            + ("; a batch that is two of these is one row." if len(set(wide["batch"])) < len(picks) else "."))
 ui.download_csv(by_duty, "cost-by-duty")

@@ -221,6 +221,8 @@ st.caption("Buying pays the cards and servers at month 0, then power, rack space
            "Red points: the month the purchase is paid back, where it is within the service life"
            + (": " + "; ".join(paid["label"]) + "." if len(paid) else " (not here).")
            if r["own_usd_month"] is not None else
+           "Only the API is drawn: the model does not fit as set up, so no fleet can be rented or bought."
+           if not d.fits else
            "Only renting and the API are drawn: buying needs the card's purchase price and power (Owning the cards: "
            "card_usd, power_w).")
 

@@ -1061,6 +1061,7 @@ def traffic(m, s) -> dict:
     u = R * s_req / (hours * 3600)  # docs/method.md section 7: busy fraction
     out = dict(
         serving_batch=Bs, serving_tok_s=s["out_tok"] / s_req,  # docs/method.md section 7.4: out_tok / s_req
+        serving_tpot_ms=step(m, Bs, n) * 1e3,  # docs/method.md section 7: the decode step at the serving batch
         meets_tpot=meets, ttft_ms=ttft_ms(m, s["in_tok"]),
         requests_month=R, tokens_in_month=R * s["in_tok"], tokens_out_month=R * s["out_tok"],
         busy_fraction=u, replicas=None, duty_traffic=None, self_host_usd_month=None,

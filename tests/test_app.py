@@ -436,3 +436,11 @@ def test_the_api_figure_shows_the_cheaper_row_the_verdict_rests_on():
     cheapest = open_app({"api": "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"}, "pages/decision.py")
     plain = next(m for m in cheapest.metric if m.label.startswith("API per month"))
     assert plain.value == "55.20 USD" and not plain.delta
+
+
+def test_the_cost_pages_duty_table_has_the_batch_a_latency_target_allows():
+    at = open_app({"tpot_ms": "20"}, "pages/cost.py")
+    table = next(df.value for df in at.dataframe if "duty 10%" in df.value.columns)
+    assert 31 in set(table["batch"]) and "and batch 31, which the latency target allows" in texts(at.caption)
+    plain = open_app(page="pages/cost.py")
+    assert 31 not in set(next(df.value for df in plain.dataframe if "duty 10%" in df.value.columns)["batch"])

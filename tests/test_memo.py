@@ -167,3 +167,13 @@ def test_a_light_traffic_is_told_how_many_requests_a_replica_holds():
         "At this traffic's busiest hour a replica holds about 3.3 requests at once (Little's law), not the 71 it is "
         "sized for: with 4 in a step, a reply takes about 14.9 ms per output token.")
     assert in_flight_sentence(evaluate(parse("model=llama-3.1-8b&req_day=2000000")).decision) == ""
+
+
+def test_never_breaking_even_says_where_the_fast_end_of_the_band_would():
+    from calc.memo import volume_sentence
+    d = evaluate(parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp&weights=q4_k_m&req_day=2000")).decision
+    assert d.break_even is None and d.report["break_even_req_day_low"] is not None
+    text = volume_sentence(d)
+    assert text.startswith("Self-hosting never breaks even, at any volume")
+    assert (f"At the fast end of the engine's capacity error (±{d.capacity_band_pct:.0f} %) it would break even at "
+            f"about {words.sig(d.report['break_even_req_day_low'], 3)} requests a day") in text

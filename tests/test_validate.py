@@ -246,15 +246,17 @@ def test_a_bad_row_of_a_users_file_is_listed_and_the_others_still_predicted(tmp_
     assert main(path) == 1
     out = capsys.readouterr().out
     assert "5 rows of this file could not be predicted and count in no table:" in out
-    assert "rows.csv line 2: metric='ttft_ms' is not accepted: metric takes one of step_ms, max_throughput_tok_s" in out
-    assert "rows.csv line 3: measured='fast' is not a number: measured takes a positive number" in out
-    assert "rows.csv line 4: measured='-3' is not accepted: measured takes a positive number" in out
-    assert "trt: engine='tensorrt-llm' is not accepted: engine takes one of" in out
-    assert "nomodel: model='no-such-model' is not accepted" in out
-    assert "1 row predicted all the same, but in doubt (counted in the tables):\n  toobig: the set-up does not fit" in out
+    assert "rows.csv line 2 (id ttft): metric='ttft_ms' is not accepted: metric takes one of step_ms, max_throughput_tok_s" in out
+    assert "rows.csv line 3 (id text): measured='fast' is not a number: measured takes a positive number" in out
+    assert "rows.csv line 4 (id neg): measured='-3' is not accepted: measured takes a positive number" in out
+    assert "id trt: engine='tensorrt-llm' is not accepted: engine takes one of" in out
+    assert "id nomodel: model='no-such-model' is not accepted" in out
+    assert "1 row predicted all the same, but in doubt (counted in the tables):\n  id toobig: the set-up does not fit" in out
     mine = next(x for x in out.splitlines() if x.startswith("mine "))
     assert number_text(report(good)["step_ms"]) in mine
+    assert not any(x.startswith(("trt ", "nomodel ")) for x in out.splitlines())  # in no table
     table = out.split("These rows against the shipped profiles")[1]
+    assert "without a prediction" not in table
     assert next(x for x in table.splitlines() if x.startswith("vllm ")).split()[2] == "2"  # "mine" and "toobig"
     cli = subprocess.run([sys.executable, "-m", "calc", "--validate", str(path)], capture_output=True, text=True,
                          timeout=120, cwd=ROOT)
