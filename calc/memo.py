@@ -163,20 +163,28 @@ def latency_sentence(d: Decision) -> str:
             f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
 
 
-def in_flight_sentence(d: Decision) -> str:
+def in_flight(d: Decision) -> tuple[float, int, float] | None:
     """Where the busiest hour leaves each replica's serving batch part-filled (:func:`calc.traffic.busiest_in_flight`
-    below it), how many requests a replica then holds and the time per output token at that batch; "" otherwise.
-    The figures above are at the serving batch, the most a replica is sized to hold (SPEC section 7)."""
+    below it): the requests a replica then holds, the whole batch that makes, and the time per output token at it
+    (ms); None otherwise. The capacity figures are at the serving batch, the most a replica is sized to hold."""
     if not d.fits or d.replicas is None:
-        return ""
+        return None
     s, cap = d.scenario, d.cap
     held = traffic.busiest_in_flight(s, cap, d.replicas)
     batch = max(1, math.ceil(held))
     if batch >= cap.serving_batch:
+        return None
+    return held, batch, float(model.step_seconds(s, batch, cap.n)) * 1e3
+
+
+def in_flight_sentence(d: Decision) -> str:
+    """:func:`in_flight` in words; "" where the busiest hour fills the serving batch."""
+    found = in_flight(d)
+    if found is None:
         return ""
-    step_ms = float(model.step_seconds(s, batch, cap.n)) * 1e3
+    held, batch, step_ms = found
     return (f"At this traffic's busiest hour a replica holds about {held:,.1f} requests at once (Little's law), "
-            f"not the {cap.serving_batch:,} it is sized for: with {batch:,} in a step, a reply takes about "
+            f"not the {d.cap.serving_batch:,} it is sized for: with {batch:,} in a step, a reply takes about "
             f"{step_ms:,.1f} ms per output token.")
 
 

@@ -335,8 +335,10 @@ k3.metric("Time to first token", "—" if not d.fits else f"{cap.ttft_ms:,.0f} m
 tpot_delta = None
 if d.fits and s.tpot_ms is not None:
     tpot_delta = f"target {s.tpot_ms:g} ms: {'met' if cap.meets_tpot else 'missed'}"
+elif (light := dm.in_flight(d)) is not None:  # the busiest hour holds fewer requests than the batch sized for
+    tpot_delta = f"≈ {light[2]:,.1f} ms at the {light[1]:,} in flight"
 k4.metric("Time per output token", "—" if not d.fits else f"{cap.step_ms:,.1f} ms", delta=tpot_delta,
-          delta_color="normal" if cap.meets_tpot else "inverse", delta_arrow="off",
+          delta_color="off" if s.tpot_ms is None else "normal" if cap.meets_tpot else "inverse", delta_arrow="off",
           help=f"Decode step at the serving batch of {cap.serving_batch:,}, the most a replica is sized to hold. "
                + dm.in_flight_sentence(d))
 ui.dataframe(dm.capacity_text(d), height="content",

@@ -444,3 +444,11 @@ def test_the_cost_pages_duty_table_has_the_batch_a_latency_target_allows():
     assert 31 in set(table["batch"]) and "and batch 31, which the latency target allows" in texts(at.caption)
     plain = open_app(page="pages/cost.py")
     assert 31 not in set(next(df.value for df in plain.dataframe if "duty 10%" in df.value.columns)["batch"])
+
+
+def test_the_time_per_token_shows_the_step_at_the_requests_the_busiest_hour_holds():
+    at = open_app(page="pages/decision.py")
+    tpot = next(m for m in at.metric if m.label == "Time per output token")
+    assert tpot.value == "27.4 ms" and tpot.delta == "≈ 14.9 ms at the 4 in flight"
+    full = open_app({"model": "llama-3.1-8b", "req_day": "2000000"}, "pages/decision.py")
+    assert not next(m for m in full.metric if m.label == "Time per output token").delta
