@@ -36,10 +36,13 @@ ui.dataframe(shown, pin="lever", column_config={
     "lever": TEXT("Lever", width=290),
     "self_host_usd_month": NUM("Self-host USD/month", format="%,.0f", width=130),
     "saving_usd_month": NUM("Saving USD/month", format="%,.0f", width=115),
-    "api_usd_month": NUM("API USD/month", format="%,.0f", width=105), "verdict": TEXT("Verdict after", width=95),
-    "tpot_ms": NUM("TPOT (ms)", format="%.1f", width=80, help="Time per output token at the serving batch, the most a replica is sized to hold (a light traffic "
-         "fills less of it at its busiest hour, and steps faster: the Decision page's Time per output token says how "
-         "much)"),
+    "api_usd_month": NUM("API USD/month", format="%,.0f", width=105),
+    "verdict": TEXT("Verdict after", width=95, help="Self-hosting against the link's API row, after the lever (a "
+                    "cheaper row the catalogue lists is the Decision page's advice beside it)"),
+    "tpot_ms": NUM("TPOT (ms)", format="%.1f", width=80,
+                   help="Time per output token at the serving batch, the most a replica is sized to hold (a light "
+                        "traffic fills less of it at its busiest hour, and steps faster: the Decision page's Time per "
+                        "output token says how much)"),
     "link": st.column_config.LinkColumn("Scenario", display_text="open", width=70),
 }, column_order=["lever", "self_host_usd_month", "saving_usd_month", "api_usd_month", "verdict", "tpot_ms", "link"],
              height="content")
