@@ -8,7 +8,6 @@ as the scenario's. The table is ranked by the monthly saving of self-hosting (la
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,16 +228,13 @@ def _rows_note(engine: str) -> str:
 
 def _spec_when_quiet(ev: Evaluation, lever: Lever) -> str:
     """Where the traffic leaves the serving batch part-filled even at its busiest hour
-    (:func:`calc.traffic.busiest_in_flight` well below it), the time per token with and without the drafts at the
+    (:func:`calc.traffic.part_filled_batch`), the time per token with and without the drafts at the
     batch it does fill, as a clause ("" otherwise): speculation pays at a small batch."""
-    d = ev.decision
-    if not d.fits or d.replicas is None:
+    d, cap = ev.decision, ev.capacity
+    found = traffic.part_filled_batch(ev.scenario, cap, d.replicas) if d.fits else None
+    if found is None:
         return ""
-    cap = ev.capacity
-    held = traffic.busiest_in_flight(ev.scenario, cap, d.replicas)
-    batch = max(1, math.ceil(held))
-    if batch >= cap.serving_batch:
-        return ""
+    held, batch = found
     drafted = _after(ev, lever).scenario
     plain_ms = float(model.step_seconds(ev.scenario, batch, cap.n)) * 1e3
     spec_ms = float(model.speculative(drafted, batch, cap.n).tpot_s) * 1e3

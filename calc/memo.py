@@ -164,17 +164,14 @@ def latency_sentence(d: Decision) -> str:
 
 
 def in_flight(d: Decision) -> tuple[float, int, float] | None:
-    """Where the busiest hour leaves each replica's serving batch part-filled (:func:`calc.traffic.busiest_in_flight`
-    below it): the requests a replica then holds, the whole batch that makes, and the time per output token at it
-    (ms); None otherwise. The capacity figures are at the serving batch, the most a replica is sized to hold."""
-    if not d.fits or d.replicas is None:
+    """Where the busiest hour leaves each replica's serving batch part-filled (:func:`calc.traffic.part_filled_batch`):
+    the requests a replica then holds, the whole batch that makes, and the time per output token at it (ms); None
+    otherwise. The capacity figures are at the serving batch, the most a replica is sized to hold."""
+    found = traffic.part_filled_batch(d.scenario, d.cap, d.replicas) if d.fits else None
+    if found is None:
         return None
-    s, cap = d.scenario, d.cap
-    held = traffic.busiest_in_flight(s, cap, d.replicas)
-    batch = max(1, math.ceil(held))
-    if batch >= cap.serving_batch:
-        return None
-    return held, batch, float(model.step_seconds(s, batch, cap.n)) * 1e3
+    held, batch = found
+    return held, batch, float(model.step_seconds(d.scenario, batch, d.cap.n)) * 1e3
 
 
 def in_flight_sentence(d: Decision) -> str:
@@ -261,8 +258,13 @@ def stand_in_clause(s: Scenario) -> str:
     row = catalogue.apis().get(s.api)
     if row is None or not price_stand_in_note(s):
         return ""
-    return (f" ({row['model'].removeprefix(row['provider'] + '/').split('/')[-1]}'s price, standing in: the price "
+    return (f" ({_priced_model(row).split('/')[-1]}'s price, standing in: the price "
             f"list has no row for {model_name(s)})")
+
+
+def _priced_model(row: dict) -> str:
+    """The model an API price row prices, without its provider's prefix ("meta-llama/Meta-Llama-3.1-70B...")."""
+    return row["model"].removeprefix(row["provider"] + "/")
 
 
 def cheaper_row_model(d: Decision) -> str:
@@ -270,7 +272,7 @@ def cheaper_row_model(d: Decision) -> str:
     if d.cheaper_api is None or not price_stand_in_note(d.scenario):
         return "this model"
     row = catalogue.apis()[d.cheaper_api[0]]
-    return f"the stand-in model ({row['model'].removeprefix(row['provider'] + '/')})"
+    return f"the stand-in model ({_priced_model(row)})"
 
 
 def cheaper_api_sentence(d: Decision) -> str:

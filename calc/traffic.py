@@ -201,6 +201,17 @@ def busiest_in_flight(s: Scenario, cap: Capacity, replicas: int) -> float:
     return float(min(cap.serving_batch, arrivals_s * resident_s))
 
 
+def part_filled_batch(s: Scenario, cap: Capacity, replicas: int | None) -> tuple[float, int] | None:
+    """Where the busiest hour leaves each replica's serving batch part-filled: the requests a replica then holds
+    (:func:`busiest_in_flight`) and the whole batch they make, ``ceil`` of it and at least 1; None where that batch
+    is the serving batch, or where nothing is served (``replicas`` None)."""
+    if replicas is None:
+        return None
+    held = busiest_in_flight(s, cap, replicas)
+    batch = max(1, math.ceil(held))
+    return None if batch >= cap.serving_batch else (held, batch)
+
+
 def replicas_needed(s: Scenario, s_req: float, req_day: ArrayLike) -> tuple[NDArray, NDArray]:
     """(busy fraction u, replicas) for ``req_day`` requests a day: ``u = R*s_req/(hours*3600)`` with
     ``R = req_day*hours/24``; ``replicas = max(1, ceil(u*peak - 1e-9))``."""

@@ -79,7 +79,8 @@ def read_measurements(path=MEASUREMENTS_CSV, skipped: list[str] | None = None) -
         if missing:
             raise ValueError(f"{path.name}: missing column(s) {', '.join(missing)}")
         for data in reader:
-            where = f"{path.name} line {reader.line_num}" + (f" (id {data['id'].strip()})" if (data.get("id") or "").strip() else "")
+            row_id = (data.get("id") or "").strip()
+            where = f"{path.name} line {reader.line_num}" + (f" (id {row_id})" if row_id else "")
             try:
                 out.append(_measurement(data, where))
             except ValueError as exc:
