@@ -70,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--plan", action="store_true",
                    help="print the fleet planner for the link's model and traffic: every card preset x 1, 2, 4, 8 "
                         "cards per replica x each weight format of --weights, ranked by the cheaper of renting and "
-                        "buying (CSV, or JSON with --json)")
+                        "buying, those that meet the latency target and hold at the slow end of the capacity band "
+                        "first (CSV, or JSON with --json)")
     p.add_argument("--weights", metavar="FORMATS",
                    help="with --plan: the weight formats allowed, comma-separated (default: the link's)")
     p.add_argument("--json", action="store_true", help="with --plan: print JSON instead of CSV")

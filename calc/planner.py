@@ -4,7 +4,7 @@ For the link's model and traffic, every card preset x cards per replica (1, 2, 4
 user allows is evaluated as its own link (the link with ``card``, ``gpus`` and ``weights`` changed, so every
 figure a card brings, its memory, peaks, rent, price and power, comes in as the parser resolves it), and the
 set-ups where the model fits and the engine accepts the split are ranked by the cheaper of renting and buying
-for the busiest hour. Units: USD a month, USD, cards.
+for the busiest hour, those that meet the latency target and hold at the slow end of the capacity band first. Units: USD a month, USD, cards.
 
 Each set-up is one evaluation of the whole chain (memory, decode, capacity, bill, options); a plan of the
 default link is about 80 of them.
@@ -59,7 +59,8 @@ def to_cents(row: dict) -> dict:
 def plan(s: Scenario, formats: Sequence[str] | None = None,
          sizes: Sequence[int] = TP_SIZES) -> list[PlanRow]:
     """Every card preset x ``sizes`` cards per replica x ``formats`` (default: the scenario's own weight format)
-    for the scenario's model and traffic, ranked by ``best_usd_month`` (then fewer cards). Set-ups that do not
+    for the scenario's model and traffic, ranked by :func:`rank_key` (those that meet the latency target and hold at
+    the slow end of the capacity band first, then by ``best_usd_month``, then fewer cards). Set-ups that do not
     fit, that the engine refuses (a tensor-parallel size that does not divide the heads) or that neither rent
     nor purchase price can be priced are left out."""
     base = s.to_params()
@@ -88,7 +89,15 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
                                     r["self_host_usd_month_high"] is None
                                     or r["self_host_usd_month_high"] <= r["self_host_usd_month"] + 0.5,
                                     parsed.scenario.to_query()))
-    return sorted(rows, key=lambda row: (row.best_usd_month, row.cards, row.card, row.gpus))
+    return sorted(rows, key=rank_key)
+
+
+def rank_key(row: PlanRow) -> tuple:
+    """The plan's order: set-ups that meet the latency target and still carry the busiest hour at the slow end of
+    the capacity band first, then the cheaper bill, then fewer cards. A set-up that is cheapest only while the
+    engine runs as fast as its fitted figures (Holds unticked) would need one more replica if it runs at the slow
+    end, so it does not rank above one that holds: ranking it first would flatter it."""
+    return (not row.meets_tpot, not row.holds_at_band, row.best_usd_month, row.cards, row.card, row.gpus)
 
 
 #: NVIDIA's licence for the GeForce driver ("No Datacenter Deployment. The SOFTWARE is not licensed for datacenter

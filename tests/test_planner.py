@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from calc import catalogue, parse, report
+from calc import catalogue, parse, planner, report
 from calc.__main__ import main
 from calc.planner import plan
 
@@ -18,7 +18,11 @@ LINK = "model=llama-3.1-70b&req_day=200000"
 
 def test_each_row_is_its_own_links_report_and_the_rows_are_ranked():
     rows = plan(parse(LINK).scenario)
-    assert rows and all(a.best_usd_month <= b.best_usd_month for a, b in itertools.pairwise(rows))
+    assert rows and all(planner.rank_key(a) <= planner.rank_key(b) for a, b in itertools.pairwise(rows))
+    # Within each group (target met, holds at the band) the cheaper bill first.
+    for _, group in itertools.groupby(rows, key=lambda x: (x.meets_tpot, x.holds_at_band)):
+        group = list(group)
+        assert all(a.best_usd_month <= b.best_usd_month for a, b in itertools.pairwise(group))
     for row in rows[:5] + rows[-3:]:
         r = report(row.link)
         assert (r["scenario"]["card"], r["scenario"]["gpus"], r["scenario"]["weights"]) == (row.card, row.gpus,
@@ -94,3 +98,6 @@ def test_a_set_up_that_ranks_on_a_thin_margin_says_it_does_not_hold_at_the_band(
     assert end["self_host_usd_month_high"] > end["self_host_usd_month"]
     assert all(report(x.link)["self_host_usd_month_high"] == report(x.link)["self_host_usd_month"]
                for x in rows[:6] if x.holds_at_band)
+    # It ranks below every set-up that holds, however much cheaper it is: the top of the plan holds.
+    assert rows[0].holds_at_band and rows.index(r) > max(i for i, x in enumerate(rows) if x.holds_at_band)
+    assert r.best_usd_month < rows[0].best_usd_month
