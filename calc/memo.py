@@ -32,6 +32,7 @@ from .words import (
     ENGINE_NAMES,
     METRIC_NAMES,
     accuracy_text,
+    amount,
     card_name,
     cards_text,
     cell,
@@ -39,6 +40,7 @@ from .words import (
     kv_text,
     model_name,
     money,
+    per_day,
     sig,
     sig_pair,
     tokens_text,
@@ -96,7 +98,7 @@ def _does_not_fit(d: Decision) -> str:
         return (_sentence(refusal) + ". No bill serves such requests: more cards or memory would "
                 f"hold one, but {model_name(s)} would not take it. Shortened to its trained context (the "
                 "Levers page's 'Requests within' lever), they can be priced.")
-    tail = (f"so self-hosting is not possible as set up; at {volume_text(s.req_day)} requests a day the API "
+    tail = (f"so self-hosting is not possible as set up; at {per_day(s.req_day)} the API "
             f"costs {money(d.api_usd_month)} a month.")
     if not r["fits"]:
         mem = memory.memory(s)
@@ -328,12 +330,11 @@ def verdict_sentence(d: Decision) -> str:
     about 326,000."
     """
     s = d.scenario
-    vol = volume_text(s.req_day)
     if d.verdict == "does not fit":
         return _does_not_fit(d)
     hw = hardware_text(s, d.replicas)
     if not d.priced:
-        text = (f"At {vol} requests a day the API costs {money(d.api_usd_month)} a month; self-hosting needs "
+        text = (f"At {per_day(s.req_day)} the API costs {money(d.api_usd_month)} a month; self-hosting needs "
                 f"{hw}, and the catalogue has no rent for this card.")
         if d.price_to_flip is not None:
             text += (" Enter a rent per card-hour (usd_hr) to compare: self-hosting costs less than the API below "
@@ -345,13 +346,13 @@ def verdict_sentence(d: Decision) -> str:
     else:
         sh, api = money(d.self_host_usd_month), money(d.api_usd_month) + " a month" + stand_in_clause(s)
         if d.verdict == "api" and d.report["recommendation"] in BEST_HEADLINE:  # said after: a cheaper way than both
-            first = (f"The API is cheaper than renting: at {vol} requests a day it costs {api}, while "
+            first = (f"The API is cheaper than renting: at {per_day(s.req_day)} it costs {api}, while "
                      f"renting needs {hw} and costs {sh} a month including upkeep.")
         elif d.verdict == "api":
-            first = (f"The API is cheaper: at {vol} requests a day it costs {api}, while "
+            first = (f"The API is cheaper: at {per_day(s.req_day)} it costs {api}, while "
                      f"self-hosting needs {hw} and costs {sh} a month including upkeep.")
         else:
-            first = (f"Self-hosting is cheaper: at {vol} requests a day it needs {hw} and costs {sh} a month "
+            first = (f"Self-hosting is cheaper: at {per_day(s.req_day)} it needs {hw} and costs {sh} a month "
                      f"including upkeep, while the API costs {api}.")
         rent = d.report.get("rent_usd_month")
         if s.autoscale and rent is not None and d.self_host_usd_month is not None \
@@ -445,7 +446,7 @@ def procurement_section(d: Decision) -> list[str]:
         return []
     opts = tables.options_table(r)
     rows = [(o.option + ("" if o.allowed else " (not allowed: the data may not leave)"),
-             None if o.usd_month is None else usd(o.usd_month, 0),
+             None if o.usd_month is None else amount(o.usd_month),
              None if o.usd_per_mtok_out is None else usd(o.usd_per_mtok_out, 3),
              None if o.replicas is None or o.replicas != o.replicas else f"{int(o.replicas):,}",
              None if o.capex_usd is None or o.capex_usd != o.capex_usd else usd(o.capex_usd, 0),
@@ -682,7 +683,7 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("ctx", f"{s.ctx:,} tokens, a request of the traffic (prompt + output)" if "ctx" in s.follows_traffic
          else f"{s.ctx:,} tokens (a what-if; the traffic's requests hold {s.in_tok + s.out_tok:,})"),
         ("batch", str(s.batch)),
-        ("req_day", f"{volume_text(s.req_day)} requests a day"),
+        ("req_day", per_day(s.req_day)),
         ("in_tok", f"{s.in_tok:,} tokens"),
         ("out_tok", f"{s.out_tok:,} tokens"),
         ("peak", f"{s.peak:g} × the average hour"),
@@ -841,7 +842,6 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
     if isinstance(ev, Parsed):
         ev = evaluate(ev)
     parsed, s, d = ev.parsed, ev.scenario, ev.decision
-    vol = volume_text(s.req_day)
     url = link(s, base_url)
     # The page's verdict line first, in its words, then the sentence it rests on (the Decision page's box).
     out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "",
@@ -860,9 +860,9 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
                       for r in unit_cost_table(d).itertuples()], [False, True]),
             ""]
 
-    out += [f"## Monthly cost at {vol} requests a day", "",
+    out += [f"## Monthly cost at {per_day(s.req_day)}", "",
             md_table(["Option", "USD per month", "How"],
-                     [(r.option, usd(r.usd_month, 0) if r.usd_month is not None else None, r.how)
+                     [(r.option, amount(r.usd_month) if r.usd_month is not None else None, r.how)
                       for r in monthly_table(d).itertuples()], [False, True, False]), ""]
 
     out += procurement_section(d)
@@ -878,8 +878,8 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
             md_table(["Requests a day", "Replicas", "Cards", "Self-hosting USD/month", "API USD/month", "Cheaper"],
                      [(volume_text(r.req_day) + (" (this scenario)" if r.current else ""),
                        None if pd.isna(r.replicas) else int(r.replicas), None if pd.isna(r.cards) else int(r.cards),
-                       None if math.isnan(r.self_host_usd_month) else usd(r.self_host_usd_month, 0),
-                       usd(r.api_usd_month, 0), r.cheaper)
+                       None if math.isnan(r.self_host_usd_month) else amount(r.self_host_usd_month),
+                       amount(r.api_usd_month), r.cheaper)
                       for r in vt.itertuples()], [False, True, True, True, True, False]), ""]
 
     out += ["## Inputs", "",

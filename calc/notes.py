@@ -216,6 +216,16 @@ def scenario_warnings(s: Scenario) -> list[str]:
     if s.usd_hr is None:
         out.append(f"no reference rent for {card['name'] if card else 'this card'}: "
                    "set usd_hr (USD per card-hour) to price it")
+    elif s.usd_hr == 0:
+        # Legal (cards already paid for), but a bill of nothing is what a forgotten field looks like.
+        out.append("rent is 0 USD per card-hour: the rented bill counts "
+                   + ("nothing at all, as upkeep is 0 too: cards that cost nothing to hold, run and keep are not a "
+                      "real option; enter your quote (usd_hr) and the people's time (upkeep)"
+                      if not s.upkeep else "only the upkeep (for cards already paid for, the buy option prices "
+                      "their power and purchase)"))
+    if s.api_in == 0 and s.api_out == 0:
+        out.append("the API prices are 0 USD per million input and output tokens: the API bill is nothing, so "
+                   "self-hosting can never be cheaper; enter the provider's prices (api_in, api_out) or pick an API row")
     if card and card.get("link_gbs") is None and s.gpus > 1:
         out.append(f"{card['name']}: interconnect bandwidth is not in the catalogue; "
                    f"link_gbs {s.link_gbs:g} GB/s is an assumption")

@@ -45,7 +45,9 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     need = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / g
     used = min(need, pool)  # the engine allocates its pool, no more: what the batch needs beyond it is short
     cache = "KV cache and state" if s.state_layers else "KV cache"  # a hybrid's sequences hold a state too
-    names = ["weights (as loaded)", *[b.name for b in mem.reserve], f"{cache} at batch {batch:,}",
+    # A batch the cache cannot hold fills all of it: the label says so, or the bar reads as what the batch takes.
+    filled = f"{cache} at batch {batch:,}" + (f", all there is (it needs {need:,.2f} GiB)" if need > pool else "")
+    names = ["weights (as loaded)", *[b.name for b in mem.reserve], filled,
              "KV cache allocated, unused", "left by the engine"]
     per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, pool - used,
                 max(0.0, mem.unclaimed_gib)]

@@ -68,6 +68,11 @@ def volume_text(x: float) -> str:
     return f"{x:,.2f}".rstrip("0").rstrip(".")
 
 
+def per_day(x: float) -> str:
+    """A request volume a day in words, in the right number: "1 request a day", "10,000 requests a day"."""
+    return f"{volume_text(x)} request{'' if x == 1 else 's'} a day"
+
+
 def cell(v: Any) -> str:
     """A table cell: integers with separators, other numbers to a sensible precision, None as a dash."""
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
@@ -150,6 +155,14 @@ def kv_text(s: Scenario) -> str:
     return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
 
 
+def amount(v: float | None) -> str:
+    """A USD amount for a table cell, as :func:`money` rounds it but without the unit: whole dollars from 100 up,
+    cents below (a light API bill is "0.03", not "0"); a dash when unknown."""
+    if v is not None and 0 < abs(v) < 0.005:  # two decimals would round it to nothing
+        return sig(v)
+    return usd(v, 0 if v is None or not math.isfinite(v) or v == 0 or abs(v) >= 100 else 2)
+
+
 def money(x: float | None, digits: int | None = None) -> str:
     """USD for display with the unit, the one way every page and the memo write an amount: whole dollars from
     100 up ("5,800 USD", "343 USD"), cents below ("12.50 USD"), two significant figures below half a cent
@@ -168,6 +181,17 @@ def money_short(x: float | None) -> str:
     if x is None or not math.isfinite(x) or abs(x) < 1e6:
         return money(x)
     return f"{short(x)} USD"
+
+
+def price_short(x: float | None) -> str:
+    """USD per million tokens for a narrow headline figure: three decimals below 100 USD ("0.081 USD", the
+    precision a token price is quoted at), whole dollars below 10,000, and thousands or millions as :func:`short`
+    gives them above ("732 k USD"), so an idle replica's enormous price is not cut off; an em dash when unknown."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    if abs(x) < 100:
+        return f"{x:,.3f} USD"
+    return f"{x:,.0f} USD" if abs(x) < 1e4 else f"{short(x)} USD"
 
 
 METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"}

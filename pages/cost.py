@@ -20,14 +20,14 @@ held_by_target = s.tpot_ms is not None and d.fits and r["serving_batch"] < r["ba
 
 
 def per_mtok(x):
-    return "—" if x is None or not runs else f"{x:,.3f} USD"
+    return "—" if not runs else words.price_short(x)
 
 
 # The whole bill first, as the Decision page has it; one replica's figures at this page's batch and duty beside it.
 c0.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
           help=f"The Decision page's bill, {words.money(d.self_host_usd_month)}: {d.replicas or 0:,} replica(s) of {s.gpus} card(s) for the busiest hour, "
                "rented for the month, plus the upkeep.")
-c1.metric("All-in per 1M output", "—" if whole is None else f"{whole:,.3f} USD",
+c1.metric("All-in per 1M output", words.price_short(whole),
           help="The whole self-hosting bill per 1M output tokens: the same bill over the month's output tokens (prompt time and idle capacity included).")
 c2.metric(f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
           help=f"One replica's rent plus the upkeep per million output tokens at batch {r['batch']:,} and duty "

@@ -31,7 +31,7 @@ if callout is not None:  # the price list's cheapest row for the model, up front
 
 fixed = [k for k in ("ctx", "duty") if k not in s.follows_traffic]
 st.caption(f"This page sizes for the traffic: each request holds {ui.evaluation().decision.cap.n:,} tokens (prompt + output) in "
-           f"cache and the duty cycle follows from {s.req_day:,.0f} requests a day and the peak factor. "
+           f"cache and the duty cycle follows from {words.per_day(s.req_day)} and the peak factor. "
            + ("The Fit, Speed and Cost pages follow the same traffic (Context and Duty on auto)." if not fixed else
               f"The Fit, Speed and Cost pages use the link's {' and '.join(fixed)} instead, a what-if they say at "
               "their top; clear the input (auto) to follow the traffic."))
@@ -92,10 +92,12 @@ c4.metric("Break-even, requests a day", short_flip,
           help=flip_help)
 ui.details()  # the first draw of a session ends here: the verdict and its four figures
 
-ui.dataframe(dm.monthly_table(d),
-             column_config={"option": "Option", "usd_month": st.column_config.NumberColumn("USD per month", format="%,.0f"),
+monthly = dm.monthly_table(d)
+ui.dataframe(monthly,
+             column_config={"option": "Option", "usd_month": st.column_config.NumberColumn(
+                 "USD per month", format=ui.usd_format(monthly["usd_month"])),
                             "how": "How it adds up"})
-ui.download_csv(dm.monthly_table(d), "decision-monthly", "Download this table (CSV)")
+ui.download_csv(monthly, "decision-monthly", "Download this table (CSV)")
 
 # ---------------------------------------------------------------- chart
 st.subheader("Monthly cost by daily volume")
@@ -154,12 +156,13 @@ else:
                "every volume. Dashed green (where the card has a public price): the same replicas bought, each card "
                "paid off over the service life plus its power.")
 vt = tables.volume_table(d)
+money_fmt = ui.usd_format(vt["self_host_usd_month"], vt["api_usd_month"])
 ui.dataframe(vt,
              column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
                             "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
                             "cards": st.column_config.NumberColumn("Cards", format="localized"),
-                            "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format="%,.0f"),
-                            "api_usd_month": st.column_config.NumberColumn("API USD/month", format="%,.0f"),
+                            "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format=money_fmt),
+                            "api_usd_month": st.column_config.NumberColumn("API USD/month", format=money_fmt),
                             "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")},
              # the verdict next to the volume, so a phone shows both without scrolling sideways
              column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "replicas", "cards", "current"])
@@ -171,7 +174,7 @@ opts = tables.options_table(r)
 # Short headers and set widths, so that every column shows at 1,400 px without a sideways scroll.
 ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
     "option": st.column_config.TextColumn("Option", width=250),
-    "usd_month": st.column_config.NumberColumn("USD/month", format="%,.0f", width=85),
+    "usd_month": st.column_config.NumberColumn("USD/month", format=ui.usd_format(opts["usd_month"]), width=85),
     "usd_per_mtok_out": st.column_config.NumberColumn("USD / 1M out", format="%,.3f", width=90,
                                                       help="USD per million output tokens, the whole bill"),
     "replicas": st.column_config.NumberColumn("Replicas", format="%d", width=70),
@@ -282,10 +285,10 @@ ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).d
 st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the same traffic. "
            f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {notes.checkpoint_label(s)} weights (change the "
            "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
-           "buying; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
+           "buying, the set-ups that meet the latency target and hold at the slow end of the capacity band first; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
            "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
            "the engine's widest, and Holds is unticked where at the slow end of that error the same replicas no longer "
-           "carry the busiest hour (a row that ranks first on a thin margin). `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
+           "carry the busiest hour: such a row ranks after every one that holds, however cheap. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats. The CSV gives the rented and the bought bill of each row.")
 if consumer := planner.consumer_note(plan["card"]):
     st.caption(consumer)

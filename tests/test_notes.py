@@ -133,3 +133,16 @@ def test_a_vulkan_scenario_on_quantized_weights_gives_the_step_without_integer_d
                   "engine=llamacpp&weights=q4_k_m"):
         t = parse(f"model=llama-3.1-8b&card=rtx-4090&{other}").scenario
         assert not [w for w in notes.scenario_warnings(t) if "integer dot" in w]
+
+
+@pytest.mark.parametrize("link, says", [
+    ("usd_hr=0&upkeep=0", "counts nothing at all, as upkeep is 0 too"),
+    ("usd_hr=0", "counts only the upkeep"),
+    ("api_in=0&api_out=0", "the API bill is nothing, so self-hosting can never be cheaper"),
+])
+def test_a_bill_of_nothing_is_said(link, says):
+    """Zero prices are accepted (cards already paid for, a free tier) but a bill of nothing is what a forgotten
+    field looks like: the scenario says so, and a priced scenario says nothing of it."""
+    assert any(says in w for w in notes.scenario_warnings(parse(link).scenario))
+    assert not any("0 USD per" in w for w in notes.scenario_warnings(parse("").scenario))
+    assert not any("0 USD per" in w for w in notes.scenario_warnings(parse("api_in=0").scenario))

@@ -91,6 +91,7 @@ def test_memory_stack_takes_an_explicit_batch_and_shows_a_shortfall():
     df = tables.memory_stack(sc(), batch=20)
     # 20 * 2.5 = 50 GiB of cache against a KV cache of 80 - 4 - 32.596 = 43.404: the pool is full, short by 6.596
     assert list(df["part"])[-1] == "short"
+    assert df["part"].iloc[2] == "KV cache at batch 20, all there is (it needs 50.00 GiB)"
     assert df["gib_total"].iloc[2] == approx(80 - 4 - W4)
     assert df["gib_total"].iloc[3] == approx(0.0)
     assert df["gib_total"].iloc[-1] == pytest.approx(-6.59629011154175, abs=1e-12)

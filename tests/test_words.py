@@ -95,3 +95,27 @@ def test_money_short_keeps_a_headline_bill_whole():
     assert words.money_short(2_150_000_000) == "2.15 B USD"
     assert words.money_short(999_999) == words.money(999_999) == "999,999 USD"
     assert words.money_short(None) == "—"
+
+
+def test_price_short_keeps_a_headline_price_per_million_narrow():
+    """A price per million tokens keeps a token price's three decimals while small, and an idle replica's enormous
+    price stays short enough for a narrow metric (not "731,644.444 USD", cut off on the Cost page)."""
+    assert words.price_short(0.0805) == "0.081 USD"
+    assert words.price_short(94.6911) == "94.691 USD"
+    assert words.price_short(2_906.4) == "2,906 USD"
+    assert words.price_short(731_644.444) == "732 k USD"
+    assert words.price_short(180_228_000) == "180 M USD"
+    assert words.price_short(None) == words.price_short(float("nan")) == "—"
+    assert all(len(words.price_short(10.0 ** k)) <= 10 for k in range(-3, 12))
+
+
+def test_amount_shows_a_light_bill_in_cents_and_a_large_one_in_dollars():
+    """A table cell rounds as the metric beside it does: a light API bill is 0.03, not 0."""
+    assert words.amount(0.0325) == "0.03" and words.amount(5800) == "5,800" and words.amount(0) == "0"
+    assert words.amount(99.456) == "99.46" and words.amount(0.0012) == "0.0012" and words.amount(None) == "—"
+    assert words.amount(0.0325) + " USD" == words.money(0.0325)
+
+
+def test_per_day_says_one_request_in_the_singular():
+    assert words.per_day(1) == "1 request a day" and words.per_day(10_000) == "10,000 requests a day"
+    assert words.per_day(0.5) == "0.5 requests a day"

@@ -56,6 +56,14 @@ def download_csv(df: pd.DataFrame, name: str, label: str = "Download CSV") -> No
                        key=f"dl-{name}")
 
 
+def usd_format(*columns: Any) -> str:
+    """The column format for USD amounts a month: whole dollars, or cents where a column holds an amount under 100
+    USD that whole dollars would show as 0 or round by more than a cent in a hundred (a light API bill beside the
+    metric above it, "0.03 USD")."""
+    small = any(0 < abs(v) < 100 for col in columns for v in pd.to_numeric(pd.Series(col), errors="coerce").dropna())
+    return "%,.2f" if small else "%,.0f"
+
+
 def _printf_to_format(fmt: str | None) -> str | None:
     """A column_config printf format ("%.2f", "%,.0f", "%d") as a str.format spec ("{:.2f}", "{:,.0f}", "{:,.0f}")."""
     if not fmt or not fmt.startswith("%"):
