@@ -311,6 +311,33 @@ def test_a_session_entered_at_the_root_keeps_its_scenario_through_pages_and_exac
     assert not exceptions(page)
 
 
+def test_a_page_link_opened_in_a_new_tab_carries_the_scenario(server, new_page):
+    """The top navigation names a page without the query; a middle click (a new tab) would start from the defaults.
+    Just before use the link takes the address bar's query, and a plain click still changes the page in place."""
+    page = new_page()
+    page.goto(f"{server}/fit?model=llama-3.1-8b&card=l40s&req_day=5000")
+    settle(page)
+    link = page.locator("a[data-testid=stTopNavLink]", has_text="Cost")
+    link.hover()
+    with page.context.expect_page(timeout=WAIT_MS) as opened:
+        link.click(button="middle")
+    tab = opened.value
+    tab_errors = []
+    tab.on("pageerror", lambda exc: tab_errors.append(str(exc)))
+    settle(tab)
+    assert urlsplit(tab.url).path == "/cost"
+    full = tab.evaluate("() => window.location.href")
+    q = query_of(full)
+    assert (q["model"], q["card"], q["req_day"]) == ("llama-3.1-8b", "l40s", "5000"), full
+    assert query_of(page.evaluate("() => window.location.href")) == q  # the same scenario, key for key
+    assert urlsplit(page.evaluate("() => window.location.href")).path == "/fit"  # the first tab stayed
+    page.locator("a[data-testid=stTopNavLink]", has_text="Speed").click()
+    page.wait_for_url(re.compile(r"/speed\?"), timeout=WAIT_MS)
+    settle(page)
+    assert query_of(page.evaluate("() => window.location.href")) == q
+    assert not exceptions(page) and not exceptions(tab) and not page.js_errors and not tab_errors
+
+
 def test_first_visits_at_once_draw_the_inputs_the_figures_use(server, new_page):
     """Several fresh browsers opening the bare page together: every sidebar shows the values the verdict uses
     (a second first-visit rerun once raced the first and left the inputs drawn at their defaults, so that the

@@ -43,6 +43,19 @@ _COPY_LINK_CSS = """
 _COPY_LINK_JS = """
 export default function (component) {
   const { parentElement } = component;
+  // The top navigation's links name a page without the scenario: a link opened in a new tab (middle click, the
+  // context menu, the keyboard) would start from the defaults. Just before any such use, the link takes the
+  // address bar's query, so every page link carries the scenario as the Copy button does.
+  if (!window.__calcNavCarriesQuery) {
+    window.__calcNavCarriesQuery = true;
+    const carry = (event) => {
+      const a = event.target && event.target.closest && event.target.closest("a[data-testid=stTopNavLink]");
+      if (a) a.href = new URL(a.getAttribute("href"), window.location.href).pathname + window.location.search;
+    };
+    for (const kind of ["mousedown", "focusin", "contextmenu", "pointerover"]) {
+      document.addEventListener(kind, carry, true);
+    }
+  }
   const button = parentElement.querySelector(".calc-copy");
   const said = parentElement.querySelector(".calc-copied");
   button.onclick = async () => {
