@@ -79,12 +79,14 @@ ui.dataframe(models, pin="id", column_config={
     "experts_active": NUM("Experts/token", format="%d"), "window_layers": NUM("Windowed layers", format="%d"),
     "layers": NUM("Layers"), "heads": NUM("Query heads"), "kv_heads": NUM("KV heads"), "head_dim": NUM("Head dim"),
     "hidden": NUM("Hidden"), "api_ref": "Reference API", "read_on": "Read on",
+    "name": st.column_config.TextColumn("name", width=230),  # the longest, "Llama 3.1 405B (Meta FP8 release)", whole
 }, column_order=_figures_first(models))
 ui.download_csv(models, "catalogue-models")
 
 st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
 ui.dataframe(cards, pin="id", column_config={
+    "name": st.column_config.TextColumn("name", width=200),
     "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
     "mem_source": "Memory source", "mem_read_on": "Memory read on",
     "torch_gib": NUM("Memory (GiB, CUDA)", format="%.2f"), "torch_source": "CUDA memory source",
