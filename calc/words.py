@@ -157,10 +157,10 @@ def kv_text(s: Scenario) -> str:
 
 def amount(v: float | None) -> str:
     """A USD amount for a table cell, as :func:`money` rounds it but without the unit: whole dollars from 100 up,
-    cents below (a light API bill is "0.03", not "0"); a dash when unknown."""
-    if v is not None and 0 < abs(v) < 0.005:  # two decimals would round it to nothing
-        return sig(v)
-    return usd(v, 0 if v is None or not math.isfinite(v) or v == 0 or abs(v) >= 100 else 2)
+    cents below (a light API bill is "0.03", not "0"), and nothing as "0"; a dash when unknown."""
+    if v is None or not math.isfinite(v):
+        return "—"
+    return "0" if v == 0 else money(v).removesuffix(" USD")
 
 
 def money(x: float | None, digits: int | None = None) -> str:
