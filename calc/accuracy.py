@@ -86,6 +86,15 @@ class Accuracy:
 MIN_BAND_ROWS = 10
 
 
+def band_text(band_pct: float) -> str:
+    """The capacity band ``band_pct`` (per cent) as its two ends: the band multiplies or divides the busy time per
+    request by 1 + b (docs/calibration.md section 6), so a wide band is lopsided and is written "-50 %/+101 %"
+    (never "±101 %", a capacity below zero); up to 50 % its ends lie within a few points of "±b %", written so."""
+    if band_pct <= 50:
+        return f"±{band_pct:.0f} %"
+    return f"-{100 - 100 / (1 + band_pct / 100):.0f} %/+{band_pct:.0f} %"
+
+
 def capacity_band(bands: list | None) -> dict | None:
     """Of an engine's error bands (one per metric), the one of the figure that sizes the replicas: full-load
     throughput, else the decode step; None when there is neither."""

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .accuracy import MIN_BAND_ROWS, capacity_band
+from .accuracy import MIN_BAND_ROWS, band_text, capacity_band
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
@@ -43,6 +43,7 @@ from .words import (
     per_day,
     sig,
     sig_pair,
+    span,
     tokens_text,
     usd,
     volume_text,
@@ -147,11 +148,11 @@ def break_even_band_text(d: Decision) -> str:
         return ""
     if d.break_even is None:  # never at the model's own figures: only the fast end may break even
         return ("" if ends[0] is None else
-                f" At the fast end of the engine's capacity error (±{d.capacity_band_pct:.0f} %) it would break even "
+                f" At the fast end of the engine's capacity error ({band_text(d.capacity_band_pct)}) it would break even "
                 f"at about {sig(ends[0], 3)} requests a day: the margin is too thin to rule self-hosting out at "
                 "a higher volume.")
     fast, slow = ("it never breaks even" if v is None else f"about {sig(v, 3)} requests a day" for v in ends)
-    return (f" Within the engine's capacity error (±{d.capacity_band_pct:.0f} %) the break-even volume is {fast} "
+    return (f" Within the engine's capacity error ({band_text(d.capacity_band_pct)}) the break-even volume is {fast} "
             f"with the replicas at the fast end and {slow} at the slow end"
             + (": the margin is too thin for the figure to be relied on" if ends[1] is None else "") + ".")
 
@@ -230,7 +231,7 @@ def band_sentence(d: Decision) -> str:
     widened = ("" if d.capacity_band_from is None else
                f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of its release family "
                f"{ENGINE_NAMES.get(d.capacity_band_from, d.capacity_band_from)}, the widest of its families")
-    lead = (f"At the engine's capacity error (±{d.capacity_band_pct:.0f} %, each source predicted by a fit without "
+    lead = (f"At the engine's capacity error ({band_text(d.capacity_band_pct)}, each source predicted by a fit without "
             f"it{widened}), self-hosting costs ")
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
                   if d.self_host_low == d.self_host_high else
@@ -503,7 +504,7 @@ def rent_text(s: Scenario) -> str:
     lo, hi, count = quotes
     where = ("below every on-demand quote" if s.usd_hr < lo else "above every on-demand quote" if s.usd_hr > hi
              else "within the range of the on-demand quotes")
-    return (text + f", {where} in the catalogue ({lo:,.2f} to {hi:,.2f} USD, "
+    return (text + f", {where} in the catalogue ({span(f'{lo:,.2f}', f'{hi:,.2f}')} USD, "
             f"{count} quote{'s' if count != 1 else ''})")
 
 
@@ -611,11 +612,17 @@ def monthly_table(d: Decision) -> pd.DataFrame:
                 f"{s.usd_hr:,.2f} USD/h × (1 − {s.discount:g} commitment discount)")
         sh_how = f"{d.replicas:,} replica(s) × {s.gpus} card(s) × {rent} × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
     rows = [("Self-hosting", d.self_host_usd_month, sh_how), ("API", d.api_usd_month, api_how)]
+    if d.cheaper_api is not None and not beyond_trained_context(s):
+        # The catalogue's cheaper row for the model: the verdict may rest on it, so its bill is a row of its own.
+        api_id, bill = d.cheaper_api
+        row = catalogue.apis()[api_id]
+        rows.append((f"API, cheapest row ({row['provider']})", bill,
+                     f"the same tokens at {row['api_in']:g} / {row['api_out']:g} USD per 1M (api={api_id})"))
     autoscaled = d.report.get("rent_usd_month")
     if s.autoscale and d.priced and autoscaled is not None and autoscaled != d.self_host_usd_month:
         # SPEC section 9: the verdict stays the fleet for the busiest hour; the autoscaled rent sits beside it.
         rows.insert(1, ("Self-hosting, autoscaled", autoscaled,
-                        f"{min(s.min_replicas, d.replicas):,} to {d.replicas:,} replica(s), hour by hour as the profile needs, "
+                        f"{span(f'{min(s.min_replicas, d.replicas):,}', f'{d.replicas:,}')} replica(s), hour by hour as the profile needs, "
                         f"rented while they run + {s.upkeep:,.0f} upkeep"))
     return pd.DataFrame({"option": [r[0] for r in rows], "usd_month": [r[1] for r in rows],
                          "how": [r[2] for r in rows]})

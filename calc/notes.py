@@ -7,7 +7,7 @@ import functools
 import math
 
 from . import catalogue, engines, memory, model, traffic
-from .accuracy import accuracy, measured_scope
+from .accuracy import accuracy, band_text, measured_scope
 from .engines import ENGINE_NAMES
 from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, packed_weights, preset_figures
 
@@ -119,7 +119,7 @@ def outside_measurements(s: Scenario) -> str:
                       f"{'in weights stored below 8 bits or in scaled blocks ' if packed else ''}on {gpus} "
                       f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
                       + ("" if acc.band_pct is None else
-                         f" (±{acc.band_pct:.0f} %: the 90th percentile of its least accurate measure, so one row in "
+                         f" ({band_text(acc.band_pct)}: the 90th percentile of its least accurate measure, so one row in "
                          "ten lies further off, the worst on the Validation page)"))
     return "; ".join(out)
 
@@ -180,6 +180,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"hours={s.hours:g} is the month's length, not the hours the cards run: it scales the traffic "
                    f"too (requests a day x {s.hours:g} / 24 are the month's requests); for a fleet that runs part of "
                    "the day, keep hours at 720 and give the day's traffic (profile) with autoscale=1")
+    if s.autoscale and not s.profile:
+        out.append("autoscale=1 has nothing to follow without the day's traffic (profile): every figure is the fleet "
+                   "for the busiest hour, all day; give a profile (flat, office, evening or 24 hourly weights)")
     preset = catalogue.models().get(s.model)
     apis = catalogue.apis()
     if preset and s.api in apis and preset["api_ref"] in apis and \

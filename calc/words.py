@@ -54,6 +54,12 @@ def sig_pair(a: float, b: float, digits: int = 2) -> tuple[str, str]:
     return sa, sb
 
 
+def span(lo: str, hi: str, joiner: str = " to ") -> str:
+    """Two ends of a range already written out, or the one figure when both read the same ("816 k", not
+    "816 k to 816 k")."""
+    return lo if lo == hi else f"{lo}{joiner}{hi}"
+
+
 def count(n: int, noun: str) -> str:
     """``n`` things with the noun in the right number: "1 request", "1,000 requests" (a regular plural)."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"

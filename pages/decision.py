@@ -6,6 +6,7 @@ import streamlit as st
 
 from calc import memo as dm
 from calc import notes, parse, planner, tables, with_change, words
+from calc.accuracy import band_text
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -38,15 +39,21 @@ st.caption(f"This page sizes for the traffic: each request holds {ui.evaluation(
 
 c1, c2, c3, c4 = st.columns(4)
 stand_in = dm.stand_in_clause(s)
-c1.metric("API per month" + (" (stand-in price)" if stand_in else ""), words.money_short(d.api_usd_month),
-          # The catalogue's cheaper row, which the verdict may rest on, under the link's row's bill.
-          delta=None if d.cheaper_api is None else f"{words.money_short(d.cheaper_api[1])} at the cheaper row",
-          delta_color="off", delta_arrow="off",
-          help=f"{words.money(d.api_usd_month)}: {d.api_in_price:g} USD per 1M prompt tokens and "
-               f"{d.api_out_price:g} per 1M output tokens{stand_in}, the link's API row."
-               + ("" if d.cheaper_api is None else
-                  f" The catalogue's cheaper row for {dm.cheaper_row_model(d)}, {d.cheaper_api[0]}, would bill "
-                  f"{words.money(d.cheaper_api[1])} a month."))
+api_help = (f"{words.money(d.api_usd_month)}: {d.api_in_price:g} USD per 1M prompt tokens and "
+            f"{d.api_out_price:g} per 1M output tokens{stand_in}, the link's API row."
+            + ("" if d.cheaper_api is None else
+               f" The catalogue's cheaper row for {dm.cheaper_row_model(d)}, {d.cheaper_api[0]}, would bill "
+               f"{words.money(d.cheaper_api[1])} a month."))
+if dm.cheaper_api_wins(d):
+    # The verdict rests on the cheaper row: its bill is the figure, the link's row's under it.
+    c1.metric("API per month, cheapest row", words.money_short(d.cheaper_api[1]),
+              delta=f"{words.money_short(d.api_usd_month)} at the link's row", delta_color="off", delta_arrow="off",
+              help=api_help)
+else:
+    c1.metric("API per month" + (" (stand-in price)" if stand_in else ""), words.money_short(d.api_usd_month),
+              # The catalogue's cheaper row, which does not change the verdict, under the link's row's bill.
+              delta=None if d.cheaper_api is None else f"{words.money_short(d.cheaper_api[1])} at the cheaper row",
+              delta_color="off", delta_arrow="off", help=api_help)
 # Under autoscaling the verdict's bill is still the all-day fleet's (SPEC section 6); the autoscaled rent is an option
 # below: the label says which this is.
 c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-hosting per month",
@@ -84,9 +91,10 @@ flip_help = FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests 
 band_flip = None
 if d.fits and d.priced and d.capacity_band_pct is not None:
     ends = [d.report["break_even_req_day_low"], d.report["break_even_req_day_high"]]
-    band_flip = "band: " + " to ".join("never" if v is None else words.short(v) for v in ends)
+    lo, hi = ("never" if v is None else words.short(v) for v in ends)
+    band_flip = "band: " + (f"{lo} at both ends" if lo == hi else words.span(lo, hi))
     flip_help += (f" The band: the break-even volume with the replicas' capacity at the ends of the engine's error "
-                  f"(±{d.capacity_band_pct:.0f} %); where it reaches 'never', the margin is too thin to rely on.")
+                  f"({band_text(d.capacity_band_pct)}); where it reaches 'never', the margin is too thin to rely on.")
 c4.metric("Break-even, requests a day", short_flip,
           delta=band_flip or flip_after, delta_color="off", delta_arrow="off",
           help=flip_help)
@@ -335,15 +343,20 @@ k2.metric("Implied duty", "—" if d.duty is None else f"{d.duty:.1%}",
           help="Fraction of the month each replica is busy with this traffic.")
 k3.metric("Time to first token", "—" if not d.fits else f"{cap.ttft_ms:,.0f} ms",
           help="Prompt processing on an idle replica.")
-tpot_delta = None
+# The figure a reader meets in the busiest hour: the step at the requests a replica then holds, where that is fewer
+# than it is sized for; a latency target is checked at the full serving batch, so that one shows where one is set.
+light = dm.in_flight(d) if s.tpot_ms is None else None
+tpot_label, tpot_ms, tpot_delta = "Time per output token", cap.step_ms, None
 if d.fits and s.tpot_ms is not None:
+    tpot_label = "Time per output token, full batch"
     tpot_delta = f"target {s.tpot_ms:g} ms: {'met' if cap.meets_tpot else 'missed'}"
-elif (light := dm.in_flight(d)) is not None:  # the busiest hour holds fewer requests than the batch sized for
-    tpot_delta = f"≈ {light[2]:,.1f} ms at the {light[1]:,} in flight"
-k4.metric("Time per output token", "—" if not d.fits else f"{cap.step_ms:,.1f} ms", delta=tpot_delta,
+elif light is not None:
+    tpot_label, tpot_ms = "Time per output token, busiest hour", light[2]
+    tpot_delta = f"{cap.step_ms:,.1f} ms with the batch full ({cap.serving_batch:,})"
+k4.metric(tpot_label, "—" if not d.fits else f"{tpot_ms:,.1f} ms", delta=tpot_delta,
           delta_color="off" if s.tpot_ms is None else "normal" if cap.meets_tpot else "inverse", delta_arrow="off",
-          help=f"Decode step at the serving batch of {cap.serving_batch:,}, the most a replica is sized to hold. "
-               + dm.in_flight_sentence(d))
+          help=f"Decode step at the serving batch of {cap.serving_batch:,}, the most a replica is sized to hold: "
+               f"{cap.step_ms:,.1f} ms. " + dm.in_flight_sentence(d))
 ui.dataframe(dm.capacity_text(d), height="content",
              column_config={"figure": "Figure", "value": "Value", "unit": "Unit"})
 ui.download_csv(dm.capacity_table(d), "decision-capacity", "Download this table (CSV)")

@@ -261,7 +261,7 @@ def test_a_first_visit_draws_the_verdict_first_and_the_rest_on_the_next_run():
     at.query_params["req_day"] = "200000"
     at.switch_page("pages/decision.py").run()  # a fresh browser at /decision: the session's first run
     assert not at.exception
-    assert "requests a day" in texts(at.info) and "API per month" in [m.label for m in at.metric]
+    assert "requests a day" in texts(at.info) and any(m.label.startswith("API per month") for m in at.metric)
     assert "Loading the charts and tables" in texts(at.caption) and not at.get("vega_lite_chart")
     first = set(w.key for w in at.select_slider)
     assert {"req_day", "in_tok", "out_tok"} <= first and "layers" not in first  # folded groups wait
@@ -431,8 +431,17 @@ def test_a_benchmark_run_in_the_link_is_priced_on_the_speed_page_beside_steady_l
 def test_the_api_figure_shows_the_cheaper_row_the_verdict_rests_on():
     at = open_app({"model": "llama-3.1-8b", "card": "l40s", "req_day": "2000000"}, "pages/decision.py")
     assert not at.exception
+    # The verdict is the cheaper row's ("Call the API, at the cheaper provider"): its bill is the figure shown.
     api = next(m for m in at.metric if m.label.startswith("API per month"))
-    assert api.value == "14,040 USD" and api.delta == "1,740 USD at the cheaper row"
+    assert api.label == "API per month, cheapest row"
+    assert api.value == "1,740 USD" and api.delta == "14,040 USD at the link's row"
+    monthly = next(df.value for df in at.dataframe if "how" in df.value.columns)
+    assert list(monthly["usd_month"]) == [11394.4, 14040.0, 1740.0]
+    assert monthly["option"].iloc[2] == "API, cheapest row (deepinfra)"
+    # Where the verdict is the API's at the link's row already, the link's row is the figure, the cheaper beneath.
+    light = open_app({"model": "llama-3.1-8b", "req_day": "2000"}, "pages/decision.py")
+    api = next(m for m in light.metric if m.label.startswith("API per month"))
+    assert api.label == "API per month" and api.delta.endswith("at the cheaper row")
     cheapest = open_app({"api": "deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo"}, "pages/decision.py")
     plain = next(m for m in cheapest.metric if m.label.startswith("API per month"))
     assert plain.value == "55.20 USD" and not plain.delta
@@ -448,7 +457,18 @@ def test_the_cost_pages_duty_table_has_the_batch_a_latency_target_allows():
 
 def test_the_time_per_token_shows_the_step_at_the_requests_the_busiest_hour_holds():
     at = open_app(page="pages/decision.py")
-    tpot = next(m for m in at.metric if m.label == "Time per output token")
-    assert tpot.value == "27.4 ms" and tpot.delta == "≈ 14.9 ms at the 4 in flight"
+    tpot = next(m for m in at.metric if m.label.startswith("Time per output token"))
+    assert tpot.label == "Time per output token, busiest hour"
+    assert tpot.value == "14.9 ms" and tpot.delta == "27.4 ms with the batch full (71)"
     full = open_app({"model": "llama-3.1-8b", "req_day": "2000000"}, "pages/decision.py")
     assert not next(m for m in full.metric if m.label == "Time per output token").delta
+    # A latency target is checked at the full batch: that figure, and the label says so.
+    target = open_app({"tpot_ms": "30"}, "pages/decision.py")
+    tpot = next(m for m in target.metric if m.label.startswith("Time per output token"))
+    assert (tpot.label, tpot.value, tpot.delta) == ("Time per output token, full batch", "27.4 ms", "target 30 ms: met")
+
+
+def test_a_peak_the_profile_replaces_is_said_on_the_page_until_the_next_change():
+    at = open_app({"profile": "flat", "peak": "3"}, "pages/decision.py")
+    assert not at.exception
+    assert "peak=3 is replaced by the day's profile (flat), whose busiest hour over its mean hour is 1" in texts(at.info)

@@ -346,14 +346,18 @@ def test_an_autoscaled_fleet_shows_its_bill_beside_the_busiest_hours():
     table = dm.monthly_table(e.decision)
     rent = e.report()["rent_usd_month"]
     assert rent < e.report()["self_host_usd_month"]
-    assert list(table.option) == ["Self-hosting", "Self-hosting, autoscaled", "API"]
+    assert list(table.option) == ["Self-hosting", "Self-hosting, autoscaled", "API", "API, cheapest row (deepinfra)"]
     assert table.usd_month[1] == rent
     assert "| Self-hosting, autoscaled |" in memo(parse(link))
     at, _ = open_decision(link)
     shown = at.dataframe[0].value
     assert list(shown.option) == list(table.option) and shown.usd_month[1] == rent
-    # Without autoscaling, or without a profile to follow, the table keeps its two rows.
-    assert len(dm.monthly_table(evaluate(parse({**link, "autoscale": "0"})).decision)) == 2
+    # Without autoscaling, or without a profile to follow, the autoscaled row goes.
+    assert "Self-hosting, autoscaled" not in list(
+        dm.monthly_table(evaluate(parse({**link, "autoscale": "0"})).decision).option)
+    # The link typing its own API prices has no catalogue row to beat: the table is the two bills.
+    typed = dm.monthly_table(evaluate(parse({**link, "autoscale": "0", "api_in": "0.5", "api_out": "0.5"})).decision)
+    assert list(typed.option) == ["Self-hosting", "API"]
 
 
 def test_the_break_even_tile_gives_the_volume_at_both_ends_of_the_band():

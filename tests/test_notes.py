@@ -146,3 +146,17 @@ def test_a_bill_of_nothing_is_said(link, says):
     assert any(says in w for w in notes.scenario_warnings(parse(link).scenario))
     assert not any("0 USD per" in w for w in notes.scenario_warnings(parse("").scenario))
     assert not any("0 USD per" in w for w in notes.scenario_warnings(parse("api_in=0").scenario))
+
+
+def test_a_peak_factor_the_profile_replaces_is_said_and_autoscaling_without_a_profile_too():
+    flat = parse("profile=flat&peak=3")
+    assert flat.scenario.peak == 1
+    assert any(w.startswith("peak=3 is replaced by the day's profile (flat)") and "the figures use 1" in w
+               for w in flat.warnings)
+    # The peak the profile gives, or no peak at all, says nothing.
+    assert not [w for w in parse("profile=flat&peak=1").warnings + parse("profile=office").warnings
+                if "replaced by the day's profile" in w]
+    alone = notes.scenario_warnings(parse("autoscale=1").scenario)
+    assert any(w.startswith("autoscale=1 has nothing to follow") for w in alone)
+    assert not [w for w in notes.scenario_warnings(parse("autoscale=1&profile=office").scenario)
+                if "autoscale" in w]

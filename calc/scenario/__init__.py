@@ -53,7 +53,7 @@ from .keys import (
     weight_format_bits,
 )
 from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
-from .resolve import GGUF_NOTE, load, parse, preset_figures
+from .resolve import GGUF_NOTE, PROFILE_PEAK_NOTE, load, parse, preset_figures
 
 __all__ = [
     "AUTO",
@@ -77,6 +77,7 @@ __all__ = [
     "MODEL_FIGURES",
     "NONE_GIVEN",
     "PRESET",
+    "PROFILE_PEAK_NOTE",
     "RANGES",
     "REASON_IDS",
     "SOURCES",

@@ -5,6 +5,7 @@ the consistency rules; a broken rule drops the culprit and says so. :func:`parse
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -258,6 +259,21 @@ def _gguf_note(s: Scenario, given: frozenset[str]) -> list[str]:
             f"counterpart of {shipped} (set weights to choose another GGUF type)"]
 
 
+#: The words of the note :func:`_profile_peak_note` gives (a page shows it until the next change, as the GGUF one).
+PROFILE_PEAK_NOTE = "is replaced by the day's profile"
+
+
+def _profile_peak_note(s: Scenario, values: Mapping[str, Any]) -> list[str]:
+    """Said where the link gives a peak factor that its day's profile replaces with its own (SPEC section 9: the
+    profile's busiest hour over its mean hour), so the figures do not use the peak the link asked for."""
+    asked = values.get("peak")
+    if s.profile is None or asked is None or math.isclose(float(asked), s.peak, rel_tol=1e-9):
+        return []
+    return [f"peak={float(asked):g} {PROFILE_PEAK_NOTE} ({s.profile if len(s.profile) < 12 else '24 hourly weights'}), "
+            f"whose busiest hour over its mean hour is {s.peak:.4g}: the figures use {s.peak:.4g} (clear profile to "
+            "use a peak factor of your own)"]
+
+
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
@@ -297,7 +313,8 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
             for key in dropped:
                 values.pop(key)
             continue
-        notes = _custom_card_note(scenario) + _shape_note(scenario) + _gguf_note(scenario, given)
+        notes = (_custom_card_note(scenario) + _shape_note(scenario) + _gguf_note(scenario, given)
+                 + _profile_peak_note(scenario, values))
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + notes), given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 

@@ -16,6 +16,7 @@ from calc import (
 from calc.scenario import (
     GGUF_NOTE,
     LINK,
+    PROFILE_PEAK_NOTE,
     link_too_long,
 )
 
@@ -102,7 +103,7 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
         st.session_state["_link_warnings"] = [w for w in first.warnings if w.startswith(LINK_WARNINGS)]
         # A value the link left to the engine that is not the model's own (llama.cpp's GGUF counterpart of the
         # model's format): said on the page until the next change, since the rewritten link names it.
-        st.session_state["_link_notes"] = [w for w in first.warnings if GGUF_NOTE in w]
+        st.session_state["_link_notes"] = [w for w in first.warnings if GGUF_NOTE in w or PROFILE_PEAK_NOTE in w]
         _store(first.scenario)
         st.session_state["_loaded"] = True
     # Parse before drawing, so that a combination of inputs that breaks a rule is named beside its input now.
