@@ -95,7 +95,14 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     wrong thing. ``"api-cheaper-row"`` where the catalogue's cheapest row for the model (``cheaper_bill``) bills more
     than :data:`TIE_SHARE` less than the self-hosting the answer would rest on, while the row priced in the link
     leaves it at self-hosting or a tie (a verdict must not rest on a price nobody has to pay), unless the data may
-    not leave (``why=residency``). Else ``verdict``."""
+    not leave (``why=residency``). A card without a rent (``verdict`` None) whose purchase prices buying is answered
+    the same way by ``best``. Else ``verdict``."""
+    if verdict is None and best in ("own", "hybrid_own") and best_usd is not None:
+        # No rent for the card, but its purchase price prices buying, and buying beats the API: that is the answer
+        # (a reader who opens a buy-only card's link is told what it costs), unless a cheaper row beats it too.
+        if cheaper_bill is not None and not procure.data_stays(s.why) and cheaper_bill < (1 - TIE_SHARE) * best_usd:
+            return "api-cheaper-row"
+        return best
     if verdict not in ("api", "self-host") or self_host is None:
         return verdict
     # Renting as the cheapest way where the verdict is the API's: the day's profile autoscales the rented fleet,

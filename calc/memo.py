@@ -36,6 +36,7 @@ from .words import (
     card_name,
     cards_text,
     cell,
+    count,
     hardware_text,
     kv_text,
     model_name,
@@ -286,8 +287,11 @@ def cheaper_api_sentence(d: Decision) -> str:
         return ""
     api_id, bill = found
     row = catalogue.apis()[api_id]
-    wins = (f", less than self-hosting's {money(d.self_host_usd_month)}: at that row the API is the cheaper way to "
-            "serve this model" if cheaper_api_wins(d) else "")
+    # The bill the answer would otherwise rest on: renting's, or buying's where the card has no rent.
+    host, what = ((d.self_host_usd_month, "self-hosting's") if d.self_host_usd_month is not None
+                  else (d.report.get("own_usd_month"), "buying's"))
+    wins = (f", less than {what} {money(host)}: at that row the API is the cheaper way to serve this model"
+            if cheaper_api_wins(d) and host is not None else "")
     return (f"The catalogue's cheapest row for {cheaper_row_model(d)}, {row['provider']} at {row['api_in']:g} / "
             f"{row['api_out']:g} USD per 1M (api={api_id}), would bill {money(bill)} a month{wins}.")
 
@@ -334,7 +338,20 @@ def verdict_sentence(d: Decision) -> str:
     if d.verdict == "does not fit":
         return _does_not_fit(d)
     hw = hardware_text(s, d.replicas)
-    if not d.priced:
+    bought = d.report["recommendation"] == "own" or (cheaper_api_wins(d) and d.report.get("best") == "own")
+    if not d.priced and bought:
+        # No rent, but a purchase price: buying is the bill the answer rests on, so it leads.
+        r = d.report
+        text = (f"{'At the API row priced in the link, b' if cheaper_api_wins(d) else 'B'}uying the cards is cheaper "
+                f"than the API: at {per_day(s.req_day)} the API costs {money(d.api_usd_month)} a month, while "
+                f"{hw} bought cost {money(r['own_usd_month'])} a month (capital, power and upkeep; "
+                f"{money(r['own_capex_usd'])} to buy). The catalogue has no rent for this card, so renting is not "
+                "priced")
+        text += ("." if d.price_to_flip is None else
+                 f": renting would cost less than the API below about {d.price_to_flip:,.2f} USD per card-hour "
+                 "(enter one in usd_hr to compare).")
+        parts = [text]
+    elif not d.priced:
         text = (f"At {per_day(s.req_day)} the API costs {money(d.api_usd_month)} a month; self-hosting needs "
                 f"{hw}, and the catalogue has no rent for this card.")
         if d.price_to_flip is not None:
@@ -371,7 +388,8 @@ def verdict_sentence(d: Decision) -> str:
     beyond = beyond_trained_context(s)
     if beyond:  # the requests themselves cannot be served: said before any bill (the headline says so)
         parts.insert(0, beyond[0].upper() + beyond[1:] + ".")
-    parts.append(options_sentence(d))
+    if not (not d.priced and bought):  # else said first, above
+        parts.append(options_sentence(d))
     parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
@@ -606,12 +624,18 @@ def monthly_table(d: Decision) -> pd.DataFrame:
         sh_how = ("no request can be served: beyond the model's trained context" if beyond_trained_context(s)
                   else "does not fit")
     elif not d.priced:
-        sh_how = f"{d.replicas:,} × {s.gpus} card(s) × (no rent) × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
+        sh_how = f"{count(d.replicas, 'replica')} × {count(s.gpus, 'card')} × (no rent) × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
     else:
         rent = (f"{s.usd_hr:,.2f} USD/h" if not s.discount else
                 f"{s.usd_hr:,.2f} USD/h × (1 − {s.discount:g} commitment discount)")
-        sh_how = f"{d.replicas:,} replica(s) × {s.gpus} card(s) × {rent} × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
+        sh_how = f"{count(d.replicas, 'replica')} × {count(s.gpus, 'card')} × {rent} × {s.hours:g} h + {s.upkeep:,.0f} upkeep"
     rows = [("Self-hosting", d.self_host_usd_month, sh_how), ("API", d.api_usd_month, api_how)]
+    own = d.report.get("own_usd_month")
+    if not d.priced and d.fits and own is not None:
+        # No rent for the card, but a price to buy it: the bill the answer rests on.
+        rows.insert(1, ("Buying the cards", own,
+                        f"{count(d.replicas, 'replica')} × {count(s.gpus, 'card')} paid off over {s.years:g} years at {s.wacc:.0%} + "
+                        f"power + {s.upkeep:,.0f} upkeep ({money(d.report['own_capex_usd'])} to buy)"))
     if d.cheaper_api is not None and not beyond_trained_context(s):
         # The catalogue's cheaper row for the model: the verdict may rest on it, so its bill is a row of its own.
         api_id, bill = d.cheaper_api
@@ -622,7 +646,7 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     if s.autoscale and d.priced and autoscaled is not None and autoscaled != d.self_host_usd_month:
         # SPEC section 9: the verdict stays the fleet for the busiest hour; the autoscaled rent sits beside it.
         rows.insert(1, ("Self-hosting, autoscaled", autoscaled,
-                        f"{span(f'{min(s.min_replicas, d.replicas):,}', f'{d.replicas:,}')} replica(s), hour by hour as the profile needs, "
+                        f"{span(f'{min(s.min_replicas, d.replicas):,}', f'{d.replicas:,}')} replica{'' if d.replicas == 1 else 's'}, hour by hour as the profile needs, "
                         f"rented while they run + {s.upkeep:,.0f} upkeep"))
     return pd.DataFrame({"option": [r[0] for r in rows], "usd_month": [r[1] for r in rows],
                          "how": [r[2] for r in rows]})

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from calc import catalogue
+from calc import catalogue, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -56,7 +56,7 @@ if picked:
                       "tok_s", "usd_per_mtok", "batch_cap", "replicas", "self_host_usd_month"])
     duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
         f"duty {s.duty:.0%}"
-    st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {s.gpus} card(s), "
+    st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {words.count(s.gpus, 'card')}, "
                f"{duty_text}; each card with its own datasheet figures and reference rent (a dash: no quote).")
     ui.download_csv(cmp, "catalogue-compare")
 

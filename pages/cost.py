@@ -25,7 +25,7 @@ def per_mtok(x):
 
 # The whole bill first, as the Decision page has it; one replica's figures at this page's batch and duty beside it.
 c0.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
-          help=f"The Decision page's bill, {words.money(d.self_host_usd_month)}: {d.replicas or 0:,} replica(s) of {s.gpus} card(s) for the busiest hour, "
+          help=f"The Decision page's bill, {words.money(d.self_host_usd_month)}: {words.count(d.replicas or 0, 'replica')} of {words.count(s.gpus, 'card')} for the busiest hour, "
                "rented for the month, plus the upkeep.")
 c1.metric("All-in per 1M output", words.price_short(whole),
           help="The whole self-hosting bill per 1M output tokens: the same bill over the month's output tokens (prompt time and idle capacity included).")
@@ -40,7 +40,7 @@ c3.metric("of which rent only", per_mtok(r["usd_per_mtok_rent"]),
           help="The rent alone in the figure beside it (same batch and duty, decode only). The textbook figure "
                "counts only the rent, at duty 100 %.")
 c4.metric("Replica rent a month", words.money_short(r["monthly_rent_usd"]),
-          help=f"{s.gpus} card(s) × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
+          help=f"{words.count(s.gpus, 'card')} × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
                "does not fall with volume.")
 
 if held_by_target and runs:

@@ -20,7 +20,7 @@ if ui.rejected_keys():  # the verdict rests on defaults where the link's values 
                  + ": the link's value was not accepted (see above).")
 if d.verdict == "does not fit":
     st.error(f"**{dm.headline(d)}.** {sentence}", icon=":material/block:")
-elif d.verdict is None:
+elif d.verdict is None and r["recommendation"] is None:
     st.warning(f"**{dm.headline(d)}.** {sentence}", icon=":material/payments:")
 else:
     st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")
@@ -56,22 +56,31 @@ else:
               delta_color="off", delta_arrow="off", help=api_help)
 # Under autoscaling the verdict's bill is still the all-day fleet's (SPEC section 6); the autoscaled rent is an option
 # below: the label says which this is.
-c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-hosting per month",
-          words.money_short(d.self_host_usd_month),
-          delta=None if d.self_host_low is None else
-          (f"{words.money_short(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
-           else f"{words.money_short(d.self_host_low).removesuffix(' USD')}–{words.money_short(d.self_host_high)}")
-          + (" · marginal" if d.marginal else ""),
-          delta_color="off", delta_arrow="off",
-          help=f"{words.money(d.self_host_usd_month)}: rent of every replica, busy or not, plus upkeep. The range is "
-               "the bill at the engine's capacity "
-               "error, each source of published measurements predicted by a fit without it"
-               + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
-               + "." + ("" if d.self_host_kept_out is None else
-                        f" At the error of the published rows kept out of the fit ({d.kept_out_pct:.0f} % too fast), "
-                        f"{words.money(d.self_host_kept_out)}.")
-               + (" This is the fleet sized for the busiest hour running all day, the verdict's bill; the "
-                        "autoscaled fleet's rent is in the options table below." if s.autoscale and s.profile else ""))
+own_usd = r.get("own_usd_month")
+if not d.priced and d.fits and own_usd is not None:
+    # No rent for the card, but a purchase price: buying is the self-hosting bill there is.
+    c2.metric("Buying the cards, per month", words.money_short(own_usd), delta="no rent set: renting not priced",
+              delta_color="off", delta_arrow="off",
+              help=f"{words.money(own_usd)}: the replicas' cards and servers paid off over {s.years:g} years at "
+                   f"{s.wacc:.0%} a year, their power and the upkeep ({words.money(r['own_capex_usd'])} to "
+                   "buy). Enter a rent per card-hour (sidebar, Money) to price renting too.")
+else:
+    c2.metric("Self-hosting, all-day fleet" if s.autoscale and s.profile else "Self-hosting per month",
+              words.money_short(d.self_host_usd_month),
+              delta=None if d.self_host_low is None else
+              (f"{words.money_short(d.self_host_low)} at both ends of the band" if d.self_host_low == d.self_host_high
+               else f"{words.money_short(d.self_host_low).removesuffix(' USD')}–{words.money_short(d.self_host_high)}")
+              + (" · marginal" if d.marginal else ""),
+              delta_color="off", delta_arrow="off",
+              help=f"{words.money(d.self_host_usd_month)}: rent of every replica, busy or not, plus upkeep. The range is "
+                   "the bill at the engine's capacity "
+                   "error, each source of published measurements predicted by a fit without it"
+                   + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
+                   + "." + ("" if d.self_host_kept_out is None else
+                            f" At the error of the published rows kept out of the fit ({d.kept_out_pct:.0f} % too fast), "
+                            f"{words.money(d.self_host_kept_out)}.")
+                   + (" This is the fleet sized for the busiest hour running all day, the verdict's bill; the "
+                            "autoscaled fleet's rent is in the options table below." if s.autoscale and s.profile else ""))
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",
           help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
@@ -215,8 +224,10 @@ ui.download_csv(opts, "decision-options", "Download this table (CSV)")
 
 life, paid = tables.lifetime_table(r)
 st.markdown(f"**Cash paid over the {s.years:g}-year service life**, USD (undiscounted)")
-option_colors = alt.Scale(domain=[tables.OPTION_NAMES[k] for k in ("api", "rent", "own")],
-                          range=["#f58518", "#4c78a8", "#54a24b"])
+# The legend lists the lines drawn (a card without a rent draws no renting line).
+drawn_life = [(tables.OPTION_NAMES[k], c) for k, c in (("api", "#f58518"), ("rent", "#4c78a8"), ("own", "#54a24b"))
+              if (life["option"] == tables.OPTION_NAMES[k]).any()]
+option_colors = alt.Scale(domain=[o for o, _ in drawn_life], range=[c for _, c in drawn_life])
 lines = alt.Chart(life).mark_line(strokeWidth=2.5).encode(
     x=alt.X("month:Q", title="months from the purchase", scale=alt.Scale(nice=False)),
     y=alt.Y("usd:Q", title="USD paid so far", axis=alt.Axis(labelExpr=ui.SI_LABEL_PLAIN)),

@@ -15,7 +15,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from apptest import draw, open_app, texts
-from calc import evaluate, parse, report, traffic
+from calc import evaluate, parse, report, traffic, words
 from calc import memo as dm
 from calc.memo import memo, verdict_sentence
 
@@ -371,3 +371,25 @@ def test_the_break_even_tile_gives_the_volume_at_both_ends_of_the_band():
     assert tile.delta == f"band: {calc.words.short(r['break_even_req_day_low'])} to never"
     at, _ = open_decision({"profile": "office", "autoscale": "1", "req_day": "1000000"})
     assert any(m.label == "Self-hosting, all-day fleet" for m in at.metric)  # not the autoscaled rent
+
+
+def test_a_card_without_a_rent_but_with_a_price_is_answered_by_buying():
+    """A buy-only card (no rent in the catalogue) that the planner may rank first: its link's answer is the
+    buying bill it was ranked on, not "enter a rent", and a cheaper API row still beats it where it bills less."""
+    link = "model=llama-3.1-70b&card=mi300x&weights=int4-g128&req_day=2000000&api_in=0.9&api_out=0.9"
+    e = evaluate(parse(link))
+    r = e.report()
+    assert r["verdict"] is None and r["best"] == "own" and r["recommendation"] == "own"
+    assert dm.headline(e.decision) == "Buy the cards"
+    sentence = dm.verdict_sentence(e.decision)
+    assert sentence.startswith("Buying the cards is cheaper than the API: at 2,000,000 requests a day the API costs "
+                               f"{dm.money(r['api_usd_month'])} a month, while 22 Instinct MI300X 192 GB cards bought "
+                               f"cost {dm.money(r['own_usd_month'])} a month")
+    assert sentence.count("the cheapest is buying") == 0  # said once, first
+    at, _ = open_decision(dict(kv.split("=") for kv in link.split("&")))
+    bought = next(m for m in at.metric if m.label == "Buying the cards, per month")
+    assert bought.value == words.money_short(r["own_usd_month"]) == "13,966 USD"
+    # At the catalogue's prices a cheaper row bills less than buying: that row is the answer, named against buying.
+    row = evaluate(parse(link.replace("&api_in=0.9&api_out=0.9", "")))
+    assert row.report()["recommendation"] == "api-cheaper-row"
+    assert "less than buying's 13,966 USD" in dm.cheaper_api_sentence(row.decision)

@@ -89,10 +89,14 @@ def test_no_rent_is_needed_where_upkeep_alone_is_above_the_api_bill():
     assert not d.priced and d.price_to_flip is None
     assert headline(d) == "Call the API (no rent would change it)"
     assert "No rent is needed to decide" in verdict_sentence(d)
-    d = evaluate(parse("model=llama-3.1-8b&card=rtx-5090&req_day=3000000&upkeep=0")).decision
+    d = evaluate(parse("model=llama-3.1-8b&card=l4&req_day=3000000&upkeep=0")).decision  # no rent, no price
     assert not d.priced and d.price_to_flip is not None
     assert headline(d) == "Enter a rent to decide"
     assert "Enter a rent per card-hour (usd_hr) to compare" in verdict_sentence(d)
+    # A card with a price to buy it is answered by buying where that beats the API (no rent needed to decide).
+    d = evaluate(parse("model=llama-3.1-8b&card=rtx-5090&req_day=3000000&upkeep=0")).decision
+    assert not d.priced and headline(d) == "Buy the cards"
+    assert verdict_sentence(d).startswith("Buying the cards is cheaper than the API")
 
 
 def test_a_cheaper_api_row_for_a_stand_in_price_says_whose_price_it_is():
