@@ -24,6 +24,7 @@ from .notes import (
     beyond_trained_context,
     checkpoint_parts,
     context_refusal,
+    other_vllm_release_fits,
     outside_measurements,
     scenario_warnings,
 )
@@ -102,6 +103,12 @@ def _does_not_fit(d: Decision) -> str:
                 "Levers page's 'Requests within' lever), they can be priced.")
     tail = (f"so self-hosting is not possible as set up; at {per_day(s.req_day)} the API "
             f"costs {money(d.api_usd_month)} a month.")
+    fits_named = other_vllm_release_fits(s, d.cap.n)
+    if fits_named is not None:  # the unnamed release is charged the leaner accounting: the other one may hold it
+        rid, words, kv_gib, held = fits_named
+        tail += (f" Under {words} it fits: {kv_gib:,.1f} GiB of KV cache per card, "
+                 f"{count(held, 'request')} of {d.cap.n:,} tokens at once; if that is the release you run, name it "
+                 f"(engine={rid}).")
     if not r["fits"]:
         mem = memory.memory(s)
         larger = mem.larger_share_text()
@@ -243,7 +250,12 @@ def band_sentence(d: Decision) -> str:
         side = "self-hosting" if d.verdict == "self-host" else "the API"
         return (rng + f" Against the link's API row ({money(d.api_usd_month)}), {side} stays the cheaper across that "
                 "range." + measured)
-    return rng + " The verdict holds across that range." + measured
+    if d.report["recommendation"] in BEST_HEADLINE:  # the answer is another way: this range weighs renting only
+        held = (f" Renting stays {'cheaper' if d.verdict == 'self-host' else 'dearer'} than the API across that "
+                "range.")
+    else:
+        held = " The verdict holds across that range."
+    return rng + held + measured
 
 
 def price_stand_in_note(s) -> str:
@@ -579,6 +591,8 @@ def headline(d: Decision) -> str:
     if d.verdict is None and d.fits and d.price_to_flip is None and d.report.get("best") in (None, "api"):
         # No rent could make renting cheaper (upkeep alone is above the API bill): no rent is needed to decide.
         return "Call the API (no rent would change it)"
+    if d.verdict == "does not fit" and (named := other_vllm_release_fits(d.scenario, d.cap.n)) is not None:
+        return f"Does not fit (it does under {named[1]})"
     return {"api": "Call the API", "self-host": "Self-host", "does not fit": "Does not fit"}.get(
         d.verdict or "", "Enter a rent to decide")
 

@@ -350,6 +350,23 @@ def vllm_release_note(s: Scenario) -> str | None:
             f"of one of them with engine={other}")
 
 
+def other_vllm_release_fits(s: Scenario, n: int) -> tuple[str, str, float, int] | None:
+    """For a link that names no vLLM release (``engine=vllm``, charged the release family that leaves less cache:
+    :func:`vllm_release_note`) on which not one request of ``n`` tokens fits, the other family where it does: (its
+    id, its name in words, its KV cache in GiB per card, the requests of ``n`` tokens it holds at once); None
+    otherwise."""
+    if s.engine != memory.VLLM_UNNAMED:
+        return None
+    if int(memory.max_batch(s, n)) > 0:
+        return None
+    other = next(r for r in memory.VLLM_RELEASES if r != memory.vllm_release_id(s))
+    named = s.model_copy(update={"engine": other})
+    held = int(memory.max_batch(named, n))
+    if held <= 0:
+        return None
+    return other, _RELEASE_WORDS[other], float(memory.memory(named).kv_cache_gib), held
+
+
 def checkpoint_parts(s: Scenario) -> str | None:
     """The parts of the scenario's checkpoint stored in another format than ``weights``, in words ("routed experts
     in mxfp4, the rest in bf16"); None when every part is in ``weights`` (a dense model's expert format does not

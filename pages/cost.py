@@ -55,7 +55,9 @@ if not runs:
     st.error(f"No price for a set-up that cannot run: {why}. "
              + ("The surface below shows what each batch would cost where memory allows it." if r["max_batch"] >= 1
                 else "Memory holds no batch, so every cell of the surface below is grey: the roofline's price of a "
-                     "batch the engine cannot reach."))
+                     "batch the engine cannot reach.")
+             + (f" The first two figures above are the traffic's bill, whose requests of {d.cap.n:,} tokens do fit "
+                "(the Decision page's)." if r["fits"] and d.fits and "ctx" not in s.follows_traffic else ""))
 
 ui.details()  # the first draw of a session ends here
 
@@ -101,11 +103,16 @@ picks = ([1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"]
 by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1], (0.1, 0.3, 0.6, 1.0), r["upkeep_replicas"])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
 wide.columns = [c if isinstance(c, str) else f"duty {c:.0%}" for c in wide.columns]
+duty_cols = [c for c in wide.columns if c.startswith("duty")]
+# A batch the engine cannot run has no price (the surface greys it; a number in a table would read as a quote).
+wide[duty_cols] = wide[duty_cols].where(wide["fits_in_memory"])
 ui.dataframe(wide,
              column_config={"tok_s": st.column_config.NumberColumn("tok/s", format="%,.0f"),
                             "fits_in_memory": st.column_config.CheckboxColumn("reachable", help="Memory holds the batch and the engine schedules that many sequences (max_seqs)"),
-                            **{c: st.column_config.NumberColumn(c, format="%.3f") for c in wide.columns if c.startswith("duty")}})
-st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only. Rows: a single stream, the batch memory holds, the batch in use, "
+                            **{c: st.column_config.NumberColumn(c, format="%,.3f") for c in duty_cols}})
+st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only"
+           + ("; no price where the batch cannot run (reachable unticked)" if not wide["fits_in_memory"].all() else "")
+           + ". Rows: a single stream, the batch memory holds, the batch in use, "
            "and the break-even batch (the textbook figure)"
            + (f", and batch {r['serving_batch']:,}, which the latency target allows" if held_by_target else "")
            + ("; a batch that is two of these is one row." if len(set(wide["batch"])) < len(picks) else "."))

@@ -80,13 +80,16 @@ x = alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
           title="batch (sequences per step, log scale)")
 marks_df = pd.DataFrame(marks, columns=["what", "batch", "ypix"])
 rules = alt.Chart(marks_df).mark_rule(strokeDash=[5, 3], color="#d62728").encode(x=x)
-# A label right of its line, or left of it near the right edge, where it would run onto the right-hand axis.
+# A label right of its line; near the right edge, left of it and above the plot, where the curves do not run (the
+# step climbs to the top right corner and the throughput flattens there).
 RIGHT_EDGE = 200
-labels = alt.layer(*(
-    alt.Chart(part).mark_text(align=align, dx=dx, dy=2, baseline="top", color="#d62728")
-    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None))
-    for part, align, dx in ((marks_df[marks_df["batch"] <= RIGHT_EDGE], "left", 4),
-                            (marks_df[marks_df["batch"] > RIGHT_EDGE], "right", -4))))
+right = marks_df[marks_df["batch"] > RIGHT_EDGE].assign(ypix=lambda m: -3 - 14 * np.arange(len(m)))
+labels = alt.layer(
+    alt.Chart(marks_df[marks_df["batch"] <= RIGHT_EDGE]).mark_text(align="left", dx=4, dy=2, baseline="top",
+                                                                   color="#d62728")
+    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)),
+    alt.Chart(right).mark_text(align="right", dx=-4, baseline="bottom", color="#d62728")
+    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)))
 
 st.subheader("Step time by batch")
 names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weights + cache read",

@@ -472,3 +472,23 @@ def test_a_peak_the_profile_replaces_is_said_on_the_page_until_the_next_change()
     at = open_app({"profile": "flat", "peak": "3"}, "pages/decision.py")
     assert not at.exception
     assert "peak=3 is replaced by the day's profile (flat), whose busiest hour over its mean hour is 1" in texts(at.info)
+
+
+def test_the_fit_page_names_the_vllm_release_that_holds_a_model_the_unnamed_one_cannot():
+    at = open_app({"model": "gpt-oss-120b", "card": "h100-sxm"}, "pages/fit.py")
+    assert not at.exception
+    top = at.error[0].value
+    assert "**The weights do not fit.**" in top
+    assert "Under vLLM v0.21 and later it fits (3.8 GiB of KV cache per card)" in top and "engine=vllm-0.21" in top
+
+
+def test_the_cost_pages_duty_table_gives_no_price_for_a_batch_that_cannot_run():
+    at = open_app({"model": "llama-3.1-405b", "card": "rtx-4090"}, "pages/cost.py")
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "duty 10%" in df.value.columns)
+    assert not table["fits_in_memory"].any() and (table.filter(like="duty") == "—").all().all()  # the table's blank
+    assert "no price where the batch cannot run (reachable unticked)" in texts(at.caption)
+    runs = open_app(page="pages/cost.py")
+    table = next(df.value for df in runs.dataframe if "duty 10%" in df.value.columns)
+    reachable = table[table["fits_in_memory"]]
+    assert len(reachable) and (reachable.filter(like="duty") != "—").all().all()

@@ -181,3 +181,29 @@ def test_never_breaking_even_says_where_the_fast_end_of_the_band_would():
     assert text.startswith("Self-hosting never breaks even, at any volume")
     assert (f"At the fast end of the engine's capacity error (±{d.capacity_band_pct:.0f} %) it would break even at "
             f"about {words.sig(d.report['break_even_req_day_low'], 3)} requests a day") in text
+
+
+def test_a_model_the_unnamed_vllm_release_cannot_hold_names_the_release_that_does():
+    """Plain engine=vllm is charged the release family that leaves less cache; where the other one holds the model
+    (gpt-oss-120b on one H100: v0.21 and later keep 3.8 GiB of cache), the headline and the verdict say so."""
+    from calc.memo import headline
+    d = evaluate(parse("model=gpt-oss-120b&card=h100-sxm")).decision
+    assert d.verdict == "does not fit"
+    assert headline(d) == "Does not fit (it does under vLLM v0.21 and later)"
+    assert ("Under vLLM v0.21 and later it fits: 3.8 GiB of KV cache per card, 77 requests of 1,300 tokens at once"
+            in verdict_sentence(d))
+    named = evaluate(parse("model=gpt-oss-120b&card=h100-sxm&engine=vllm-0.21")).report()
+    assert named["verdict"] != "does not fit"
+    assert headline(evaluate(parse("model=gpt-oss-120b&card=h100-sxm&engine=vllm-2025")).decision) == "Does not fit"
+
+
+def test_a_marginal_best_way_is_not_contradicted_by_the_renting_band():
+    """The headline calls the cheapest way marginal (an owned mix against buying); the band sentence, which weighs
+    renting against the API, says that renting holds, not that 'the verdict' does."""
+    from calc.memo import band_sentence, headline
+    d = evaluate(parse("req_day=300000&profile=office&autoscale=1&api_in=2&api_out=2")).decision
+    assert headline(d).startswith("Marginal (")
+    text = verdict_sentence(d)
+    assert "The verdict holds" not in text and "Renting stays cheaper than the API across that range." in band_sentence(d)
+    assert "The verdict holds across that range." in band_sentence(
+        evaluate(parse("card=h100-pcie&req_day=300000&api_in=2&api_out=2")).decision)  # no price to buy
