@@ -580,3 +580,41 @@ def test_a_typed_unknown_path_never_reaches_the_links(server, new_page):
     caption = page.locator("[data-testid=stCaptionContainer]", has_text="CALC_BASE_URL").inner_text()
     assert "nonexistent" not in caption and server in caption
     assert not exceptions(page)
+
+
+def test_back_goes_to_the_previous_page_and_then_the_previous_scenario_with_its_inputs(server, new_page):
+    """One history entry per change the reader makes (the app's own rewrite of the address replaces the entry it
+    completes), and Back re-opens the address it goes to: the inputs show that scenario again."""
+    page = new_page()
+    page.goto(f"{server}/decision?model=llama-3.1-8b&req_day=10000")
+    settle(page)
+    entries = page.evaluate("history.length")
+    page.get_by_text("Exact entry", exact=True).click()
+    page.get_by_role("spinbutton", name="Requests per day", exact=True).wait_for(state="visible", timeout=WAIT_MS)
+    settle(page)
+    for volume in ("20000", "30000"):
+        box = page.get_by_role("spinbutton", name="Requests per day", exact=True)
+        box.fill(volume)
+        box.press("Enter")
+        page.wait_for_function(f"() => window.location.search.includes('req_day={volume}&')", timeout=WAIT_MS)
+        settle(page)
+    page.get_by_role("link", name="Fit").first.click()
+    page.wait_for_url(re.compile(r"/fit\?"), timeout=WAIT_MS)
+    settle(page)
+    assert page.evaluate("history.length") == entries + 3  # two changes and a page, nothing more
+
+    def now() -> tuple[str, str]:
+        href = page.evaluate("() => window.location.href")
+        return urlsplit(href).path, query_of(href)["req_day"]
+
+    for path, volume in (("/decision", "30000"), ("/decision", "20000"), ("/decision", "10000")):
+        page.go_back()
+        page.wait_for_function(f"() => window.location.pathname === '{path}' "
+                               f"&& window.location.search.includes('req_day={volume}&')", timeout=WAIT_MS)
+        settle(page)
+        box = page.get_by_role("spinbutton", name="Requests per day", exact=True)
+        box.wait_for(state="visible", timeout=WAIT_MS)
+        page.wait_for_function(f"() => document.querySelector('input[aria-label=\"Requests per day\"]').value === "
+                               f"'{volume}'", timeout=WAIT_MS)
+        assert now() == (path, volume)
+    assert not exceptions(page) and not page.js_errors

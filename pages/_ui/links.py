@@ -21,7 +21,7 @@ from calc.scenario import (
 )
 
 from .inputs import sidebar
-from .state import _link_errors, _store, _widget_value, widget_params
+from .state import _forget_said, _link_errors, _store, _widget_value, widget_params
 
 #: How calc.scenario.link words a link's repeated, empty and unknown keys.
 LINK_WARNINGS = ("unknown key", "key ")
@@ -56,6 +56,23 @@ export default function (component) {
     for (const kind of ["mousedown", "focusin", "contextmenu", "pointerover"]) {
       document.addEventListener(kind, carry, true);
     }
+    // One history entry per change the reader makes: the app's own rewrite of the address (the opened link made
+    // complete, the query put back after a page change) replaces the entry it completes instead of adding one,
+    // so Back goes to the previous scenario or page, not to the same one written shorter.
+    let touched = false;
+    for (const kind of ["pointerdown", "keydown", "input", "change"]) {
+      document.addEventListener(kind, () => { touched = true; }, true);
+    }
+    const push = window.history.pushState.bind(window.history);
+    window.history.pushState = (state, title, url) => {
+      const target = new URL(url, window.location.href);
+      if (target.pathname === window.location.pathname && !touched) {
+        return window.history.replaceState(state, title, url);
+      }
+      if (target.pathname !== window.location.pathname) touched = false;  // a page change: its rewrite follows
+      return push(state, title, url);
+    };
+    window.addEventListener("popstate", () => { touched = false; });
   }
   const button = parentElement.querySelector(".calc-copy");
   const said = parentElement.querySelector(".calc-copied");
@@ -87,7 +104,13 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     On a session's first run the query string is parsed; bad values become named errors shown beside
     their inputs and the defaults are used. Returns the scenario the pages must use.
     """
-    if "_loaded" not in st.session_state:
+    written = st.session_state.get("_written")
+    # The browser's Back and Forward rerun the page with the address they go to: a query that is not the one this
+    # session last wrote is a link opened again (an empty one is a page change that dropped it: keep the inputs).
+    reopened = written is not None and len(st.query_params) and st.query_params.to_dict() != written
+    if "_loaded" not in st.session_state or reopened:
+        if reopened:
+            _forget_said()
         # The query string again as text, so that its length meets the same limit as the command line's.
         first = parse(urlencode([(k, v) for k in st.query_params for v in st.query_params.get_all(k)]))
         st.session_state["_errors"] = {e.key: e for e in first.errors}
@@ -133,8 +156,11 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
         sidebar(decision, light)
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
-    if st.query_params.to_dict() != params:
+    # A first draw leaves the address as opened: the browser's script that keeps one history entry per change is
+    # not loaded yet, and the next run (a moment later) writes the complete link over the opened one.
+    if st.query_params.to_dict() != params and not light:
         st.query_params.from_dict(params)
+    st.session_state["_written"] = params if not light else st.query_params.to_dict()
     return parsed
 
 
