@@ -34,6 +34,7 @@ from .words import (
     METRIC_NAMES,
     accuracy_text,
     amount,
+    article,
     card_name,
     cards_text,
     cell,
@@ -545,7 +546,7 @@ def assumed_sentence(d: Decision) -> str:
     if d.verdict == "does not fit":
         return ""
     weights = checkpoint_text(s)
-    text = (f"Priced with {weights}, a {kv_text(s)} KV cache and {rent_text(s)}, under the "
+    text = (f"Priced with {weights}, {article(kv_text(s))} {kv_text(s)} KV cache and {rent_text(s)}, under the "
             f"{ENGINE_NAMES.get(s.engine, s.engine)} engine profile.")
     if api_stand_in(s):
         row = catalogue.apis()[s.api]

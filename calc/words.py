@@ -157,6 +157,12 @@ def weights_text(s: Scenario) -> str:
             else f"{s.weight_bits:g}-bit weights")
 
 
+def article(word: str) -> str:
+    """"a" or "an" before a format's name as it is read aloud, letter by letter ("an fp16", "a bf16", "an nvfp4",
+    "an 8 bits")."""
+    return "an" if word[:1].lower() in set("aefhilmnorsx8") else "a"
+
+
 def kv_text(s: Scenario) -> str:
     return f"{s.kv} ({KV_FORMATS[s.kv]:g} bits)" if s.kv in KV_FORMATS else f"{s.kv_bits:g} bits"
 

@@ -385,7 +385,7 @@ if s.why:
 # ---------------------------------------------------------------- memo
 st.subheader("Decision memo")
 text = dm.memo(ev, base_url=ui.base_url())
-st.download_button("Download the memo (Markdown)", text.encode(), file_name="decision-memo.md",
+st.download_button("Download the memo (Markdown)", text.encode(), file_name=f"decision-memo-{s.model}-{words.volume_text(s.req_day).replace(',', '')}-a-day.md",
                    mime="text/markdown", key="dl-decision-memo", icon=":material/download:")
 st.caption(f"The same text as `python -m calc --memo \"<link>\"` with CALC_BASE_URL set to {ui.base_url()}, the "
            "address this page is served at; its link opens this scenario (CALC_BASE_URL, where set for the server, "

@@ -45,7 +45,7 @@ ui.details()  # the first draw of a session ends here
 
 stack = ui.table("memory_stack", s)
 mem = ui.table("card_memory", s)
-st.subheader(f"One card's memory at batch {r['batch']:,}")
+st.subheader(f"One card's memory at batch {r['batch']:,}" if r["fits"] and r["max_batch"] >= 1 else "One card's memory")
 if s.batch == "auto" and r["batch"] < r["max_batch"]:  # the batch shown is not the most memory holds: say why
     why = (f"the engine's cap (max_seqs {s.max_seqs:,})" if s.max_seqs is not None and r["batch"] == s.max_seqs
            else "the break-even batch, where a step stops being shared for free")

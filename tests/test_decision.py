@@ -39,6 +39,12 @@ class _Storage(MemoryMediaFileStorage):
         _Storage.made.append(self)
 
 
+def memo_of(files: dict) -> bytes | None:
+    """The memo among a page's downloads: named for the model and the volume (decision-memo-<model>-<n>-a-day.md)."""
+    found = [v for k, v in files.items() if k.startswith("decision-memo-") and k.endswith("-a-day.md")]
+    return found[0] if len(found) == 1 else None
+
+
 def open_decision(params=None):
     """Run the app on a link, switch to the Decision page; returns (app, {file name: bytes} of its downloads)."""
     with mock.patch.object(app_test_module, "MemoryMediaFileStorage", _Storage):
@@ -78,7 +84,7 @@ def test_page_runs_clean_on_defaults_and_names_both_totals():
     assert ("343" in verdict or "340" in verdict) and "5,800" in verdict
     assert "484,000" in verdict and "1 H100 SXM 80 GB card" in verdict
     assert at.query_params["model"] == "llama-3.1-70b"
-    assert "decision-memo.md" in files
+    assert "decision-memo-llama-3.1-70b-10000-a-day.md" in files  # named for its scenario
     assert {"decision-cost-by-volume.csv", "decision-capacity.csv", "decision-cost-per-million.csv"} <= set(files)
 
 
@@ -121,7 +127,7 @@ def test_page_where_the_model_does_not_fit():
     # PyTorch's allocator
     assert "do not fit" in shown and "760.8 GiB" in shown
     assert "1,365 USD a month" in shown  # the API total is still given
-    assert "decision-memo.md" in files
+    assert memo_of(files) is not None
 
 
 def test_page_with_an_unmeetable_latency_target():
@@ -140,7 +146,7 @@ def test_page_on_an_unpriced_card_asks_for_a_rent():
     # Upkeep alone (4,000 USD) is above the API's 343 USD: no rent would change the answer, and the page says so.
     assert "Call the API (no rent would change it)" in shown and "343 USD a month" in shown
     assert "usd_hr" not in at.query_params  # no price invented
-    assert "decision-memo.md" in files
+    assert memo_of(files) is not None
     at, _ = open_decision({**UNPRICED, "upkeep": "100"})
     shown = texts(at.warning)
     assert "Enter a rent to decide" in shown and "usd_hr" in shown and "below about 0.34 USD per card-hour" in shown
@@ -151,7 +157,7 @@ def test_page_on_an_unpriced_card_asks_for_a_rent():
 def test_memo_from_the_page_equals_calc_and_cli(params):
     at, files = open_decision(params)
     link = link_of(at)
-    downloaded = files["decision-memo.md"].decode()
+    downloaded = memo_of(files).decode()
     assert downloaded == memo(parse(link))
     assert downloaded == cli_memo(link)
     # The link written in the memo opens the same scenario.
@@ -164,7 +170,7 @@ def test_ticked_reasons_are_kept_in_the_link_and_the_memo():
     at, files = open_decision()
     boxes = [b for b in at.checkbox if str(b.key).startswith("_why_")]
     assert len(boxes) == len(dm.REASONS)
-    assert "- [x]" not in files["decision-memo.md"].decode()
+    assert "- [x]" not in memo_of(files).decode()
     boxes[2].check().run()
     assert not at.exception
     assert at.query_params["why"] == "latency"

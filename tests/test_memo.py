@@ -49,7 +49,7 @@ def test_sentence_on_defaults():
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
         "int4-g128 "
-        "weights (4.25 bits; embeddings and LM head in bf16), a fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
+        "weights (4.25 bits; embeddings and LM head in bf16), an fp16 (16 bits) KV cache and 2.50 USD per card-hour, below every on-demand quote in "
         "the catalogue (2.69 to 12.29 USD, 8 quotes), under the vLLM engine profile.")
 
 

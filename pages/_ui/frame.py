@@ -192,7 +192,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, *LINK_WARNINGS)):  # said above
-            st.caption("Note: " + plain(w))
+            st.caption("Note: " + plain(w) + ("." if ". " in w and not w.endswith(".") else ""))  # sentences end
 
 
 def _batch_flag(mb: int, be: float | None, at: str, s: Scenario) -> None:
