@@ -52,7 +52,7 @@ def test_the_roofline_carries_its_own_widest_error_against_every_engines_rows():
 def test_a_band_of_few_rows_takes_the_widest_band_of_its_engines_release_families(monkeypatch):
     """A band from fewer than 10 rows is thin (its 90th percentile is about its worst row), so the bill is widened by
     the widest band of the engine's release families that rest on 10 rows or more. The current TensorRT-LLM profile
-    rests on its v1.0 tables (117 rows): its band is its own."""
+    rests on its v1.0 tables (126 rows): its band is its own."""
     import calc.accuracy
     own = next(b for b in error_band("trtllm", CROSS_VALIDATED) if b["metric"] == "max_throughput_tok_s")
     assert own["n"] >= MIN_BAND_ROWS

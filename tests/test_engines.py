@@ -111,7 +111,7 @@ def test_mem_util_shrinks_free_memory():
 
 def test_error_band_is_cross_validated_per_engine():
     band = report("engine=trtllm")["error_band"]
-    assert [b["metric"] for b in band] == ["max_throughput_tok_s"] and band[0]["n"] == 117
+    assert [b["metric"] for b in band] == ["max_throughput_tok_s"] and band[0]["n"] == 126
     assert report("engine=trtllm-2025")["error_band"][0]["n"] == 28
     assert all(b["basis"] == "leave-one-source-out" for e in ENGINES for b in (report(f"engine={e}")["error_band"] or []))
     assert {b["metric"] for b in report("engine=vllm")["error_band"]} == {"step_ms", "max_throughput_tok_s"}
