@@ -233,15 +233,14 @@ def band_sentence(d: Decision) -> str:
     bill lies inside it (the verdict is then marginal); empty when it cannot be priced."""
     if d.self_host_low is None or d.self_host_high is None or d.capacity_band_pct is None:
         return ""
-    measured = "" if d.capacity_measured else (" No published measurement covers this engine, card family, model "
-                                               "kind, weight storage (below 8 bits or in scaled blocks, or not) and "
-                                               "card count, so the band is the engine's widest.")
-    measured += kept_out_sentence(d)
+    # Which set-up no row measured is said once, with the accuracy (the page's note, the memo's assumptions).
+    measured = kept_out_sentence(d)
+    widest = "" if d.capacity_measured else ", the engine's widest: no published row measured such a set-up"
     widened = ("" if d.capacity_band_from is None else
                f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of its release family "
                f"{ENGINE_NAMES.get(d.capacity_band_from, d.capacity_band_from)}, the widest of its families")
     lead = (f"At the engine's capacity error ({band_text(d.capacity_band_pct)}, each source predicted by a fit without "
-            f"it{widened}), self-hosting costs ")
+            f"it{widened}{widest}), self-hosting costs ")
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
                   if d.self_host_low == d.self_host_high else
                   f"{money(d.self_host_low)} to {money(d.self_host_high)} a month.")
@@ -403,7 +402,10 @@ def verdict_sentence(d: Decision) -> str:
         parts.insert(0, beyond[0].upper() + beyond[1:] + ".")
     if not (not d.priced and bought):  # else said first, above
         parts.append(options_sentence(d))
-    parts.append(cheaper_api_sentence(d))
+    if cheaper_api_wins(d):  # the answer rests on that row: it comes first, the link's row's comparison after
+        parts.insert(2 if beyond else 1, cheaper_api_sentence(d))  # after what is said first (residency, context)
+    else:
+        parts.append(cheaper_api_sentence(d))
     parts.append(latency_sentence(d))
     parts.append(assumed_sentence(d))
     return " ".join(p for p in parts if p)

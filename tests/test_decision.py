@@ -110,8 +110,11 @@ def test_a_self_host_win_over_the_linked_row_is_not_a_win_over_the_cheapest_row(
     at, _ = open_decision(SELF_HOST)
     assert not at.exception
     verdict = texts(at.info)
-    assert verdict.startswith("**Call the API, at the cheaper provider below.** At the API row priced in the link, "
-                              "self-hosting is cheaper"), verdict
+    # The row the answer rests on first, then what the link's row would have said.
+    assert verdict.startswith("**Call the API, at the cheaper provider below.** The catalogue's cheapest row for this "
+                              "model, deepinfra"), verdict
+    assert "at that row the API is the cheaper way to serve this model. At the API row priced in the link, " \
+           "self-hosting is cheaper" in verdict
     # deepinfra: 3e6 x 30 x (1000 x 0.02 + 300 x 0.03) / 1e6 = 2,610 USD, against 11,807 to self-host.
     assert "would bill 2,610 USD a month, less than self-hosting's 11,807 USD" in verdict
     callout = texts(at.warning)

@@ -36,10 +36,9 @@ def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±19 %, "
-        "each source predicted by a fit without it), self-hosting costs 5,800 USD a month at either end (the same "
-        "replicas). The verdict holds across that range. No published measurement covers this engine, card family, "
-        "model kind, weight storage (below 8 bits or in scaled blocks, or not) and card count, so the band is the "
-        "engine's widest. On 14 published rows of other set-ups kept out of the fit (Validation page), this engine's "
+        "each source predicted by a fit without it, the engine's widest: no published row measured such a set-up), "
+        "self-hosting costs 5,800 USD a month at either end (the same "
+        "replicas). The verdict holds across that range. On 14 published rows of other set-ups kept out of the fit (Validation page), this engine's "
         "full-load throughput came out a median 47 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "
@@ -63,7 +62,9 @@ def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
 def test_sentence_cases():
     assert "6 replicas of 4 H100 SXM 80 GB cards (24 cards)" in sentence("gpus=4&req_day=1000000")
     # Cheaper than the preset's row, not than the catalogue's cheapest row for the model: said as such.
-    assert sentence("req_day=540000").startswith("At the API row priced in the link, self-hosting is cheaper")
+    cheaper_row = sentence("req_day=540000")
+    assert cheaper_row.startswith("The catalogue's cheapest row for this model, deepinfra")
+    assert "serve this model. At the API row priced in the link, self-hosting is cheaper" in cheaper_row
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
     assert "never breaks even" in never and "card rent alone" in never
     assert "not one request of 130,300 tokens fits" in sentence("in_tok=130000")  # within the context: memory
@@ -72,7 +73,8 @@ def test_sentence_cases():
     assert "fits in the" not in beyond
     assert "to compare: self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
     tipped = sentence("req_day=560000")  # past the first break-even, but a new replica tips it back
-    assert tipped.startswith("At the API row priced in the link, the API is cheaper") and "tips it back" in tipped
+    assert tipped.startswith("The catalogue's cheapest row for this model") and "tips it back" in tipped
+    assert "serve this model. At the API row priced in the link, the API is cheaper" in tipped
 
 
 def test_totals_that_round_alike_get_more_digits():
