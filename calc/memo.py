@@ -658,7 +658,7 @@ def monthly_table(d: Decision) -> pd.DataFrame:
         api_id, bill = d.cheaper_api
         row = catalogue.apis()[api_id]
         rows.append((f"API, cheapest row ({row['provider']})", bill,
-                     f"the same tokens at {row['api_in']:g} / {row['api_out']:g} USD per 1M (api={api_id})"))
+                     f"the same tokens at {row['api_in']:g} / {row['api_out']:g} USD per 1M"))
     autoscaled = d.report.get("rent_usd_month")
     if s.autoscale and d.priced and autoscaled is not None and autoscaled != d.self_host_usd_month:
         # SPEC section 9: the verdict stays the fleet for the busiest hour; the autoscaled rent sits beside it.

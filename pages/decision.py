@@ -173,13 +173,14 @@ else:
                "every volume. Dashed green (where the card has a public price): the same replicas bought, each card "
                "paid off over the service life plus its power.")
 vt = tables.volume_table(d)
-money_fmt = ui.usd_format(vt["self_host_usd_month"], vt["api_usd_month"])
+# Each column its own format: cents only where a bill is that small (the API at light traffic), whole USD beside it.
+sh_fmt, api_fmt = ui.usd_format(vt["self_host_usd_month"]), ui.usd_format(vt["api_usd_month"])
 ui.dataframe(vt,
              column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
                             "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
                             "cards": st.column_config.NumberColumn("Cards", format="localized"),
-                            "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format=money_fmt),
-                            "api_usd_month": st.column_config.NumberColumn("API USD/month", format=money_fmt),
+                            "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format=sh_fmt),
+                            "api_usd_month": st.column_config.NumberColumn("API USD/month", format=api_fmt),
                             "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")},
              # the verdict next to the volume, so a phone shows both without scrolling sideways
              column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "replicas", "cards", "current"])
