@@ -361,7 +361,10 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "capacity_band_from": acc.widened_from,
         "self_host_usd_month_low": low,
         "self_host_usd_month_high": high,
-        "verdict_marginal": bool(low is not None and verdict in ("self-host", "api") and low <= api_month <= high),
+        # Marginal where the API's bill lies within the band's range, or between it and the bill at the error of the
+        # rows kept out of the fit where those put the capacity further on the flattering side (docs/calibration.md 6).
+        "verdict_marginal": bool(low is not None and verdict in ("self-host", "api")
+                                 and low <= api_month <= max(high, kept_usd if kept_usd is not None else high)),
         "break_even_req_day_low": be_low,
         "break_even_req_day_high": be_high,
         "capacity_kept_out_pct": kept_pct,

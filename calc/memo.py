@@ -244,8 +244,11 @@ def band_sentence(d: Decision) -> str:
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
                   if d.self_host_low == d.self_host_high else
                   f"{money(d.self_host_low)} to {money(d.self_host_high)} a month.")
-    if d.marginal:
+    if d.marginal and d.api_usd_month <= d.self_host_high:
         return rng + f" The API's {money(d.api_usd_month)} lies inside that range: the verdict is marginal." + measured
+    if d.marginal:  # beyond the band, within the error of the rows kept out of the fit (said next)
+        return (rng + f" The API's {money(d.api_usd_month)} lies above that range but below the bill at the error of "
+                "the published rows kept out of the fit: the verdict is marginal." + measured)
     if cheaper_api_wins(d):
         side = "self-hosting" if d.verdict == "self-host" else "the API"
         return (rng + f" Against the link's API row ({money(d.api_usd_month)}), {side} stays the cheaper across that "
@@ -311,9 +314,10 @@ def cheaper_api_sentence(d: Decision) -> str:
 def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     """When the catalogue lists a cheaper API row for the same model, (a sentence for the top of the Decision page
     that says what it bills and whether it changes the verdict, its API id); None otherwise, and where no request
-    can be served (a cheaper row for requests no API takes would be advice on a bill nobody can run up)."""
+    can be served (a cheaper row for requests no API takes would be advice on a bill nobody can run up), or where the
+    data may not leave (why=residency: no API is an option)."""
     found = d.cheaper_api
-    if found is None or beyond_trained_context(d.scenario):
+    if found is None or beyond_trained_context(d.scenario) or residency(d):  # no API is advice where data stays
         return None
     api_id, bill = found
     row = catalogue.apis()[api_id]
@@ -440,13 +444,13 @@ def marginal_best_text(r: dict) -> str:
 
 
 def cheaper_row_beats_text(d: Decision) -> str:
-    """", though ... would bill less" where the catalogue's cheapest API row for the model beats every way priced
-    against the link's row (the headline's answer, :func:`cheaper_api_wins`), else ""."""
+    """": the catalogue's cheapest row ... bills less" where the catalogue's cheapest API row for the model beats every
+    way priced against the link's row (the headline's answer, :func:`cheaper_api_wins`), else ""."""
     if not cheaper_api_wins(d) or d.cheaper_api is None:
         return ""
     api_id, bill = d.cheaper_api
-    return (f", priced against the API row in the link; the catalogue's cheapest row for {cheaper_row_model(d)} ({api_id}) "
-            f"would bill {money(bill)} a month, less than any of them")
+    return (f": the catalogue's cheapest row for {cheaper_row_model(d)} ({api_id}) bills {money(bill)} a month, less "
+            "than any other way (the others are priced against the API row in the link)")
 
 
 def options_sentence(d: Decision) -> str:
@@ -922,13 +926,15 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
     out += [md_table(["Figure", "Value", "Unit"], capacity_text(d).itertuples(index=False), [False, True, False]), ""]
 
     vt = tables.volume_table(d)
+    cheapest = int("api_cheapest_usd_month" in vt)
     out += ["## Monthly cost by volume", "",
-            md_table(["Requests a day", "Replicas", "Cards", "Self-hosting USD/month", "API USD/month", "Cheaper"],
+            md_table(["Requests a day", "Replicas", "Cards", "Self-hosting USD/month", "API USD/month"]
+                     + (["Cheapest API row USD/month"] if cheapest else []) + ["Cheaper"],
                      [(volume_text(r.req_day) + (" (this scenario)" if r.current else ""),
                        None if pd.isna(r.replicas) else int(r.replicas), None if pd.isna(r.cards) else int(r.cards),
                        None if math.isnan(r.self_host_usd_month) else amount(r.self_host_usd_month),
-                       amount(r.api_usd_month), r.cheaper)
-                      for r in vt.itertuples()], [False, True, True, True, True, False]), ""]
+                       amount(r.api_usd_month), *([amount(r.api_cheapest_usd_month)] if cheapest else []), r.cheaper)
+                      for r in vt.itertuples()], [False, True, True, True, True] + [True] * cheapest + [False]), ""]
 
     out += ["## Inputs", "",
             md_table(["Input", "Value", "Link key"],

@@ -278,20 +278,40 @@ VOLUMES: tuple[float, ...] = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 
 def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFrame:
     """Monthly cost at a few request volumes plus the scenario's own: ``req_day``, ``replicas``, ``cards``,
-    ``self_host_usd_month``, ``api_usd_month``, ``cheaper``, ``current`` (the scenario's volume)."""
+    ``self_host_usd_month``, ``api_usd_month``, ``api_cheapest_usd_month`` (where the catalogue has a cheaper row for
+    the model: :func:`cheapest_api_usd_month`), ``cheaper`` ("self-host", "API", "API, cheapest row"), ``current``
+    (the scenario's volume)."""
     s, cap = d.scenario, d.cap
     x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
     c = traffic.monthly_costs(s, x, cap)
     fits = cap.max_batch > 0
     sh = c["self_host_usd_month"]
-    cheaper = np.where(np.isnan(sh), "—", np.where(sh < c["api_usd_month"], "self-host", "API"))
-    return pd.DataFrame({
+    api = c["api_usd_month"]
+    cheapest = cheapest_api_usd_month(d, x)
+    if cheapest is None:
+        cheaper = np.where(np.isnan(sh), "—", np.where(sh < api, "self-host", "API"))
+    else:  # the catalogue's cheaper row for the model counts as the API, as it does for the verdict
+        cheaper = np.where(np.isnan(sh), "—", np.where(sh < np.minimum(api, cheapest), "self-host",
+                                                       np.where(cheapest < api, "API, cheapest row", "API")))
+    out = pd.DataFrame({
         "req_day": x,
         "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
         "cards": (c["replicas"] * s.gpus).astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
-        "self_host_usd_month": sh, "api_usd_month": c["api_usd_month"],
+        "self_host_usd_month": sh, "api_usd_month": api,
         "cheaper": cheaper, "current": x == float(s.req_day),
     })
+    if cheapest is not None:
+        out.insert(out.columns.get_loc("api_usd_month") + 1, "api_cheapest_usd_month", cheapest)
+    return out
+
+
+def cheapest_api_usd_month(d: Decision, req_day: np.ndarray) -> np.ndarray | None:
+    """The catalogue's cheaper API row for the model (``d.cheaper_api``) billed at each volume ``req_day`` (requests a
+    day, array): its bill at the scenario's volume scaled with the requests (an API bill is per token, so it is in
+    proportion to the volume); None where the catalogue has no cheaper row for the link."""
+    if d.cheaper_api is None or d.scenario.req_day <= 0:
+        return None
+    return d.cheaper_api[1] * np.asarray(req_day, dtype=float) / float(d.scenario.req_day)
 
 
 def curve_range(d: Decision) -> tuple[float, float]:
@@ -300,6 +320,10 @@ def curve_range(d: Decision) -> tuple[float, float]:
     s = d.scenario
     marks = [v for v in (d.break_even, d.stays_cheaper) if v]
     return min(10.0, s.req_day / 10), max(1e7, s.req_day * 10, *(3 * v for v in marks))
+
+
+#: The cost chart's name for the catalogue's cheaper API row for the model.
+CHEAPEST_API = "API, cheapest row"
 
 
 def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
@@ -323,6 +347,9 @@ def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
     sh = pd.DataFrame({"req_day": x, "option": "Self-hosting", "usd_month": c["self_host_usd_month"],
                        "replicas": c["replicas"]})
     frames = [api, sh.dropna(subset=["usd_month"])]
+    cheapest = cheapest_api_usd_month(d, x)
+    if cheapest is not None:
+        frames.append(pd.DataFrame({"req_day": x, "option": CHEAPEST_API, "usd_month": cheapest, "replicas": np.nan}))
     # SPEC section 9: the same replicas bought, each card's annuity plus its power at the replicas' duty.
     K = procure.capital_per_card_month(s)
     if K is not None and s.power_w is not None and cap.max_batch > 0:
@@ -352,11 +379,18 @@ OPTION_NAMES = {"api": "Call the API", "rent": "Rent cards", "own": "Buy cards",
                 "hybrid": "Rented fleet + API for the overflow", "hybrid_own": "Owned fleet + API for the overflow"}
 
 
+#: The options table's key for the catalogue's cheaper API row for the model (not an option of SPEC section 9: the
+#: same API at another provider's prices).
+CHEAPEST_API_KEY = "api_cheapest"
+
+
 def options_table(r: dict) -> pd.DataFrame:
     """Every way to serve the traffic side by side (SPEC section 9), from a report: ``option``, ``usd_month``,
     ``usd_per_mtok_out`` (the whole monthly bill over the month's output tokens), ``replicas``, ``capex_usd``,
     ``payback_months`` (against renting; against the API for the API row's comparison), ``best``, ``allowed``
-    (False where the data may not leave: ``why=residency`` rules the API out). None where an option is not priced."""
+    (False where the data may not leave: ``why=residency`` rules the API out). None where an option is not priced.
+    Where the catalogue has a cheaper API row for the model, it is a row of its own (:data:`CHEAPEST_API_KEY`), ticked
+    cheapest where the answer rests on it (the report's ``recommendation`` "api-cheaper-row")."""
     out_tok = r["tokens_out_month"]
     residency = procure.data_stays(r["scenario"].get("why"))
     rows = [("api", r["api_usd_month"], None, None, None),
@@ -364,12 +398,17 @@ def options_table(r: dict) -> pd.DataFrame:
             ("own", r["own_usd_month"], r["replicas"], r["own_capex_usd"], r["payback_months_rent"]),
             ("hybrid", r["hybrid_usd_month"], r["hybrid_replicas"], None, None),
             ("hybrid_own", r["hybrid_own_usd_month"], r["hybrid_own_replicas"], None, None)]
-    df = pd.DataFrame([{"option": OPTION_NAMES[o], "key": o, "usd_month": v, "replicas": n, "capex_usd": c,
+    names = dict(OPTION_NAMES)
+    if r.get("cheaper_api") is not None:  # the catalogue's cheaper row for the model, which the answer may rest on
+        rows.insert(1, (CHEAPEST_API_KEY, r["cheaper_api_usd_month"], None, None, None))
+        names[CHEAPEST_API_KEY] = f"Call the API, cheapest row ({r['cheaper_api'].split('/')[0]})"
+    df = pd.DataFrame([{"option": names[o], "key": o, "usd_month": v, "replicas": n, "capex_usd": c,
                         "payback_months": p} for o, v, n, c, p in rows])
     df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]
-    df["best"] = df["key"] == r["best"]
+    best = CHEAPEST_API_KEY if r.get("recommendation") == "api-cheaper-row" else r["best"]
+    df["best"] = df["key"] == best
     df["allowed"] = [not residency or o in procure.IN_HOUSE for o in df["key"]]
-    df["sensitive_to"] = [sensitive_to(r, o) for o in df["key"]]
+    df["sensitive_to"] = [sensitive_to(r, "api" if o == CHEAPEST_API_KEY else o) for o in df["key"]]
     return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
                "allowed", "sensitive_to", "key"]]
 

@@ -130,14 +130,17 @@ y = alt.Y("usd_month:Q", scale=alt.Scale(type=y_type), title=f"USD per month ({y
           axis=alt.Axis(values=[10.0 ** k for k in range(-3, 13)] if y_type == "log" else alt.Undefined,
                         labelExpr=ui.SI_LABEL_PLAIN))
 # The legend lists the lines drawn (an unrented card draws no renting line; a card without a price no buying one).
-drawn = [o for o in ("API", "Self-hosting", "Buying the cards") if (curve["option"] == o).any()]
-colors = alt.Color("option:N", scale=alt.Scale(domain=drawn, range=[{"API": "#f58518", "Self-hosting": "#4c78a8",
-                                                                     "Buying the cards": "#54a24b"}[o] for o in drawn]),
-                   legend=alt.Legend(title=None, orient="bottom", columns=3, labelLimit=0))
+LINE_COLORS = {"API": "#f58518", tables.CHEAPEST_API: "#f5b87a", "Self-hosting": "#4c78a8",
+               "Buying the cards": "#54a24b"}
+drawn = [o for o in LINE_COLORS if (curve["option"] == o).any()]
+colors = alt.Color("option:N", scale=alt.Scale(domain=drawn, range=[LINE_COLORS[o] for o in drawn]),
+                   legend=alt.Legend(title=None, orient="bottom", columns=4, labelLimit=0))
 tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
        alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month"), alt.Tooltip("replicas:Q", title="replicas")]
 base = alt.Chart(curve).encode(x=x, y=y, color=colors, tooltip=tip)
 api_line = base.transform_filter(alt.datum.option == "API").mark_line(strokeWidth=2.5)
+cheapest_line = base.transform_filter(alt.datum.option == tables.CHEAPEST_API).mark_line(strokeWidth=2,
+                                                                                       strokeDash=[2, 2])
 sh_line = base.transform_filter(alt.datum.option == "Self-hosting").mark_line(strokeWidth=2.5, interpolate="step-after")
 own_line = base.transform_filter(alt.datum.option == "Buying the cards").mark_line(strokeWidth=2, strokeDash=[6, 3],
                                                                                   interpolate="step-after")
@@ -156,7 +159,8 @@ be_label = alt.Chart(pts[pts["what"] == "break-even"]).mark_text(
     align="right", dx=-8, dy=-10, color="#d62728", fontWeight="bold").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
 st_label = alt.Chart(pts[pts["what"] == "always cheaper"]).mark_text(
     align="right", dx=-8, dy=-26, color="#d62728").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
-st.altair_chart(alt.layer(api_line, sh_line, own_line, rule, rule_label, be_pts, be_label, st_label).properties(height=440),
+st.altair_chart(alt.layer(api_line, cheapest_line, sh_line, own_line, rule, rule_label, be_pts, be_label, st_label)
+                .properties(height=440),
                 width="stretch")
 if not d.fits:
     st.caption("Only the API line is drawn: the model does not fit on the cards as set up.")
@@ -171,19 +175,26 @@ else:
                "or not, plus the flat upkeep. The API grows in proportion to the requests. Red circle: where "
                "self-hosting first gets cheaper; red diamond (when shown): above it, self-hosting stays cheaper at "
                "every volume. Dashed green (where the card has a public price): the same replicas bought, each card "
-               "paid off over the service life plus its power.")
+               "paid off over the service life plus its power."
+               + (" Dotted light orange: the catalogue's cheapest API row for this model, the same tokens at its "
+                  "prices (the break-even points are against the link's row)." if d.cheaper_api is not None else ""))
 vt = tables.volume_table(d)
 # Each column its own format: cents only where a bill is that small (the API at light traffic), whole USD beside it.
 sh_fmt, api_fmt = ui.usd_format(vt["self_host_usd_month"]), ui.usd_format(vt["api_usd_month"])
+cheapest_fmt = ui.usd_format(vt["api_cheapest_usd_month"]) if "api_cheapest_usd_month" in vt else None
 ui.dataframe(vt,
              column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
                             "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
                             "cards": st.column_config.NumberColumn("Cards", format="localized"),
                             "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format=sh_fmt),
                             "api_usd_month": st.column_config.NumberColumn("API USD/month", format=api_fmt),
+                            "api_cheapest_usd_month": st.column_config.NumberColumn(
+                                "Cheapest API row USD/month", format=cheapest_fmt,
+                                help="The catalogue's cheapest row for this model, the same tokens at its prices"),
                             "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")},
              # the verdict next to the volume, so a phone shows both without scrolling sideways
-             column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "replicas", "cards", "current"])
+             column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "api_cheapest_usd_month",
+                           "replicas", "cards", "current"])
 ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
 
 # ---------------------------------------------------------------- every way to serve it (SPEC section 9)
@@ -207,7 +218,7 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
 ui.dataframe(opts[["option", "sensitive_to"]], pin="option", column_config={
     "option": st.column_config.TextColumn("Option", width=250),
     "sensitive_to": st.column_config.TextColumn("Moves most with (each input 10 % higher)", width="large")})
-best = tables.OPTION_NAMES.get(r["best"] or "", "none")
+best = next(iter(opts.loc[opts["best"], "option"]), "none")  # the row ticked: the cheaper API row where it decides
 st.caption(f"Cheapest allowed option: **{best}**{dm.marginal_best_text(r)}{dm.cheaper_row_beats_text(d)}. Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
            f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); "

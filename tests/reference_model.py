@@ -1248,7 +1248,10 @@ def band(m, s, u, priced, out) -> dict:
         bills = [max(1, math.ceil(u * f * s["peak"] - 1e-9)) * s["gpus"] * rent(s) * s["hours"] + s["upkeep"]
                  for f in (1 / w, w)]
         res["self_host_usd_month_low"], res["self_host_usd_month_high"] = bills
-        res["verdict_marginal"] = bills[0] <= out["api_usd_month"] <= bills[1]
+        # docs/calibration.md section 6: up to the bill at the kept-out rows' error where that lies beyond the band.
+        top = max(bills[1], res.get("self_host_usd_month_kept_out") or bills[1])
+        res["verdict_marginal"] = (out["verdict"] in ("self-host", "api")
+                                   and bills[0] <= out["api_usd_month"] <= top)
         # The break-even volume with each request's busy time at 1/(1 + b) and (1 + b) times the model's.
         s_req = s["out_tok"] / out["serving_tok_s"]
         res["break_even_req_day_low"], res["break_even_req_day_high"] = (

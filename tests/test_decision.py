@@ -403,3 +403,20 @@ def test_a_card_without_a_rent_but_with_a_price_is_answered_by_buying():
     row = evaluate(parse(link.replace("&api_in=0.9&api_out=0.9", "")))
     assert row.report()["recommendation"] == "api-cheaper-row"
     assert "less than buying's 13,966 USD" in dm.cheaper_api_sentence(row.decision)
+
+
+def test_the_tables_weigh_the_cheaper_api_row_the_headline_rests_on():
+    """At 2M requests a day on L40S the headline is the cheaper row's (1,740 USD against 11,394 to self-host): the
+    volume table and the options table say the same, not 'self-host' and 'Buy cards'."""
+    from calc import tables
+    e = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000"))
+    vt = tables.volume_table(e.decision)
+    now = vt[vt["current"]].iloc[0]
+    assert now["api_cheapest_usd_month"] == pytest.approx(1740.0)
+    assert now["cheaper"] == "API, cheapest row" and now["self_host_usd_month"] < now["api_usd_month"]
+    opts = tables.options_table(e.report())
+    assert list(opts.loc[opts["best"], "option"]) == ["Call the API, cheapest row (deepinfra)"]
+    # Without a cheaper row the tables are as they were.
+    typed = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.19"))
+    assert "api_cheapest_usd_month" not in tables.volume_table(typed.decision)
+    assert "Call the API, cheapest row" not in " ".join(tables.options_table(typed.report())["option"])

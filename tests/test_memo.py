@@ -209,3 +209,25 @@ def test_a_marginal_best_way_is_not_contradicted_by_the_renting_band():
     assert "The verdict holds" not in text and "Renting stays cheaper than the API across that range." in band_sentence(d)
     assert "The verdict holds across that range." in band_sentence(
         evaluate(parse("card=h100-pcie&req_day=300000&api_in=2&api_out=2")).decision)  # no price to buy
+
+
+def test_where_the_data_may_not_leave_no_cheaper_api_is_advertised():
+    from calc.memo import cheaper_api_callout
+    link = "model=llama-3.1-8b&card=l40s&req_day=2000000"
+    assert cheaper_api_callout(evaluate(parse(link)).decision) is not None
+    assert cheaper_api_callout(evaluate(parse(link + "&why=residency")).decision) is None
+
+
+def test_a_verdict_the_kept_back_rows_would_flip_is_marginal():
+    """gpt-oss-20b on one H100 at 5M requests a day: self-hosting (13,000 USD) beats the link's API (16,500) across
+    the band (11,200 to 14,800), but at the median error of the vLLM rows kept out of the fit it would cost 16,600."""
+    from calc.memo import band_sentence
+    r = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000")).report()
+    assert r["self_host_usd_month_high"] < r["api_usd_month"] < r["self_host_usd_month_kept_out"]
+    assert r["verdict_marginal"]
+    d = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000")).decision
+    assert "lies above that range but below the bill at the error of the published rows kept out of the fit: the " \
+           "verdict is marginal." in band_sentence(d)
+    # Where even the kept-back rows' error leaves self-hosting cheaper, the verdict stays firm.
+    firm = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000&api_in=0.5&api_out=0.5")).report()
+    assert firm["self_host_usd_month_kept_out"] < firm["api_usd_month"] and not firm["verdict_marginal"]

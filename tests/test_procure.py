@@ -88,7 +88,12 @@ def test_the_cost_chart_draws_buying_beside_renting():
     from calc import evaluate, parse, tables
     d = evaluate(parse(BASE)).decision
     curve = tables.cost_curve(d)
-    assert set(curve["option"]) == {"API", "Self-hosting", "Buying the cards"}
+    # The catalogue's cheaper API row for the model is drawn too, in proportion to the requests.
+    assert set(curve["option"]) == {"API", "Self-hosting", "Buying the cards", tables.CHEAPEST_API}
+    cheapest = curve[(curve["option"] == tables.CHEAPEST_API) & (curve["req_day"] == 200000)]["usd_month"].iloc[0]
+    assert cheapest == pytest.approx(report(BASE)["cheaper_api_usd_month"])
+    typed = tables.cost_curve(evaluate(parse(BASE + "&api_in=0.5&api_out=0.5")).decision)
+    assert tables.CHEAPEST_API not in set(typed["option"])  # prices typed in the link: no row to compare
     at_volume = curve[(curve["option"] == "Buying the cards") & (curve["req_day"] == 200000)]["usd_month"].iloc[0]
     assert at_volume == pytest.approx(report(BASE)["own_usd_month"])
     no_price = evaluate(parse("model=llama-3.1-8b&card=h100-pcie")).decision
