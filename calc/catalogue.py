@@ -679,14 +679,20 @@ def weight_formats() -> Mapping[str, dict]:
 
 
 @functools.cache
-def on_demand_rents(card_id: str) -> tuple[float, float, int] | None:
-    """(lowest, highest, count) of the on-demand USD per card-hour quotes for ``card_id`` in
-    ``cloud_prices.csv``, or None when there is none (spot, marketplace and reserved prices left out)."""
+@functools.lru_cache(maxsize=64)
+def on_demand_quotes(card_id: str) -> tuple[float, ...]:
+    """The on-demand USD per card-hour quotes for ``card_id`` in ``cloud_prices.csv``, lowest first (spot,
+    marketplace and reserved prices left out); empty when there is none."""
     with (DATA_DIR / "cloud_prices.csv").open(newline="", encoding="utf-8") as f:
-        quotes = [float(r["usd_per_gpu_hour"]) for r in csv.DictReader(f)
-                  if r.get("card_id") == card_id and r.get("pricing_type", "").strip() == "on-demand"
-                  and (r.get("usd_per_gpu_hour") or "").strip()]
-    return (min(quotes), max(quotes), len(quotes)) if quotes else None
+        return tuple(sorted(float(r["usd_per_gpu_hour"]) for r in csv.DictReader(f)
+                            if r.get("card_id") == card_id and r.get("pricing_type", "").strip() == "on-demand"
+                            and (r.get("usd_per_gpu_hour") or "").strip()))
+
+
+def on_demand_rents(card_id: str) -> tuple[float, float, int] | None:
+    """(lowest, highest, count) of :func:`on_demand_quotes` for ``card_id``, or None when there is none."""
+    quotes = on_demand_quotes(card_id)
+    return (quotes[0], quotes[-1], len(quotes)) if quotes else None
 
 
 #: The shape figures a config must share with a preset to be that preset.

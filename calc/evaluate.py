@@ -10,12 +10,13 @@ the pages, the memo and the command line all read an Evaluation, so each figure 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
-from . import engines, memory, model, procure, traffic
+from . import catalogue, engines, memory, model, procure, traffic
 from .accuracy import accuracy, capacity_band
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, scenario_warnings, what_if
@@ -145,6 +146,8 @@ class Band:
     capacity_kept_out_pct: float | None     # the kept-out rows' signed median error of that figure, where it
     #                                         flatters beyond b (docs/calibration.md section 5; else None)
     self_host_usd_month_kept_out: float | None  # the bill at capacity / (1 + that error)
+    rent_median_quote_usd_hr: float | None      # the median on-demand quote for the card (catalogue), USD/card-hour
+    self_host_usd_month_median_rent: float | None  # the bill at that rent, where the link's rent is below it
 
 
 @dataclass(frozen=True)
@@ -296,6 +299,14 @@ def evaluate(parsed: Parsed) -> Evaluation:
         low, high = (float(c["self_host_usd_month"][()]) for _, c in band_ends)
         be_low, be_high = (traffic.break_even_req_day(s, c) for c, _ in band_ends)
     cache_gib = float(model.cache_bytes(s, n)) / model.GiB
+    # The rent the link gives against the catalogue's on-demand quotes for the card: the bill at their median where
+    # the link's rent is below it (a verdict resting on the cheapest quote is said to, docs/method.md section 7).
+    quotes = catalogue.on_demand_quotes(s.card)
+    median_rent = float(statistics.median(quotes)) if quotes else None
+    median_usd = None
+    if median_rent is not None and self_host is not None and s.usd_hr is not None and s.usd_hr < median_rent:
+        median_usd = float(traffic.monthly_costs(s.model_copy(update={"usd_hr": median_rent}), s.req_day,
+                                                 cap)["self_host_usd_month"][()])
 
     values: dict[str, Any] = {
         "weights_gib": model.weight_bytes(s) / model.GiB,
@@ -369,6 +380,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "break_even_req_day_high": be_high,
         "capacity_kept_out_pct": kept_pct,
         "self_host_usd_month_kept_out": kept_usd,
+        "rent_median_quote_usd_hr": median_rent,
+        "self_host_usd_month_median_rent": median_usd,
         "spec_tok_s": float(spec.tok_s),
         "spec_tpot_ms": float(spec.tpot_s) * MS_PER_S,
         "spec_speedup": float(spec.tok_s) / tok_s,

@@ -228,6 +228,21 @@ def kept_out_sentence(d: Decision) -> str:
             + (f", more than the API's {money(d.api_usd_month)}." if flips else "."))
 
 
+def rent_quote_sentence(d: Decision) -> str:
+    """Where self-hosting wins at a rent below the catalogue's median on-demand quote for the card, and would lose to
+    the API at that median: a sentence saying so, with the bill there (the report's
+    ``self_host_usd_month_median_rent``); "" otherwise. A default rent is a preset, often the cheapest quote."""
+    r, s = d.report, d.scenario
+    bill, median = r.get("self_host_usd_month_median_rent"), r.get("rent_median_quote_usd_hr")
+    if d.verdict != "self-host" or bill is None or bill < d.api_usd_month:
+        return ""
+    count = len(catalogue.on_demand_quotes(s.card))
+    return (f"The rent, {s.usd_hr:,.2f} USD per card-hour, is below the catalogue's median on-demand quote for this "
+            f"card ({median:,.2f} USD, {count} quote{'s' if count != 1 else ''}): at that rent self-hosting would cost "
+            f"{money(bill)} a month, more than the API's {money(d.api_usd_month)}, so the verdict rests on a rent at "
+            "the low end of the quotes.")
+
+
 def band_sentence(d: Decision) -> str:
     """The self-hosting bill as a range from the engine's cross-validated capacity error, and whether the API's
     bill lies inside it (the verdict is then marginal); empty when it cannot be priced."""
@@ -399,7 +414,7 @@ def verdict_sentence(d: Decision) -> str:
                                   f"costs {money(rent)} a month{crossed}).")
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
-        parts = [first, margin_sentence(d), band_sentence(d), volume_sentence(d)]
+        parts = [first, margin_sentence(d), rent_quote_sentence(d), band_sentence(d), volume_sentence(d)]
     parts.insert(0, residency_sentence(d))
     beyond = beyond_trained_context(s)
     if beyond:  # the requests themselves cannot be served: said before any bill (the headline says so)
@@ -693,6 +708,10 @@ def capacity_table(d: Decision) -> pd.DataFrame:
             ("Busy replica-seconds per request", c.s_req, "s"),
             ("Requests per day one replica serves at the peak factor", c.x_cap, "requests/day"),
             ("Replicas for the busiest hour", d.replicas, "replicas"),
+            # SPEC section 6 sizes replicas to the busiest hour's load with no headroom for queueing: said, so that a
+            # load near 100 % reads as waits that lengthen, not as spare capacity.
+            ("Busiest-hour load per replica (no headroom for queueing is added)",
+             float(s.req_day / (c.x_cap * d.replicas)) if c.x_cap else None, "fraction"),
             ("Cards in all", d.replicas * s.gpus, "cards"),
             ("Implied duty per replica (busy fraction of the month)", d.duty, "fraction"),
         ]
@@ -877,7 +896,7 @@ def link(s: Scenario, base_url: str | None = None) -> str:
     return f"{base}/decision?{s.to_query()}"
 
 
-def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
+def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence[Any] = ()) -> str:
     """The decision memo of an evaluated (or parsed) link, in Markdown.
 
     Deterministic: it depends only on the scenario (and on rejected values, if any), never on the time or on
@@ -887,6 +906,8 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
         ev: a :class:`calc.Evaluation` (a :class:`calc.Parsed` is evaluated first).
         base_url: where the app is served; defaults to ``$CALC_BASE_URL`` or ``http://localhost:8501``.
             The memo's link is ``{base_url}/decision?{scenario.to_query()}``.
+        refused: values refused before the scenario was parsed (the page's inputs and opened link: each a
+            :class:`calc.scenario.FieldError`), listed with the link's own, so a memo never rests on a default unsaid.
 
     Returns:
         The memo text (no trailing newline).
@@ -899,9 +920,11 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None) -> str:
     out: list[str] = [f"# Self-host or API: {model_name(s)} on {card_name(s)}", "",
                       f"**{headline(d)}.** {verdict_sentence(d)}", ""]
 
-    if parsed.errors:
-        out += ["Values in the link that could not be used (each fell back to its default):", ""]
-        out += [f"- {e.message}" for e in parsed.errors] + [""]
+    errors = list(parsed.errors) + [e for e in refused if e.key not in {x.key for x in parsed.errors}]
+    if errors:
+        out += ["Values in the link that could not be used (each fell back to its default; the link below holds the "
+                "defaults used):", ""]
+        out += [f"- {e.message}" for e in errors] + [""]
 
     out += ["## What would change the verdict", "",
             f"- **Rent:** {rent_flip_text(d)}",

@@ -159,6 +159,23 @@ def cap_just_below_knee(cap: int, break_even: float | None) -> bool:
 SHORT_MONTH_HOURS = 672
 
 
+#: Cards joined by their fast link in a group other than one 8-card server (HGX, OAM and Gaudi baseboards hold 8):
+#: H100 NVL pairs through a 2-way NVLink bridge; a GB200 NVL72 rack joins 72 GPUs over NVLink 5. Cards on PCIe have
+#: no faster link to leave, so they are not listed (their link_gbs is the network's order already).
+SCALE_UP = {"h100-nvl": 2, "gb200": 72}
+#: Above this link speed (GB/s per card) a card's link is a scale-up fabric, faster than a network port.
+FABRIC_GBS = 100
+
+
+def scale_up_cards(card_id: str) -> int:
+    """How many cards of ``card_id`` share the fast link the figures price (``link_gbs``): :data:`SCALE_UP`, else 8
+    for a card on a fabric faster than :data:`FABRIC_GBS` (an 8-card baseboard), else no limit (a large number)."""
+    card = catalogue.cards().get(card_id) or {}
+    if card_id in SCALE_UP:
+        return SCALE_UP[card_id]
+    return 8 if (card.get("link_gbs") or 0) > FABRIC_GBS else 1_000_000
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
@@ -180,6 +197,24 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"hours={s.hours:g} is the month's length, not the hours the cards run: it scales the traffic "
                    f"too (requests a day x {s.hours:g} / 24 are the month's requests); for a fleet that runs part of "
                    "the day, keep hours at 720 and give the day's traffic (profile) with autoscale=1")
+    card = catalogue.cards().get(s.card)
+    if card is not None:
+        domain = scale_up_cards(s.card)
+        if s.gpus > domain and s.link_gbs == card["link_gbs"]:
+            out.append(f"gpus={s.gpus} spans more than one scale-up domain of {domain} {card['name']} cards "
+                       f"({card['link_kind']}): the all-reduces that leave it run over PCIe or the network (tens of "
+                       f"GB/s: PCIe 5.0 x16 is 64, one 400 Gb/s port 50), not the {card['link_gbs']:g} GB/s the "
+                       "figures assume, so the step and the bill are optimistic; set link_gbs to that speed")
+        if card.get("vendor") != "NVIDIA":
+            parts = (("weights", s.weights), ("routed experts", s.weights_experts if s.experts else None),
+                     ("attention projections", s.weights_attn if s.weights_attn != s.weights else None))
+            fp4 = [f"{name} in nvfp4" for name, fmt in parts if fmt == "nvfp4"]
+            if s.kv == "nvfp4":
+                fp4.append("KV cache in nvfp4")
+            if fp4:
+                out.append(f"{', '.join(fp4)} on {card['name']}: NVFP4 is NVIDIA's format (Blackwell's FP4 units); "
+                           f"no engine in the catalogue runs it on {card['vendor']} cards, so these figures describe "
+                           "no set-up you can run (mxfp4 or int4-g128 are the 4-bit formats there)")
     if s.autoscale and not s.profile:
         out.append("autoscale=1 has nothing to follow without the day's traffic (profile): every figure is the fleet "
                    "for the busiest hour, all day; give a profile (flat, office, evening or 24 hourly weights)")

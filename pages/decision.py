@@ -24,6 +24,9 @@ elif d.verdict is None and r["recommendation"] is None:
     st.warning(f"**{dm.headline(d)}.** {sentence}", icon=":material/payments:")
 else:
     st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")
+rent_quote = dm.rent_quote_sentence(d)
+if rent_quote:  # the verdict rests on a cheap rent: said where it is seen, not only inside the verdict
+    st.warning(f"**A rent at the low end of the quotes.** {rent_quote}", icon=":material/sell:")
 callout = dm.cheaper_api_callout(d)
 if callout is not None:  # the price list's cheapest row for the model, up front, with the link that compares it
     text, api_id = callout
@@ -396,7 +399,7 @@ if s.why:
 
 # ---------------------------------------------------------------- memo
 st.subheader("Decision memo")
-text = dm.memo(ev, base_url=ui.base_url())
+text = dm.memo(ev, base_url=ui.base_url(), refused=ui.refused())
 st.download_button("Download the memo (Markdown)", text.encode(), file_name=f"decision-memo-{s.model}-{words.volume_text(s.req_day).replace(',', '')}-a-day.md",
                    mime="text/markdown", key="dl-decision-memo", icon=":material/download:")
 st.caption(f"The same text as `python -m calc --memo \"<link>\"` with CALC_BASE_URL set to {ui.base_url()}, the "

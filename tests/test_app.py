@@ -495,3 +495,17 @@ def test_the_cost_pages_duty_table_gives_no_price_for_a_batch_that_cannot_run():
     table = next(df.value for df in runs.dataframe if "duty 10%" in df.value.columns)
     reachable = table[table["fits_in_memory"]]
     assert len(reachable) and (reachable.filter(like="duty") != "—").all().all()
+
+
+def test_exact_entry_names_a_value_out_of_range_beside_its_box_and_keeps_working():
+    """A number box takes any number: one out of range is refused by name, with the accepted range, beside the box
+    (the browser would otherwise refuse it in silence, showing it while the figures keep the last value)."""
+    at = open_app(page="pages/decision.py")
+    at.toggle(key="_exact").set_value(True).run()
+    at.number_input(key="req_day").set_value(-5).run()
+    assert not at.exception
+    said = texts(at.error)
+    assert "req_day='-5' is not accepted: req_day takes a number from 0.001 to 1,000,000,000,000." in said
+    assert "at 10,000 requests a day" in texts(at.info)  # the figures use the default meanwhile
+    at.number_input(key="req_day").set_value(20000).run()
+    assert "req_day" not in texts(at.error) and "at 20,000 requests a day" in texts(at.info)

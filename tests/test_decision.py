@@ -420,3 +420,14 @@ def test_the_tables_weigh_the_cheaper_api_row_the_headline_rests_on():
     typed = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.19"))
     assert "api_cheapest_usd_month" not in tables.volume_table(typed.decision)
     assert "Call the API, cheapest row" not in " ".join(tables.options_table(typed.report())["option"])
+
+
+def test_the_downloaded_memo_names_a_value_the_page_refused():
+    """req_day=20000000O (a letter O): the page falls back to the default and says so; the memo it offers says so
+    too, instead of a memo for 10,000 requests a day that reads as the link's."""
+    at, files = open_decision({"model": "llama-3.1-8b", "card": "l40s", "req_day": "20000000O"})
+    assert not at.exception
+    text = memo_of(files).decode()
+    assert "Values in the link that could not be used" in text and "req_day='20000000O' is not accepted" in text
+    _, clean = open_decision({"model": "llama-3.1-8b", "card": "l40s", "req_day": "2000000"})
+    assert "could not be used" not in memo_of(clean).decode()

@@ -1,4 +1,5 @@
 """calc.memo: the decision memo's sentences and its text (deterministic, complete, linked to where it is served)."""
+import pytest
 
 from calc import evaluate, parse, words
 from calc.memo import memo, verdict_sentence
@@ -231,3 +232,22 @@ def test_a_verdict_the_kept_back_rows_would_flip_is_marginal():
     # Where even the kept-back rows' error leaves self-hosting cheaper, the verdict stays firm.
     firm = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000&api_in=0.5&api_out=0.5")).report()
     assert firm["self_host_usd_month_kept_out"] < firm["api_usd_month"] and not firm["verdict_marginal"]
+
+
+def test_a_self_host_verdict_resting_on_a_rent_below_the_median_quote_says_so():
+    """L40S at 2M requests a day, API row typed at 0.18: self-hosting wins at the preset's 0.79 USD (the lowest of the
+    catalogue's 3 on-demand quotes, 0.79, 1.09 and 1.55), and loses at their median, 1.09: 13 replicas x 1.09 x 720 h
+    + 4,000 = 14,202.40 USD against the API's 14,040."""
+    from calc.memo import rent_quote_sentence
+    e = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.18"))
+    r = e.report()
+    assert r["rent_median_quote_usd_hr"] == 1.09
+    assert r["self_host_usd_month_median_rent"] == pytest.approx(13 * 1.09 * 720 + 4000)
+    assert rent_quote_sentence(e.decision).startswith("The rent, 0.79 USD per card-hour, is below the catalogue's "
+                                                     "median on-demand quote for this card (1.09 USD, 3 quotes)")
+    assert rent_quote_sentence(e.decision) in verdict_sentence(e.decision)
+    # At the median rent itself, or where the API loses even there, nothing is said.
+    assert rent_quote_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.18"
+                                              "&usd_hr=1.09")).decision) == ""
+    assert rent_quote_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5")
+                                        ).decision) == ""

@@ -160,3 +160,18 @@ def test_a_peak_factor_the_profile_replaces_is_said_and_autoscaling_without_a_pr
     assert any(w.startswith("autoscale=1 has nothing to follow") for w in alone)
     assert not [w for w in notes.scenario_warnings(parse("autoscale=1&profile=office").scenario)
                 if "autoscale" in w]
+
+
+def test_a_replica_beyond_its_cards_fast_link_and_nvfp4_on_other_vendors_are_said():
+    def said(link: str, words: str) -> bool:
+        return any(words in w for w in notes.scenario_warnings(parse(link).scenario))
+    assert said("model=llama-3.1-405b&card=h100-sxm&weights=fp8&gpus=16", "gpus=16 spans more than one scale-up "
+                "domain of 8 H100 SXM 80 GB cards")
+    assert not said("model=llama-3.1-405b&card=h100-sxm&weights=fp8&gpus=8", "scale-up domain")
+    assert not said("model=llama-3.1-405b&card=gb200&weights=fp8&gpus=16", "scale-up domain")  # NVL72
+    assert said("model=llama-3.1-70b&card=h100-nvl&gpus=4", "domain of 2 H100 NVL 94 GB cards")
+    # A link that sets the speed of the link it crosses has said what it knows.
+    assert not said("model=llama-3.1-405b&card=h100-sxm&weights=fp8&gpus=16&link_gbs=50", "scale-up domain")
+    assert said("model=llama-3.1-8b&card=mi300x&weights=nvfp4", "weights in nvfp4 on Instinct MI300X 192 GB: NVFP4 "
+                "is NVIDIA's format")
+    assert not said("model=llama-3.1-8b&card=b200&weights=nvfp4", "NVFP4 is NVIDIA's format")

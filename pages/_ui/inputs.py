@@ -177,13 +177,15 @@ def _widget(key: str) -> None:
     elif spec.kind == "flag":
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:
-        cast, lo, hi = RANGES[key]
+        cast = RANGES[key][0]
         placeholder = EMPTY_TEXT.get(spec.empty or "")
         if spec.empty == "unknown" and "USD" not in spec.unit:  # a board power or a clock is not a price
             placeholder = "unknown: enter one"
         # An empty box means auto / none / unknown where the key has such a value; elsewhere emptying it keeps the
         # figure in use and says so (state._on_override), never its lowest value.
-        st.number_input(_label(key), min_value=cast(lo), max_value=cast(hi), step=cast(spec.step),
+        # No bounds in the box: the browser would refuse a value out of range in silence, leaving it shown while the
+        # figures keep the last one. Here the parser refuses it by name, beside the box, with the accepted range.
+        st.number_input(_label(key), step=cast(spec.step),
                         format=spec.fmt, placeholder=placeholder or "a number is needed", on_change=_on_override,
                         args=(key, parent), value=None, **common)
     kept = st.session_state.get("_kept_on_empty", {}).get(key)

@@ -154,6 +154,11 @@ def switched_text(key: str, error: FieldError, value: Any) -> str:
     return f"{key} moved from {error.value} to {value}: {error.reason}."
 
 
+def refused() -> list[FieldError]:
+    """The refused values behind this run's defaults (the opened link's and the inputs' own), one per key."""
+    return list(_errors().values())
+
+
 def rejected_keys() -> list[str]:
     """The link keys whose given values are not in use this run (each at its default), in link order."""
     errors = _errors()
