@@ -18,7 +18,17 @@ import csv
 import functools
 from dataclasses import dataclass
 
-from .engines import CROSS_VALIDATED, DATA_DIR, ENGINES, MEASUREMENTS_CSV, base, error_band, figures_of, widest_band
+from .engines import (
+    CROSS_VALIDATED,
+    DATA_DIR,
+    ENGINES,
+    KEPT_OUT,
+    MEASUREMENTS_CSV,
+    base,
+    error_band,
+    figures_of,
+    widest_band,
+)
 from .scenario import CUSTOM, Scenario, load, packed_weights
 
 CARD_ARCH_CSV = DATA_DIR / "card_arch.csv"
@@ -81,6 +91,11 @@ class Accuracy:
     widened_from: str | None = None  # the release family whose wider band stands in for a band of few rows
 
 
+#: An engine whose efficiencies are another's, fitted on that engine's rows (calc/data/engine_families.csv: SGLang
+#: shares vLLM's attention and GEMM libraries): its thin band is widened to that engine's where that one is wider,
+#: and the rows kept out of that engine's fit count against it too.
+SHARES_FIGURES_WITH = {"sglang": "vllm"}
+
 #: A band from fewer rows than this is thin (its 90th percentile is about its worst row): it is widened to the
 #: widest band of the same metric among the engine's release families that rest on at least this many rows.
 MIN_BAND_ROWS = 10
@@ -93,6 +108,13 @@ def band_text(band_pct: float) -> str:
     if band_pct <= 50:
         return f"±{band_pct:.0f} %"
     return f"-{100 - 100 / (1 + band_pct / 100):.0f} %/+{band_pct:.0f} %"
+
+
+def kept_out_bands(engine: str) -> list | None:
+    """The error bands of the rows kept out of the fit that count against ``engine``: its own, else those of the
+    engine whose figures it shares (:data:`SHARES_FIGURES_WITH`)."""
+    return error_band(engine, KEPT_OUT) or (error_band(SHARES_FIGURES_WITH[engine], KEPT_OUT)
+                                            if engine in SHARES_FIGURES_WITH else None)
 
 
 def capacity_band(bands: list | None) -> dict | None:
@@ -121,9 +143,10 @@ def _accuracy(engine: str, r: tuple[str, str, str, int, bool]) -> Accuracy:
     b = capacity_band(bands) if measured else max(bands, key=lambda x: x["p90_pct"])
     if b["n"] >= MIN_BAND_ROWS:
         return Accuracy(measured, r, b["p90_pct"])
-    siblings = [(o["p90_pct"], e) for e in ENGINES if base(e) == base(engine) and e != figures_of(engine)
+    siblings = [(o["p90_pct"], e) for e in ENGINES if (base(e) == base(engine) or e == SHARES_FIGURES_WITH.get(engine))
+                and e != figures_of(engine)
                 for o in error_band(e, CROSS_VALIDATED) or [] if o["metric"] == b["metric"]
-                and o["n"] >= MIN_BAND_ROWS and o["p90_pct"] > b["p90_pct"]]
+                and (o["n"] >= MIN_BAND_ROWS or e == SHARES_FIGURES_WITH.get(engine)) and o["p90_pct"] > b["p90_pct"]]
     if not siblings:
         return Accuracy(measured, r, b["p90_pct"])
     p90, family = max(siblings)

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from . import catalogue, engines, memory, model, procure, traffic
-from .accuracy import accuracy, capacity_band
+from .accuracy import accuracy, capacity_band, kept_out_bands
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, scenario_warnings, what_if
 from .scenario import Parsed, Scenario, load
@@ -287,7 +287,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
             band_ends.append((cap_f, traffic.monthly_costs(s, s.req_day, cap_f)))
     # The published rows kept out of the fit, where they put the figure that sizes the replicas (full-load
     # throughput, else the decode step) further on the flattering side than the band: the bill at that error.
-    kept_band = capacity_band(engines.error_band(s.engine, engines.KEPT_OUT))
+    kept_band = capacity_band(kept_out_bands(s.engine))
     kept_pct = kept_usd = None
     if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
         kept_pct = kept_band["signed_median_pct"]
@@ -366,7 +366,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "throughput_batch": thr_batch if thr_tok_s is not None else None,
         "run_throughput_tok_s": traffic.run_throughput(s),
         "error_band": engines.error_band(s.engine),
-        "error_band_kept_out": engines.error_band(s.engine, engines.KEPT_OUT),
+        "error_band_kept_out": kept_out_bands(s.engine),
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
         "capacity_band_from": acc.widened_from,

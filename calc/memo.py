@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .accuracy import MIN_BAND_ROWS, band_text, capacity_band
+from .accuracy import MIN_BAND_ROWS, SHARES_FIGURES_WITH, band_text, capacity_band, kept_out_bands
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
@@ -35,10 +35,12 @@ from .words import (
     accuracy_text,
     amount,
     article,
+    band_source_text,
     card_name,
     cards_text,
     cell,
     count,
+    error_band_has_kept_out,
     hardware_text,
     kv_text,
     model_name,
@@ -209,15 +211,24 @@ def margin_sentence(d: Decision) -> str:
             "cost, or a lever on the Levers page, decide.")
 
 
+def kept_out_whose(engine: str) -> str:
+    """Whose figures the rows kept out of the fit tested, as a possessive: "this engine's", or the engine's whose
+    efficiencies it shares (calc.accuracy.SHARES_FIGURES_WITH)."""
+    if error_band_has_kept_out(engine) or engine not in SHARES_FIGURES_WITH:
+        return "this engine's"
+    return f"{ENGINE_NAMES[SHARES_FIGURES_WITH[engine]]}'s (whose efficiencies it shares)"
+
+
 def kept_out_sentence(d: Decision) -> str:
     """When the published rows kept out of the fit put the engine's capacity figure (full-load throughput, else the
     decode step) further on the flattering side than the band reaches, what the self-hosting bill would be at their
     median error (docs/calibration.md section 5); "" otherwise."""
     if d.kept_out_pct is None:
         return ""
-    b = capacity_band(engines.error_band(d.scenario.engine, engines.KEPT_OUT))
+    b = capacity_band(kept_out_bands(d.scenario.engine))
     lead = (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} of other set-ups kept out of the fit "
-            f"(Validation page), this engine's {METRIC_NAMES.get(b['metric'], b['metric'])} came out a median "
+            f"(Validation page), {kept_out_whose(d.scenario.engine)} {METRIC_NAMES.get(b['metric'], b['metric'])} "
+            "came out a median "
             f"{d.kept_out_pct:.0f} % too fast, beyond that band")
     if d.self_host_kept_out is None or d.self_host_usd_month is None:
         return lead + ": expect self-hosting to cost more than the band's upper end."
@@ -252,8 +263,8 @@ def band_sentence(d: Decision) -> str:
     measured = kept_out_sentence(d)
     widest = "" if d.capacity_measured else ", the engine's widest: no published row measured such a set-up"
     widened = ("" if d.capacity_band_from is None else
-               f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of its release family "
-               f"{ENGINE_NAMES.get(d.capacity_band_from, d.capacity_band_from)}, the widest of its families")
+               f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of "
+               + band_source_text(d.scenario.engine, d.capacity_band_from))
     lead = (f"At the engine's capacity error ({band_text(d.capacity_band_pct)}, each source predicted by a fit without "
             f"it{widened}{widest}), self-hosting costs ")
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
@@ -821,7 +832,7 @@ def assumptions(s: Scenario) -> list[str]:
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
          + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eager_us, eff_dequant, dequant_q8, kv_reread, mem_util, "
            "max_seqs); "
-         + accuracy_text(s.engine, engines.error_band(s.engine), engines.error_band(s.engine, engines.KEPT_OUT))
+         + accuracy_text(s.engine, engines.error_band(s.engine), kept_out_bands(s.engine))
          + (f"; {outside}" if outside else "") + "."),
         memory.memory(s).sentence() + (" (overhead_gib set in the link)" if s.overhead_gib is not None
                                        and s.engine in engines.MODELLED_RESERVE else ""),

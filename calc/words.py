@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
-from .engines import ENGINE_NAMES, figures_of
+from .accuracy import SHARES_FIGURES_WITH
+from .engines import ENGINE_NAMES, KEPT_OUT, error_band, figures_of
 from .notes import display_name
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
@@ -217,8 +218,17 @@ def band_clause(report: dict) -> str:
     family = report.get("capacity_band_from")
     if family is None or report.get("capacity_band_pct") is None:
         return ""
-    return (f"; the self-hosting bills are ranged with ±{report['capacity_band_pct']:.0f} %, the band of its release "
-            f"family {ENGINE_NAMES.get(family, family)}, as its own rests on too few rows")
+    return (f"; the self-hosting bills are ranged with ±{report['capacity_band_pct']:.0f} %, the band of "
+            f"{band_source_text(report['scenario']['engine'], family)}, as its own rests on too few rows")
+
+
+def band_source_text(engine: str, source: str) -> str:
+    """Whose band stands in for ``engine``'s thin one (calc.accuracy): a release family of the same engine, "the
+    widest of its families", or the engine whose figures it shares."""
+    name = ENGINE_NAMES.get(source, source)
+    if source == SHARES_FIGURES_WITH.get(engine):
+        return f"{name}, whose efficiencies it shares"
+    return f"its release family {name}, the widest of its families"
 
 
 def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = None) -> str:
@@ -247,9 +257,16 @@ def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = 
     # A release family that shares every speed figure (vllm-2025, trtllm-2024) quotes its engine's measurements.
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
-    kept = kept_out_text(kept_out, measured)
+    # Rows kept out of another engine's fit count against one that shares its efficiencies (SGLang: vLLM's).
+    kept = kept_out_text(kept_out, measured if error_band_has_kept_out(measured)
+                         else SHARES_FIGURES_WITH.get(measured, measured))
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
             f"{whose}, each source predicted by figures fitted without it" + (f"; {kept}" if kept else ""))
+
+
+def error_band_has_kept_out(engine: str) -> bool:
+    """Whether rows kept out of the fit were predicted under ``engine``'s own figures."""
+    return bool(error_band(engine, KEPT_OUT))
 
 
 def kept_out_text(kept_out: list | None, engine: str = "") -> str:

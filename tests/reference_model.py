@@ -28,6 +28,9 @@ with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md sec
     ENGINES = tuple(row["engine"] for row in csv.DictReader(_f))
 with open(DATA / "engine_families.csv", newline="") as _f:  # docs/method.md section 8.2: each profile's engine
     ENGINE_BASE = {row["engine"]: row["base"] for row in csv.DictReader(_f)}
+#: docs/calibration.md section 6: SGLang's efficiencies are vLLM's (fitted on vLLM's rows), so its thin band widens
+#: to vLLM's and vLLM's rows kept out of the fit count against it.
+SHARES_EFFICIENCIES = {"sglang": "vllm"}
 DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
 # docs/method.md section 8.2: the constants of vLLM's and SGLang's memory accounting.
 VLLM_NON_TORCH_GIB = 0.2  # memory outside PyTorch's allocator that appears during the profiling run
@@ -1226,16 +1229,21 @@ def band(m, s, u, priced, out) -> dict:
     by = {b["metric"]: b for b in bands}
     pick = (by.get("max_throughput_tok_s") or by["step_ms"]) if measured else max(bands, key=lambda b: b["p90_pct"])
     if pick["n"] < 10:  # a band of fewer than 10 rows takes the widest of its engine's release families of 10 or more
+        # docs/calibration.md section 6: or the band of the engine whose efficiencies it shares (SGLang: vLLM's).
+        shares = SHARES_EFFICIENCIES.get(s["engine"])
         wider = sorted((b["p90_pct"], e) for e in ENGINES if e != s["engine"]
-                       and ENGINE_BASE[e] == ENGINE_BASE[s["engine"]] for b in error_bands()[e] or []
-                       if b["metric"] == pick["metric"] and b["n"] >= 10 and b["p90_pct"] > pick["p90_pct"])
+                       and (ENGINE_BASE[e] == ENGINE_BASE[s["engine"]] or e == shares) for b in error_bands()[e] or []
+                       if b["metric"] == pick["metric"] and (b["n"] >= 10 or e == shares)
+                       and b["p90_pct"] > pick["p90_pct"])
         if wider:
             pick = dict(pick, p90_pct=wider[-1][0])
             res["capacity_band_from"] = wider[-1][1]
     res["capacity_band_pct"] = pick["p90_pct"]
     # docs/calibration.md section 5: the rows kept out of the fit, where their signed median error of the figure
     # that sizes the replicas (throughput, else the step) flatters beyond the band, and the bill at that error.
-    kept = {b["metric"]: b for b in error_bands("kept-out")[s["engine"]] or []}
+    kept = {b["metric"]: b for b in (error_bands("kept-out")[s["engine"]]
+                                     or error_bands("kept-out").get(SHARES_EFFICIENCIES.get(s["engine"], ""))
+                                     or [])}
     worse = kept.get("max_throughput_tok_s") or kept.get("step_ms")
     if worse is not None and worse["signed_median_pct"] > pick["p90_pct"]:
         res["capacity_kept_out_pct"] = worse["signed_median_pct"]
@@ -1327,7 +1335,8 @@ def reference_report(params) -> dict:
         own["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == own[k] else "link"} for k in PROFILE_KEYS}
     r["error_band"] = error_bands()[s["engine"]]
-    r["error_band_kept_out"] = error_bands("kept-out")[s["engine"]]
+    r["error_band_kept_out"] = (error_bands("kept-out")[s["engine"]]
+                                or error_bands("kept-out").get(SHARES_EFFICIENCIES.get(s["engine"], "")))
     unknown = sorted(k for k in params if k not in link_keys())
     r["warnings"] = [f"unknown key ignored: {k}" for k in unknown]
     if s["usd_hr"] is None:

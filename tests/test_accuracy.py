@@ -72,10 +72,12 @@ def test_a_band_of_few_rows_takes_the_widest_band_of_its_engines_release_familie
     assert a.measured and (a.band_pct, a.widened_from) == max(families) and a.band_pct > 10.0
     monkeypatch.setattr(calc.accuracy, "error_band", real)
     calc.accuracy._accuracy.cache_clear()
-    # A band of 10 rows or more is the engine's own, and an engine with no release family beside it keeps its own.
+    # A band of 10 rows or more is the engine's own; SGLang, with no release family beside it, takes the band of the
+    # engine whose efficiencies it shares (the test below).
     assert accuracy(parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp&weights=q4_0&batch=1").scenario
                     ).widened_from is None
-    assert accuracy(parse("model=llama-3.1-8b&card=a100-80gb&engine=sglang&weights=bf16").scenario).widened_from is None
+    assert accuracy(parse("model=llama-3.1-8b&card=a100-80gb&engine=sglang&weights=bf16").scenario
+                    ).widened_from == "vllm"
 
 
 def test_the_pages_say_when_the_bills_band_is_a_release_familys():
@@ -86,5 +88,19 @@ def test_the_pages_say_when_the_bills_band_is_a_release_familys():
     r = report("weights=q8_0&engine=llamacpp-vulkan&card=rtx-4090&model=llama-3.1-8b")
     assert r["capacity_band_from"] == "llamacpp"
     assert words.band_clause(r) == (f"; the self-hosting bills are ranged with ±{r['capacity_band_pct']:.0f} %, the "
-                                    "band of its release family llama.cpp, as its own rests on too few rows")
+                                    "band of its release family llama.cpp, the widest of its families, as its own "
+                                    "rests on too few rows")
+    sglang = report("engine=sglang&model=llama-3.1-8b&card=a100-80gb&weights=bf16")
+    assert words.band_clause(sglang).endswith("the band of vLLM, whose efficiencies it shares, as its own rests on "
+                                              "too few rows")
     assert words.band_clause(report("")) == ""
+
+
+def test_sglangs_thin_band_is_vllms_whose_efficiencies_it_shares():
+    """SGLang's own band rests on 2 rows (15 %); its efficiencies are vLLM's, fitted on vLLM's rows: its bills are
+    ranged with vLLM's wider band, and vLLM's rows kept out of the fit count against it."""
+    from calc import report
+    r = report("engine=sglang&model=llama-3.1-8b&card=a100-80gb&weights=bf16")
+    v = report("engine=vllm&model=llama-3.1-8b&card=a100-80gb&weights=bf16")
+    assert r["capacity_band_from"] == "vllm" and r["capacity_band_pct"] == v["capacity_band_pct"]
+    assert r["error_band_kept_out"] == v["error_band_kept_out"] and r["capacity_kept_out_pct"] == pytest.approx(46.73)
