@@ -26,6 +26,7 @@ from .notes import (
     context_refusal,
     other_vllm_release_fits,
     outside_measurements,
+    scale_up_cards,
     scenario_warnings,
 )
 from .scenario import CUSTOM, KEY_TABLE, KEYS, Parsed, Scenario
@@ -499,7 +500,23 @@ def options_sentence(d: Decision) -> str:
         text += f" ({money(r['own_capex_usd'])} to buy"
         text += (f", paid back against renting in {r['payback_months_rent']:,.1f} months)"
                  if r["payback_months_rent"] is not None else ")")
-    return text + marginal_best_text(r) + "."
+    return text + marginal_best_text(r) + "." + (buying_caveats(d) if best in ("own", "hybrid_own") else "")
+
+
+def buying_caveats(d: Decision) -> str:
+    """What the bill of buying leaves out unless the link says otherwise, where buying is the answer: rack space at 0
+    (``colo_usd``), power counted for the cards and not their servers (SPEC section 9), and cards sold on 8-card
+    baseboards bought one at a time (calc.notes.scale_up_cards)."""
+    s, r = d.scenario, d.report
+    out = []
+    if not s.colo_usd:
+        out.append("rack space and hosting at 0 (set colo_usd for a colocation rate)")
+    out.append("power counted for the cards, not their servers")
+    cards = (r.get("replicas") or 0) * s.gpus
+    board = scale_up_cards(s.card)
+    if board == 8 and cards % board:
+        out.append(f"{cards:,} cards of a kind sold on 8-card baseboards: {-(-cards // board) * board:,} to buy")
+    return " Buying is priced with " + "; ".join(out) + "."
 
 
 def procurement_section(d: Decision) -> list[str]:

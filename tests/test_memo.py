@@ -251,3 +251,14 @@ def test_a_self_host_verdict_resting_on_a_rent_below_the_median_quote_says_so():
                                               "&usd_hr=1.09")).decision) == ""
     assert rent_quote_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5")
                                         ).decision) == ""
+
+
+def test_buying_as_the_answer_says_what_its_bill_leaves_out():
+    from calc.memo import options_sentence
+    h100 = options_sentence(evaluate(parse("req_day=2000000&api_in=2&api_out=2")).decision)
+    assert h100.endswith("Buying is priced with rack space and hosting at 0 (set colo_usd for a colocation rate); "
+                         "power counted for the cards, not their servers; 29 cards of a kind sold on 8-card "
+                         "baseboards: 32 to buy.")
+    l40s = options_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5"
+                                           "&colo_usd=50")).decision)
+    assert "colo_usd" not in l40s and "baseboards" not in l40s and "power counted for the cards" in l40s
