@@ -110,7 +110,7 @@ def _does_not_fit(d: Decision) -> str:
     fits_named = other_vllm_release_fits(s, d.cap.n)
     if fits_named is not None:  # the unnamed release is charged the leaner accounting: the other one may hold it
         rid, words, kv_gib, held = fits_named
-        tail += (f" Under {words} it fits: {kv_gib:,.1f} GiB of KV cache per card, "
+        tail += (f" Under {words} it fits: {kv_gib:,.2f} GiB of KV cache per card, "
                  f"{count(held, 'request')} of {d.cap.n:,} tokens at once; if that is the release you run, name it "
                  f"(engine={rid}).")
     if not r["fits"]:
@@ -238,6 +238,13 @@ def kept_out_sentence(d: Decision) -> str:
     flips = d.verdict == "self-host" and d.self_host_kept_out > d.api_usd_month
     return (lead + f"; at that error self-hosting would cost {money(d.self_host_kept_out)} a month"
             + (f", more than the API's {money(d.api_usd_month)}." if flips else "."))
+
+
+def rent_quote_title(d: Decision) -> str:
+    """The heading of :func:`rent_quote_sentence` on the page: below every on-demand quote, or at their low end."""
+    quotes = catalogue.on_demand_quotes(d.scenario.card)
+    below_all = bool(quotes) and d.scenario.usd_hr is not None and d.scenario.usd_hr < quotes[0]
+    return "A rent below every on-demand quote" if below_all else "A rent at the low end of the quotes"
 
 
 def rent_quote_sentence(d: Decision) -> str:
@@ -536,11 +543,14 @@ def procurement_section(d: Decision) -> list[str]:
     out = ["## Every way to serve it: the API, renting, buying, or a fleet plus the API", "",
            md_table(["Option", "USD per month", "USD per 1M output tokens", "Replicas", "Purchase (USD)",
                      "Moves most with (each input 10 % higher)"], rows, [False, True, True, True, True, False]), ""]
-    best = r["best"]
+    ticked = opts[opts["best"]]  # the table's tick: the cheaper API row where it bills least
     lines = []
-    if best is not None:
-        lines.append(f"**Cheapest{' allowed' if residency(d) else ''}:** {OPTION_WORDS[best]}, "
-                     f"{money(opts.set_index('key').loc[best, 'usd_month'])} a month{marginal_best_text(r)}.")
+    if len(ticked):
+        best = ticked.iloc[0]
+        words = OPTION_WORDS.get(best["key"], best["option"])
+        lines.append(f"**Cheapest{' allowed' if residency(d) else ''}:** {words[0].lower() + words[1:]}, "
+                     f"{money(best['usd_month'])} a month"
+                     f"{marginal_best_text(r) if best['key'] == r['best'] else ' (the others are priced against the API row in the link)'}.")
     if r["own_usd_month"] is not None:
         running = r["own_usd_month"] - r["own_capital_usd_month"]
         life = s.years * 12

@@ -390,7 +390,8 @@ def options_table(r: dict) -> pd.DataFrame:
     ``payback_months`` (against renting; against the API for the API row's comparison), ``best``, ``allowed``
     (False where the data may not leave: ``why=residency`` rules the API out). None where an option is not priced.
     Where the catalogue has a cheaper API row for the model, it is a row of its own (:data:`CHEAPEST_API_KEY`), ticked
-    cheapest where the answer rests on it (the report's ``recommendation`` "api-cheaper-row")."""
+    cheapest where the answer rests on it (the report's ``recommendation`` "api-cheaper-row") or it bills less than
+    the cheapest way priced against the link's row."""
     out_tok = r["tokens_out_month"]
     residency = procure.data_stays(r["scenario"].get("why"))
     rows = [("api", r["api_usd_month"], None, None, None),
@@ -405,9 +406,15 @@ def options_table(r: dict) -> pd.DataFrame:
     df = pd.DataFrame([{"option": names[o], "key": o, "usd_month": v, "replicas": n, "capex_usd": c,
                         "payback_months": p} for o, v, n, c, p in rows])
     df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]
-    best = CHEAPEST_API_KEY if r.get("recommendation") == "api-cheaper-row" else r["best"]
-    df["best"] = df["key"] == best
     df["allowed"] = [not residency or o in procure.IN_HOUSE for o in df["key"]]
+    best = r["best"]
+    if r.get("cheaper_api") is not None and not residency and best is not None:
+        # The cheaper row is the same API at another provider's prices: ticked wherever it bills less than the
+        # cheapest way priced against the link's row (the headline's answer, or the API's already).
+        bills = df.set_index("key")["usd_month"]
+        if r.get("recommendation") == "api-cheaper-row" or bills[CHEAPEST_API_KEY] < bills[best]:
+            best = CHEAPEST_API_KEY
+    df["best"] = df["key"] == best
     df["sensitive_to"] = [sensitive_to(r, "api" if o == CHEAPEST_API_KEY else o) for o in df["key"]]
     return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
                "allowed", "sensitive_to", "key"]]

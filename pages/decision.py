@@ -26,7 +26,7 @@ else:
     st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")
 rent_quote = dm.rent_quote_sentence(d)
 if rent_quote:  # the verdict rests on a cheap rent: said where it is seen, not only inside the verdict
-    st.warning(f"**A rent at the low end of the quotes.** {rent_quote}", icon=":material/sell:")
+    st.warning(f"**{dm.rent_quote_title(d)}.** {rent_quote}", icon=":material/sell:")
 callout = dm.cheaper_api_callout(d)
 if callout is not None:  # the price list's cheapest row for the model, up front, with the link that compares it
     text, api_id = callout
@@ -107,7 +107,8 @@ if d.fits and d.priced and d.capacity_band_pct is not None:
     band_flip = "band: " + (f"{lo} at both ends" if lo == hi else words.span(lo, hi))
     flip_help += (f" The band: the break-even volume with the replicas' capacity at the ends of the engine's error "
                   f"({band_text(d.capacity_band_pct)}); where it reaches 'never', the margin is too thin to rely on.")
-c4.metric("Break-even, requests a day", short_flip,
+# Where the answer rests on the catalogue's cheaper row, the break-even volume is still against the link's row: said.
+c4.metric("Break-even vs the link's API row" if dm.cheaper_api_wins(d) else "Break-even, requests a day", short_flip,
           delta=band_flip or flip_after, delta_color="off", delta_arrow="off",
           help=flip_help)
 ui.details()  # the first draw of a session ends here: the verdict and its four figures

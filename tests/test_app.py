@@ -482,7 +482,7 @@ def test_the_fit_page_names_the_vllm_release_that_holds_a_model_the_unnamed_one_
     assert not at.exception
     top = at.error[0].value
     assert "**The weights do not fit.**" in top
-    assert "Under vLLM v0.21 and later it fits (3.8 GiB of KV cache per card)" in top and "engine=vllm-0.21" in top
+    assert "Under vLLM v0.21 and later it fits (3.85 GiB of KV cache per card)" in top and "engine=vllm-0.21" in top
 
 
 def test_the_cost_pages_duty_table_gives_no_price_for_a_batch_that_cannot_run():

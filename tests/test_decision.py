@@ -431,3 +431,17 @@ def test_the_downloaded_memo_names_a_value_the_page_refused():
     assert "Values in the link that could not be used" in text and "req_day='20000000O' is not accepted" in text
     _, clean = open_decision({"model": "llama-3.1-8b", "card": "l40s", "req_day": "2000000"})
     assert "could not be used" not in memo_of(clean).decode()
+
+
+def test_the_cheapest_tick_is_the_lowest_bill_with_the_cheaper_api_row_in():
+    """The options table ticks the cheaper API row wherever it bills less than the cheapest way priced against the
+    link's row, also where the verdict is the API's already (the defaults: 55.20 against the link's 343.20); the memo's
+    'Cheapest' line reads the same tick."""
+    from calc import tables
+    r = report("")
+    opts = tables.options_table(r)
+    assert list(opts.loc[opts["best"], "option"]) == ["Call the API, cheapest row (deepinfra)"]
+    assert "- **Cheapest:** call the API, cheapest row (deepinfra), 55.20 USD a month" in memo(parse(""))
+    own = report("req_day=2000000&api_in=2&api_out=2")  # typed prices: no row to compare, buying is cheapest
+    assert list(tables.options_table(own).loc[lambda o: o["best"], "key"]) == ["own"]
+    assert tables.options_table(report("why=residency")).loc[lambda o: o["best"], "key"].tolist() != ["api_cheapest"]

@@ -193,7 +193,7 @@ def test_a_model_the_unnamed_vllm_release_cannot_hold_names_the_release_that_doe
     d = evaluate(parse("model=gpt-oss-120b&card=h100-sxm")).decision
     assert d.verdict == "does not fit"
     assert headline(d) == "Does not fit (it does under vLLM v0.21 and later)"
-    assert ("Under vLLM v0.21 and later it fits: 3.8 GiB of KV cache per card, 77 requests of 1,300 tokens at once"
+    assert ("Under vLLM v0.21 and later it fits: 3.85 GiB of KV cache per card, 77 requests of 1,300 tokens at once"
             in verdict_sentence(d))
     named = evaluate(parse("model=gpt-oss-120b&card=h100-sxm&engine=vllm-0.21")).report()
     assert named["verdict"] != "does not fit"

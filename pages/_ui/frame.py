@@ -159,7 +159,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         st.error(f"**The weights do not fit.** Per card, the weights as loaded and the engine's reserve need "
                  f"{mem.needed_gib:,.1f} GiB, more than the engine takes of the card: {mem.share_text}. "
                  + ("" if named is None else
-                    f"Under {named[1]} it fits ({named[2]:,.1f} GiB of KV cache per card): if that is the release "
+                    f"Under {named[1]} it fits ({named[2]:,.2f} GiB of KV cache per card): if that is the release "
                     f"you run, name it (engine={named[0]}, Engine in the sidebar). ")
                  + "Use fewer bits per weight, more cards, or a larger card"
                  + (f"; or give the engine more of the card: {larger} (Engine, in the sidebar)." if larger else "."),
