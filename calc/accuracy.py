@@ -110,11 +110,17 @@ def band_text(band_pct: float) -> str:
     return f"-{100 - 100 / (1 + band_pct / 100):.0f} %/+{band_pct:.0f} %"
 
 
+def kept_out_engine(engine: str) -> str:
+    """The engine whose rows kept out of the fit count against ``engine``: its own where it has some, else the
+    engine whose figures it shares (:data:`SHARES_FIGURES_WITH`), else itself (which then has none)."""
+    if error_band(engine, KEPT_OUT) or engine not in SHARES_FIGURES_WITH:
+        return engine
+    return SHARES_FIGURES_WITH[engine]
+
+
 def kept_out_bands(engine: str) -> list | None:
-    """The error bands of the rows kept out of the fit that count against ``engine``: its own, else those of the
-    engine whose figures it shares (:data:`SHARES_FIGURES_WITH`)."""
-    return error_band(engine, KEPT_OUT) or (error_band(SHARES_FIGURES_WITH[engine], KEPT_OUT)
-                                            if engine in SHARES_FIGURES_WITH else None)
+    """The error bands of the rows kept out of the fit that count against ``engine`` (:func:`kept_out_engine`)."""
+    return error_band(kept_out_engine(engine), KEPT_OUT)
 
 
 def capacity_band(bands: list | None) -> dict | None:

@@ -97,20 +97,21 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     leaves it at self-hosting or a tie (a verdict must not rest on a price nobody has to pay), unless the data may
     not leave (``why=residency``). A card without a rent (``verdict`` None) whose purchase prices buying is answered
     the same way by ``best``. Else ``verdict``."""
+    def cheaper_row_beats(host: float) -> bool:
+        return (cheaper_bill is not None and not procure.data_stays(s.why)
+                and cheaper_bill < (1 - TIE_SHARE) * host)
+
     if verdict is None and best in ("own", "hybrid_own") and best_usd is not None:
         # No rent for the card, but its purchase price prices buying, and buying beats the API: that is the answer
         # (a reader who opens a buy-only card's link is told what it costs), unless a cheaper row beats it too.
-        if cheaper_bill is not None and not procure.data_stays(s.why) and cheaper_bill < (1 - TIE_SHARE) * best_usd:
-            return "api-cheaper-row"
-        return best
+        return "api-cheaper-row" if cheaper_row_beats(best_usd) else best
     if verdict not in ("api", "self-host") or self_host is None:
         return verdict
     # Renting as the cheapest way where the verdict is the API's: the day's profile autoscales the rented fleet,
     # which section 6's fixed fleet for the busiest hour does not.
     other = best if (best in OTHER_WAYS or (best == "rent" and verdict == "api")) and best_usd is not None else None
     host = best_usd if other else self_host
-    if cheaper_bill is not None and not procure.data_stays(s.why) \
-            and (other or verdict == "self-host" or _tied(self_host, api)) and cheaper_bill < (1 - TIE_SHARE) * host:
+    if (other or verdict == "self-host" or _tied(self_host, api)) and cheaper_row_beats(host):
         return "api-cheaper-row"
     return other or verdict
 

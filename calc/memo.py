@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .accuracy import MIN_BAND_ROWS, SHARES_FIGURES_WITH, band_text, capacity_band, kept_out_bands
+from .accuracy import MIN_BAND_ROWS, band_text, capacity_band, kept_out_bands, kept_out_engine
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
@@ -41,7 +41,6 @@ from .words import (
     cards_text,
     cell,
     count,
-    error_band_has_kept_out,
     hardware_text,
     kv_text,
     model_name,
@@ -214,10 +213,9 @@ def margin_sentence(d: Decision) -> str:
 
 def kept_out_whose(engine: str) -> str:
     """Whose figures the rows kept out of the fit tested, as a possessive: "this engine's", or the engine's whose
-    efficiencies it shares (calc.accuracy.SHARES_FIGURES_WITH)."""
-    if error_band_has_kept_out(engine) or engine not in SHARES_FIGURES_WITH:
-        return "this engine's"
-    return f"{ENGINE_NAMES[SHARES_FIGURES_WITH[engine]]}'s (whose efficiencies it shares)"
+    efficiencies it shares (calc.accuracy.kept_out_engine)."""
+    source = kept_out_engine(engine)
+    return "this engine's" if source == engine else f"{ENGINE_NAMES[source]}'s (whose efficiencies it shares)"
 
 
 def kept_out_sentence(d: Decision) -> str:
@@ -714,7 +712,7 @@ def monthly_table(d: Decision) -> pd.DataFrame:
         # The catalogue's cheaper row for the model: the verdict may rest on it, so its bill is a row of its own.
         api_id, bill = d.cheaper_api
         row = catalogue.apis()[api_id]
-        rows.append((f"API, cheapest row ({row['provider']})", bill,
+        rows.append((tables.cheapest_api_name(api_id), bill,
                      f"the same tokens at {row['api_in']:g} / {row['api_out']:g} USD per 1M"))
     autoscaled = d.report.get("rent_usd_month")
     if s.autoscale and d.priced and autoscaled is not None and autoscaled != d.self_host_usd_month:

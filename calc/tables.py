@@ -292,7 +292,7 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
         cheaper = np.where(np.isnan(sh), "—", np.where(sh < api, "self-host", "API"))
     else:  # the catalogue's cheaper row for the model counts as the API, as it does for the verdict
         cheaper = np.where(np.isnan(sh), "—", np.where(sh < np.minimum(api, cheapest), "self-host",
-                                                       np.where(cheapest < api, "API, cheapest row", "API")))
+                                                       np.where(cheapest < api, CHEAPEST_API, "API")))
     out = pd.DataFrame({
         "req_day": x,
         "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
@@ -324,6 +324,11 @@ def curve_range(d: Decision) -> tuple[float, float]:
 
 #: The cost chart's name for the catalogue's cheaper API row for the model.
 CHEAPEST_API = "API, cheapest row"
+
+
+def cheapest_api_name(api_id: str) -> str:
+    """The catalogue's cheaper API row ``api_id`` in a table: :data:`CHEAPEST_API` and its provider."""
+    return f"{CHEAPEST_API} ({catalogue.apis()[api_id]['provider']})"
 
 
 def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
@@ -402,7 +407,7 @@ def options_table(r: dict) -> pd.DataFrame:
     names = dict(OPTION_NAMES)
     if r.get("cheaper_api") is not None:  # the catalogue's cheaper row for the model, which the answer may rest on
         rows.insert(1, (CHEAPEST_API_KEY, r["cheaper_api_usd_month"], None, None, None))
-        names[CHEAPEST_API_KEY] = f"Call the API, cheapest row ({r['cheaper_api'].split('/')[0]})"
+        names[CHEAPEST_API_KEY] = f"Call the {cheapest_api_name(r['cheaper_api'])}"
     df = pd.DataFrame([{"option": names[o], "key": o, "usd_month": v, "replicas": n, "capex_usd": c,
                         "payback_months": p} for o, v, n, c, p in rows])
     df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
-from .accuracy import SHARES_FIGURES_WITH
-from .engines import ENGINE_NAMES, KEPT_OUT, error_band, figures_of
+from .accuracy import SHARES_FIGURES_WITH, band_text, kept_out_engine
+from .engines import ENGINE_NAMES, figures_of
 from .notes import display_name
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
@@ -218,7 +218,7 @@ def band_clause(report: dict) -> str:
     family = report.get("capacity_band_from")
     if family is None or report.get("capacity_band_pct") is None:
         return ""
-    return (f"; the self-hosting bills are ranged with ±{report['capacity_band_pct']:.0f} %, the band of "
+    return (f"; the self-hosting bills are ranged with {band_text(report['capacity_band_pct'])}, the band of "
             f"{band_source_text(report['scenario']['engine'], family)}, as its own rests on too few rows")
 
 
@@ -258,15 +258,9 @@ def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = 
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
     # Rows kept out of another engine's fit count against one that shares its efficiencies (SGLang: vLLM's).
-    kept = kept_out_text(kept_out, measured if error_band_has_kept_out(measured)
-                         else SHARES_FIGURES_WITH.get(measured, measured))
+    kept = kept_out_text(kept_out, kept_out_engine(measured))
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
             f"{whose}, each source predicted by figures fitted without it" + (f"; {kept}" if kept else ""))
-
-
-def error_band_has_kept_out(engine: str) -> bool:
-    """Whether rows kept out of the fit were predicted under ``engine``'s own figures."""
-    return bool(error_band(engine, KEPT_OUT))
 
 
 def kept_out_text(kept_out: list | None, engine: str = "") -> str:

@@ -241,7 +241,8 @@ ui.download_csv(opts, "decision-options", "Download this table (CSV)")
 life, paid = tables.lifetime_table(r)
 st.markdown(f"**Cash paid over the {s.years:g}-year service life**, USD (undiscounted)")
 # The legend lists the lines drawn (a card without a rent draws no renting line).
-drawn_life = [(tables.OPTION_NAMES[k], c) for k, c in (("api", "#f58518"), ("rent", "#4c78a8"), ("own", "#54a24b"))
+drawn_life = [(tables.OPTION_NAMES[k], LINE_COLORS[line])
+              for k, line in (("api", "API"), ("rent", "Self-hosting"), ("own", "Buying the cards"))
               if (life["option"] == tables.OPTION_NAMES[k]).any()]
 option_colors = alt.Scale(domain=[o for o, _ in drawn_life], range=[c for _, c in drawn_life])
 lines = alt.Chart(life).mark_line(strokeWidth=2.5).encode(
