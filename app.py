@@ -13,3 +13,5 @@ page = ui.navigation()
 st.set_page_config(page_title=f"{page.title} · Self-host or API", page_icon=ui.FAVICON, layout="wide")
 ui.frame(page)
 page.run()
+# Reached only by a run that was not stopped: the values it drew are in the browser now.
+ui.finished()

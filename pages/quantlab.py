@@ -31,6 +31,8 @@ with c2:
     scale = float(st.select_slider("Outlier scale (× a typical weight)", list(KEYS["lab_scale"].choices),
                                    key="lab_scale", format_func=lambda v: f"{float(v):g}×"))
 
+for key in ("lab_n", "lab_group", "lab_outliers", "lab_scale"):
+    ui.sent(key)  # drawn with the value the link gave
 ui.details()  # the first draw of a session ends here: the lab's arithmetic comes with the details
 
 run = quantlab.lab_tables(size, group, share, scale)

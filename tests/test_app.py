@@ -509,3 +509,24 @@ def test_exact_entry_names_a_value_out_of_range_beside_its_box_and_keeps_working
     assert "at 10,000 requests a day" in texts(at.info)  # the figures use the default meanwhile
     at.number_input(key="req_day").set_value(20000).run()
     assert "req_day" not in texts(at.error) and "at 20,000 requests a day" in texts(at.info)
+
+
+def test_a_value_set_in_a_run_that_did_not_finish_is_sent_again_with_its_widget():
+    """Streamlit sends a value the app sets to the browser once, with the widget, in the run that set it. A run
+    that does not finish (the first draw stops where the details begin; a rerun asked for meanwhile stops
+    another) may not get it there, so the next run sends it again; a finished run's values are not sent twice."""
+    from streamlit.testing.v1 import AppTest
+
+    from apptest import APP
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["usd_hr"] = "3.25"
+    at.run()  # the first draw: stopped where the details begin
+    first = at.number_input(key="usd_hr").proto
+    assert first.set_value and first.value == 3.25
+    at.run()  # the rest of the page: the value again, whether or not the first draw's reached the browser
+    again = at.number_input(key="usd_hr").proto
+    assert again.set_value and again.value == 3.25
+    at.run()  # after a finished run, the browser holds it: nothing set again
+    assert not at.number_input(key="usd_hr").proto.set_value
+    assert at.number_input(key="usd_hr").value == 3.25

@@ -17,12 +17,12 @@ from .cache import catalogue_table, current, evaluation, format_table, lever_tab
 from .frame import FAVICON, HOME_PATH, PAGES, QUIET_PAGES, details, frame, header, navigation, page
 from .inputs import GROUPS, PAGE_KEYS, sidebar
 from .links import LOADING_KEY, base_url, sync
-from .state import exact_entry, refused, rejected_keys, set_reasons, widget_params
+from .state import exact_entry, finished, refused, rejected_keys, sent, set_reasons, widget_params
 from .text import EMPTY_TEXT, SI_LABEL, SI_LABEL_PLAIN, dataframe, download_csv, log_ticks, plain, usd_format
 
 __all__ = [
     "EMPTY_TEXT", "FAVICON", "GROUPS", "HOME_PATH", "LOADING_KEY", "PAGES", "PAGE_KEYS", "QUIET_PAGES", "SI_LABEL",
     "SI_LABEL_PLAIN", "base_url", "catalogue_table", "current", "dataframe", "details", "download_csv",
-    "evaluation", "exact_entry", "format_table", "frame", "header", "lever_table", "log_ticks", "navigation", "page",
-    "plain", "refused", "rejected_keys", "set_reasons", "sidebar", "sync", "table", "usd_format", "widget_params",
+    "evaluation", "exact_entry", "finished", "format_table", "frame", "header", "lever_table", "log_ticks", "navigation", "page",
+    "plain", "refused", "rejected_keys", "sent", "set_reasons", "sidebar", "sync", "table", "usd_format", "widget_params",
 ]

@@ -36,6 +36,8 @@ from .state import (
     _store,
     _widget_value,
     exact_entry,
+    put,
+    sent,
     switched,
     switched_text,
     widget_params,
@@ -80,7 +82,7 @@ def _stop_text(value: Any) -> str:
 
 def _to_auto(key: str, parent: str | None) -> None:
     """The key's input is cleared: it follows the traffic again (an empty box means auto)."""
-    st.session_state[key] = None
+    put(key, None)
     _on_override(key, parent)
 
 
@@ -150,7 +152,7 @@ def _widget(key: str) -> None:
     # value the old widget held, so it is given to the new one again before it is drawn.
     kinds = st.session_state.setdefault("_input_kinds", {})
     if spec.slider is not None and kinds.get(key, sliding) != sliding:
-        st.session_state[key] = st.session_state.get(key)
+        put(key, st.session_state.get(key))
     kinds[key] = sliding
     if sliding:
         _slider(key, parent, common)
@@ -188,6 +190,7 @@ def _widget(key: str) -> None:
         st.number_input(_label(key), step=cast(spec.step),
                         format=spec.fmt, placeholder=placeholder or "a number is needed", on_change=_on_override,
                         args=(key, parent), value=None, **common)
+    sent(key)
     kept = st.session_state.get("_kept_on_empty", {}).get(key)
     if kept is not None:
         st.warning(f"{_label(key)} needs a number ({RANGES[key][1]:g} to {RANGES[key][2]:g}): "
@@ -218,7 +221,7 @@ def _hour_weights() -> tuple[float, ...]:
 
 def _on_hour() -> None:
     """An hour was edited: the profile key takes the 24 numbers (so the link holds them), as if typed."""
-    st.session_state["profile"] = ",".join(f"{float(st.session_state[f'_hour_{h}'] or 0):g}" for h in HOURS)
+    put("profile", ",".join(f"{float(st.session_state[f'_hour_{h}'] or 0):g}" for h in HOURS))
     st.session_state["_hours_of"] = st.session_state["profile"]
     _on_override("profile", None)
 
@@ -261,7 +264,7 @@ def _on_import() -> None:
     if matched:  # the config is a catalogue model: its preset, with its API row, stands for it
         _on_parent_value("model", matched)
         for key, value in catalogue.format_differences(shape, matched).items():  # formats the preset lacks
-            st.session_state[key] = _widget_value(key, value)
+            put(key, _widget_value(key, value))
         st.session_state["_hf_done"] = (f"This config.json has the shape of the catalogue's "
                                         f"{catalogue.models()[matched]['name']}: its preset and its API row are "
                                         f"used.{said}")

@@ -21,7 +21,7 @@ from calc.scenario import (
 )
 
 from .inputs import sidebar
-from .state import _forget_said, _link_errors, _store, _widget_value, widget_params
+from .state import _forget_said, _link_errors, _store, _widget_value, put, resend, widget_params
 
 #: How calc.scenario.link words a link's repeated, empty and unknown keys.
 LINK_WARNINGS = ("unknown key", "key ")
@@ -135,7 +135,7 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     for key, value in parsed.scenario.as_dict().items():
         # An emptied box whose key has a default (the card's rent) shows the value in use, never a blank that lies.
         if st.session_state.get(key) is None and _widget_value(key, value) is not None:
-            st.session_state[key] = _widget_value(key, value)
+            put(key, _widget_value(key, value))
     params = parsed.scenario.to_params()
     errors = _link_errors()
     rejected = {k: v for k, v in st.session_state.get("_rejected", {}).items() if k in errors}
@@ -154,6 +154,7 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
             errors.pop(key, None)
             st.session_state["_rejected"].pop(key, None)
     if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
+        resend()
         sidebar(decision, light)
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     # A first draw leaves the address as opened: the browser's script that keeps one history entry per change is

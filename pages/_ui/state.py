@@ -37,7 +37,36 @@ def _widget_value(key: str, value: Any) -> Any:
 def _store(scenario: Scenario) -> None:
     """Put every scenario value into its widget's state."""
     for key, value in scenario.as_dict().items():
-        st.session_state[key] = _widget_value(key, value)
+        put(key, _widget_value(key, value))
+
+
+def put(key: str, value: Any) -> None:
+    """Give the widget of ``key`` a value, and keep giving it until a run that drew the widget has finished.
+
+    Streamlit sends a value set this way to the browser once, with the widget, in the run that set it. A run
+    stopped by a rerun asked for meanwhile (several at once on a first visit under load) may never reach the
+    browser; the next run then draws the widget without its value, and the browser shows the widget's own default
+    (an empty box) while the figures use the value."""
+    st.session_state[key] = value
+    st.session_state.setdefault("_unsent", set()).add(key)
+
+
+def resend() -> None:
+    """Before a run draws its widgets: set again every value that no finished run has drawn yet."""
+    st.session_state["_drawn_now"] = set()
+    for key in st.session_state.get("_unsent", ()):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def sent(key: str) -> None:
+    """The widget of ``key`` was drawn in this run."""
+    st.session_state.setdefault("_drawn_now", set()).add(key)
+
+
+def finished() -> None:
+    """The run drew its whole page: the values of the widgets it drew have reached the browser."""
+    st.session_state.get("_unsent", set()).difference_update(st.session_state.get("_drawn_now", ()))
 
 
 def widget_params() -> dict[str, Any]:
@@ -98,7 +127,7 @@ def _on_parent_value(key: str, value: Any) -> None:
     st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors
                                       if e.key != key and e.key not in st.session_state["_switched"]}
     if any(e.key == key for e in parsed.errors):
-        st.session_state[key] = value  # a value the parser refuses stays in its box, named beside it
+        put(key, value)  # a value the parser refuses stays in its box, named beside it
 
 
 def _on_override(key: str, parent: str | None) -> None:
@@ -115,11 +144,11 @@ def _on_override(key: str, parent: str | None) -> None:
         # An emptied box of a key that has no empty value keeps the figure in use (and says so), so the scenario
         # never takes the box's lowest value unasked.
         value = getattr(parsed.scenario, key)
-        st.session_state[key] = _widget_value(key, value)
+        put(key, _widget_value(key, value))
         kept[key] = f"{value:,g}" if isinstance(value, (int, float)) else str(value)
         return
     if parent and st.session_state.get(parent) != CUSTOM:
-        st.session_state[parent] = CUSTOM
+        put(parent, CUSTOM)
     if key in DEPENDENTS and key not in ("model", "card"):
         _on_parent_value(key, st.session_state[key])
 
