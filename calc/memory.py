@@ -175,6 +175,11 @@ class Memory:
         return self.weights_loaded_gib + sum(b.gib for b in self.reserve if not b.name.startswith("left "))
 
     @property
+    def weights_alone_overflow(self) -> bool:
+        """Whether the weights as loaded overflow the engine's share by themselves, not only with its reserve."""
+        return self.kv_cache_gib + (self.needed_gib - self.weights_loaded_gib) < 0
+
+    @property
     def share_text(self) -> str:
         """What the engine takes its cache from, in its own terms."""
         pct = f"{self.mem_util:.0%}"

@@ -156,7 +156,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         mem = table("card_memory", scenario)
         larger = mem.larger_share_text()
         named = notes.other_vllm_release_fits(scenario, scenario.ctx)
-        st.error(f"**The weights do not fit.** Per card, the weights as loaded and the engine's reserve need "
+        what = "The weights do not fit" if mem.weights_alone_overflow else "The weights and the engine's reserve do not fit"
+        st.error(f"**{what}.** Per card, the weights as loaded and the engine's reserve need "
                  f"{mem.needed_gib:,.1f} GiB, more than the engine takes of the card: {mem.share_text}. "
                  + ("" if named is None else
                     f"Under {named[1]} it fits ({named[2]:,.2f} GiB of KV cache per card): if that is the release "
