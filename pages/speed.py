@@ -84,12 +84,23 @@ rules = alt.Chart(marks_df).mark_rule(strokeDash=[5, 3], color="#d62728").encode
 # step climbs to the top right corner and the throughput flattens there).
 RIGHT_EDGE = 200
 right = marks_df[marks_df["batch"] > RIGHT_EDGE].assign(ypix=lambda m: -3 - 14 * np.arange(len(m)))
+left = marks_df[marks_df["batch"] <= RIGHT_EDGE]
+right_labels = (alt.Chart(right).mark_text(align="right", dx=-4, baseline="bottom", color="#d62728")
+                .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)))
 labels = alt.layer(
-    alt.Chart(marks_df[marks_df["batch"] <= RIGHT_EDGE]).mark_text(align="left", dx=4, dy=2, baseline="top",
-                                                                   color="#d62728")
+    alt.Chart(left).mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728")
     .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)),
-    alt.Chart(right).mark_text(align="right", dx=-4, baseline="bottom", color="#d62728")
-    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)))
+    right_labels)
+# On the throughput chart both curves run along the top where the batch is near the break-even (the total has
+# turned flat, each sequence's rate has not yet fallen): its label there sits at the foot of its line.
+tp_labels = alt.layer(
+    alt.Chart(left[left["what"].str.startswith("break-even")])
+    .mark_text(align="left", dx=4, baseline="bottom", color="#d62728", y=alt.expr("height - 4"))
+    .encode(x=x, text="what:N"),
+    alt.Chart(left[~left["what"].str.startswith("break-even")])
+    .mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728")
+    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)),
+    right_labels)
 
 st.subheader("Step time by batch")
 names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weights + cache read",
@@ -123,7 +134,7 @@ tp_chart = alt.Chart(tp).mark_line(point=False).encode(
     tooltip=["batch", alt.Tooltip("tok_s:Q", format=",.0f"), alt.Tooltip("tok_s_per_seq:Q", format=",.1f", title="per sequence")])
 per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
     x=x, y=alt.Y("tok_s_per_seq:Q", title="tokens/s per sequence"))
-st.altair_chart(alt.layer(alt.layer(tp_chart, rules, labels), per_seq).resolve_scale(y="independent"), width="stretch")
+st.altair_chart(alt.layer(alt.layer(tp_chart, rules, tp_labels), per_seq).resolve_scale(y="independent"), width="stretch")
 st.caption("Solid: total tokens/s (grey where memory cannot hold that many sequences). Dotted, right axis: "
            "tokens/s each sequence sees. Up to the break-even batch a sequence costs almost nothing extra; "
            "past it the step lengthens and each user waits longer.")
