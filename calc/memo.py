@@ -124,10 +124,16 @@ def _does_not_fit(d: Decision) -> str:
 
 
 def volume_sentence(d: Decision) -> str:
-    """The request volume at which the verdict changes, in words (empty when it cannot be priced)."""
+    """The request volume at which the verdict changes, in words (what to enter where renting is not priced; empty
+    where nothing fits)."""
     s = d.scenario
-    if not d.fits or not d.priced:
+    if not d.fits:
         return ""
+    if not d.priced:
+        bought = "own_usd_month" in tables.volume_table(d, ())
+        return ("Enter a rent to find renting's break-even volume"
+                + ("; the monthly cost by volume gives buying's bill beside the API's at each volume." if bought
+                   else "."))
     if d.break_even is None:
         a, b = sig_pair(d.api_per_request, d.rent_per_request)
         who = "Renting" if d.report["recommendation"] in BEST_HEADLINE else "Self-hosting"
@@ -964,7 +970,7 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
 
     out += ["## What would change the verdict", "",
             f"- **Rent:** {rent_flip_text(d)}",
-            f"- **Volume:** {volume_sentence(d) or (_sentence(not_served_text(d)) + '.' if not d.fits else 'Enter a rent to find the break-even volume.')}",
+            f"- **Volume:** {volume_sentence(d) or _sentence(not_served_text(d)) + '.'}",
             "", "Cost per million output tokens at this volume:", "",
             md_table(["Basis", "USD per 1M output tokens"],
                      [(r.basis, usd(r.usd_per_mtok_out, 3) if r.usd_per_mtok_out is not None else None)
@@ -985,15 +991,18 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
     out += [md_table(["Figure", "Value", "Unit"], capacity_text(d).itertuples(index=False), [False, True, False]), ""]
 
     vt = tables.volume_table(d)
-    cheapest = int("api_cheapest_usd_month" in vt)
+    cheapest, own = int("api_cheapest_usd_month" in vt), int("own_usd_month" in vt)
     out += ["## Monthly cost by volume", "",
-            md_table(["Requests a day", "Replicas", "Cards", "Self-hosting USD/month", "API USD/month"]
+            md_table(["Requests a day", "Replicas", "Cards", "Renting USD/month"]
+                     + (["Buying USD/month"] if own else []) + ["API USD/month"]
                      + (["Cheapest API row USD/month"] if cheapest else []) + ["Cheaper"],
                      [(volume_text(r.req_day) + (" (this scenario)" if r.current else ""),
                        None if pd.isna(r.replicas) else int(r.replicas), None if pd.isna(r.cards) else int(r.cards),
                        None if math.isnan(r.self_host_usd_month) else amount(r.self_host_usd_month),
+                       *([amount(r.own_usd_month)] if own else []),
                        amount(r.api_usd_month), *([amount(r.api_cheapest_usd_month)] if cheapest else []), r.cheaper)
-                      for r in vt.itertuples()], [False, True, True, True, True] + [True] * cheapest + [False]), ""]
+                      for r in vt.itertuples()],
+                     [False, True, True, True] + [True] * own + [True] + [True] * cheapest + [False]), ""]
 
     out += ["## Inputs", "",
             md_table(["Input", "Value", "Link key"],

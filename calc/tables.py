@@ -278,21 +278,24 @@ VOLUMES: tuple[float, ...] = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 
 def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFrame:
     """Monthly cost at a few request volumes plus the scenario's own: ``req_day``, ``replicas``, ``cards``,
-    ``self_host_usd_month``, ``api_usd_month``, ``api_cheapest_usd_month`` (where the catalogue has a cheaper row for
-    the model: :func:`cheapest_api_usd_month`), ``cheaper`` ("self-host", "API", "API, cheapest row"), ``current``
-    (the scenario's volume)."""
+    ``self_host_usd_month`` (renting), ``own_usd_month`` (the same replicas bought, where the card has a purchase
+    price and a board power: :func:`own_usd_month`), ``api_usd_month``, ``api_cheapest_usd_month`` (where the
+    catalogue has a cheaper row for the model: :func:`cheapest_api_usd_month`), ``cheaper`` ("self-host", "API",
+    "API, cheapest row"; "buying" against the API where the card has no rent, so renting is not priced),
+    ``current`` (the scenario's volume)."""
     s, cap = d.scenario, d.cap
     x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
     c = traffic.monthly_costs(s, x, cap)
     fits = cap.max_batch > 0
     sh = c["self_host_usd_month"]
     api = c["api_usd_month"]
+    own = own_usd_month(s, c) if fits else None
     cheapest = cheapest_api_usd_month(d, x)
-    if cheapest is None:
-        cheaper = np.where(np.isnan(sh), "—", np.where(sh < api, "self-host", "API"))
-    else:  # the catalogue's cheaper row for the model counts as the API, as it does for the verdict
-        cheaper = np.where(np.isnan(sh), "—", np.where(sh < np.minimum(api, cheapest), "self-host",
-                                                       np.where(cheapest < api, CHEAPEST_API, "API")))
+    apis = api if cheapest is None else np.minimum(api, cheapest)
+    api_name = "API" if cheapest is None else np.where(cheapest < api, CHEAPEST_API, "API")
+    # Without a rent, renting is not priced; buying, where the card has a price, is the self-hosting weighed.
+    host, host_name = (sh, "self-host") if own is None or not np.isnan(sh).all() else (own, "buying")
+    cheaper = np.where(np.isnan(host), "—", np.where(host < apis, host_name, api_name))
     out = pd.DataFrame({
         "req_day": x,
         "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
@@ -300,9 +303,24 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
         "self_host_usd_month": sh, "api_usd_month": api,
         "cheaper": cheaper, "current": x == float(s.req_day),
     })
+    if own is not None:
+        out.insert(out.columns.get_loc("self_host_usd_month") + 1, "own_usd_month", own)
     if cheapest is not None:
         out.insert(out.columns.get_loc("api_usd_month") + 1, "api_cheapest_usd_month", cheapest)
     return out
+
+
+def own_usd_month(s: Scenario, c: dict[str, np.ndarray]) -> np.ndarray | None:
+    """SPEC section 9's bill for buying the replicas that :func:`calc.traffic.monthly_costs` ``c`` sizes at each
+    volume (USD a month, array): each card's capital annuity plus its power at the replicas' duty, rack space, and
+    the upkeep; None where the card has no purchase price or board power."""
+    K = procure.capital_per_card_month(s)
+    if K is None or s.power_w is None:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        duty = c["busy_fraction"] / c["replicas"]
+    E = procure.power_per_card_month(s, duty)
+    return c["replicas"] * s.gpus * (K + E + s.colo_usd) + s.upkeep
 
 
 def cheapest_api_usd_month(d: Decision, req_day: np.ndarray) -> np.ndarray | None:
@@ -356,11 +374,8 @@ def cost_curve(d: Decision, lo: float | None = None, hi: float | None = None,
     if cheapest is not None:
         frames.append(pd.DataFrame({"req_day": x, "option": CHEAPEST_API, "usd_month": cheapest, "replicas": np.nan}))
     # SPEC section 9: the same replicas bought, each card's annuity plus its power at the replicas' duty.
-    K = procure.capital_per_card_month(s)
-    if K is not None and s.power_w is not None and cap.max_batch > 0:
-        duty = c["busy_fraction"] / c["replicas"]
-        E = procure.power_per_card_month(s, duty)
-        own = c["replicas"] * s.gpus * (K + E + s.colo_usd) + s.upkeep
+    own = own_usd_month(s, c) if cap.max_batch > 0 else None
+    if own is not None:
         frames.append(pd.DataFrame({"req_day": x, "option": "Buying the cards", "usd_month": own,
                                     "replicas": c["replicas"]}))
     return pd.concat(frames, ignore_index=True)

@@ -186,19 +186,31 @@ vt = tables.volume_table(d)
 # Each column its own format: cents only where a bill is that small (the API at light traffic), whole USD beside it.
 sh_fmt, api_fmt = ui.usd_format(vt["self_host_usd_month"]), ui.usd_format(vt["api_usd_month"])
 cheapest_fmt = ui.usd_format(vt["api_cheapest_usd_month"]) if "api_cheapest_usd_month" in vt else None
+own_fmt = ui.usd_format(vt["own_usd_month"]) if "own_usd_month" in vt else None
 ui.dataframe(vt,
-             column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f"),
-                            "replicas": st.column_config.NumberColumn("Replicas", format="localized"),
-                            "cards": st.column_config.NumberColumn("Cards", format="localized"),
-                            "self_host_usd_month": st.column_config.NumberColumn("Self-hosting USD/month", format=sh_fmt),
-                            "api_usd_month": st.column_config.NumberColumn("API USD/month", format=api_fmt),
+             # Short headers and set widths: every column shows at 1,400 px without a sideways scroll.
+             column_config={"req_day": st.column_config.NumberColumn("Requests a day", format="%,.0f", width=105),
+                            "replicas": st.column_config.NumberColumn("Replicas", format="localized", width=70),
+                            "cards": st.column_config.NumberColumn("Cards", format="localized", width=60),
+                            "self_host_usd_month": st.column_config.NumberColumn(
+                                "Renting USD/mo", format=sh_fmt, width=105,
+                                help="The replicas rented, with the upkeep: USD a month"),
+                            "own_usd_month": st.column_config.NumberColumn(
+                                "Buying USD/mo", format=own_fmt, width=105,
+                                help="The same replicas bought: each card paid off over the service life, its power "
+                                     "at the replicas' duty, rack space and the upkeep (the dashed green line): USD a "
+                                     "month"),
+                            "api_usd_month": st.column_config.NumberColumn("API USD/mo", format=api_fmt, width=95,
+                                                                           help="The API row of the link: USD a month"),
                             "api_cheapest_usd_month": st.column_config.NumberColumn(
-                                "Cheapest API row USD/month", format=cheapest_fmt,
-                                help="The catalogue's cheapest row for this model, the same tokens at its prices"),
-                            "cheaper": "Cheaper", "current": st.column_config.CheckboxColumn("This scenario")},
+                                "Cheapest API USD/mo", format=cheapest_fmt, width=140,
+                                help="The catalogue's cheapest row for this model, the same tokens at its prices: "
+                                     "USD a month"),
+                            "cheaper": st.column_config.TextColumn("Cheaper", width=135),
+                            "current": st.column_config.CheckboxColumn("This scenario", width=90)},
              # the verdict next to the volume, so a phone shows both without scrolling sideways
-             column_order=["req_day", "cheaper", "self_host_usd_month", "api_usd_month", "api_cheapest_usd_month",
-                           "replicas", "cards", "current"])
+             column_order=["req_day", "cheaper", "self_host_usd_month", "own_usd_month", "api_usd_month",
+                           "api_cheapest_usd_month", "replicas", "cards", "current"])
 ui.download_csv(vt, "decision-cost-by-volume", "Download this table (CSV)")
 
 # ---------------------------------------------------------------- every way to serve it (SPEC section 9)
@@ -346,8 +358,7 @@ f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is No
 f4.metric("API per 1M output tokens", "—" if u.api_all_in is None else f"{u.api_all_in:,.3f} USD",
           help="The API bill (prompt and output prices) over the same output tokens.")
 st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
-            + (dm.volume_sentence(d) or (dm.not_served_text(d).capitalize() + "." if not d.fits
-                                         else "Enter a rent to find the break-even volume.")))
+            + (dm.volume_sentence(d) or dm.not_served_text(d).capitalize() + "."))
 ut = dm.unit_cost_table(d)
 ui.dataframe(ut,
              column_config={"basis": "Cost per million output tokens",

@@ -1,5 +1,6 @@
 """The Decision page and the decision memo: the verdict in words, what flips it, and one memo for page and CLI."""
 
+import math
 import re
 import subprocess
 import sys
@@ -420,6 +421,26 @@ def test_the_tables_weigh_the_cheaper_api_row_the_headline_rests_on():
     typed = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.19"))
     assert "api_cheapest_usd_month" not in tables.volume_table(typed.decision)
     assert "Call the API, cheapest row" not in " ".join(tables.options_table(typed.report())["option"])
+
+
+def test_a_card_without_a_rent_is_weighed_by_buying_at_every_volume():
+    """MI300X has a purchase price and no rent: the volume table gives the bill of the same replicas bought (the
+    options table's at the scenario's volume, the cost chart's line at every volume) and says where buying is the
+    cheaper way, against the cheaper API row where the catalogue has one."""
+    from calc import tables
+    e = evaluate(parse("model=llama-3.1-70b&card=mi300x&req_day=200000"))
+    vt = tables.volume_table(e.decision, (1_000, 10_000_000))
+    now = vt[vt["current"]].iloc[0]
+    assert now["own_usd_month"] == pytest.approx(e.report()["own_usd_month"]) == pytest.approx(5341.14, abs=0.01)
+    assert math.isnan(now["self_host_usd_month"])  # renting: no rent, not priced
+    assert list(vt["cheaper"]) == ["API, cheapest row", "API, cheapest row", "buying"]
+    curve = tables.cost_curve(e.decision)
+    bought = curve[(curve["option"] == "Buying the cards") & (curve["req_day"] == 200000)]["usd_month"]
+    assert bought.iloc[0] == pytest.approx(now["own_usd_month"])
+    assert "buying's bill beside the API's" in dm.volume_sentence(e.decision)
+    # Rented and priced, the verdict column stays renting's against the API (SPEC section 6); buying is beside it.
+    rented = tables.volume_table(evaluate(parse("model=llama-3.1-70b&req_day=200000")).decision, ())
+    assert rented["cheaper"].iloc[0] in ("self-host", "API", "API, cheapest row") and "own_usd_month" in rented
 
 
 def test_the_downloaded_memo_names_a_value_the_page_refused():
