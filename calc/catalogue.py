@@ -592,6 +592,32 @@ def cards() -> Mapping[str, dict]:
     return types.MappingProxyType(frozen)
 
 
+#: Cards joined by their fast link in a group other than one 8-card server (HGX, OAM and Gaudi baseboards hold 8):
+#: H100 NVL pairs through a 2-way NVLink bridge; a GB200 NVL72 rack joins 72 GPUs over NVLink 5. Cards on PCIe have
+#: no faster link to leave, so they are not listed (their link_gbs is the network's order already).
+SCALE_UP = {"h100-nvl": 2, "gb200": 72}
+#: Above this link speed (GB/s per card) a card's link is a scale-up fabric, faster than a network port.
+FABRIC_GBS = 100
+
+
+def scale_up_cards(card_id: str) -> int:
+    """How many cards of ``card_id`` share the fast link the figures price (``link_gbs``): :data:`SCALE_UP`, else 8
+    for a card on a fabric faster than :data:`FABRIC_GBS` (an 8-card baseboard), else no limit (a large number)."""
+    card = cards().get(card_id) or {}
+    if card_id in SCALE_UP:
+        return SCALE_UP[card_id]
+    return 8 if (card.get("link_gbs") or 0) > FABRIC_GBS else 1_000_000
+
+
+def buy_lot(card_id: str) -> int:
+    """Cards of ``card_id`` bought as one unit (SPEC section 9's owned fleet is bought in whole units): the cards one
+    baseboard holds where the card is sold on one (:func:`scale_up_cards`: 8 for an SXM or OAM card on an 8-card
+    baseboard such as NVIDIA's HGX H100 8-GPU, 72 for a GB200 NVL72 rack, 2 for an H100 NVL bridged pair), else 1
+    (a PCIe card, sold one by one, and a custom card)."""
+    cards_joined = scale_up_cards(card_id)
+    return cards_joined if card_id in cards() and cards_joined < 1_000_000 else 1
+
+
 def memory_text(card: Mapping) -> str:
     """A card's memory for people: "44.99 GiB (46,068 MiB)" from the driver's figure, or
     "256 GiB (label; driver figure not found)" where the label is used."""

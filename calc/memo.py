@@ -26,7 +26,6 @@ from .notes import (
     context_refusal,
     other_vllm_release_fits,
     outside_measurements,
-    scale_up_cards,
     scenario_warnings,
 )
 from .scenario import CUSTOM, KEY_TABLE, KEYS, Parsed, Scenario
@@ -398,7 +397,10 @@ def verdict_sentence(d: Decision) -> str:
         r = d.report
         text = (f"{'At the API row priced in the link, b' if cheaper_api_wins(d) else 'B'}uying the cards is cheaper "
                 f"than the API: at {per_day(s.req_day)} the API costs {money(d.api_usd_month)} a month, while "
-                f"{hw} bought cost {money(r['own_usd_month'])} a month (capital, power and upkeep; "
+                f"{hw} bought cost {money(r['own_usd_month'])} a month"
+                + (f" ({r['own_cards_bought']:,} bought, in units of {s.buy_lot:,})"
+                   if r["own_cards_bought"] != d.capacity_cards else "")
+                + " (capital, power and upkeep; "
                 f"{money(r['own_capex_usd'])} to buy). The catalogue has no rent for this card, so renting is not "
                 "priced")
         text += ("." if d.price_to_flip is None else
@@ -515,18 +517,18 @@ def options_sentence(d: Decision) -> str:
 
 
 def buying_caveats(d: Decision) -> str:
-    """What the bill of buying leaves out unless the link says otherwise, where buying is the answer: rack space at 0
-    (``colo_usd``), power counted for the cards and not their servers (SPEC section 9), and cards sold on 8-card
-    baseboards bought one at a time (calc.notes.scale_up_cards)."""
+    """What the bill of buying assumes, where buying is the answer: rack space at 0 unless ``colo_usd`` is set, power
+    counted for the cards and not their servers (SPEC section 9), and the cards bought in whole units of
+    ``buy_lot`` (the spare ones of a unit charged too)."""
     s, r = d.scenario, d.report
     out = []
     if not s.colo_usd:
         out.append("rack space and hosting at 0 (set colo_usd for a colocation rate)")
     out.append("power counted for the cards, not their servers")
-    cards = (r.get("replicas") or 0) * s.gpus
-    board = scale_up_cards(s.card)
-    if board == 8 and cards % board:
-        out.append(f"{cards:,} cards of a kind sold on 8-card baseboards: {-(-cards // board) * board:,} to buy")
+    used, bought = (r.get("replicas") or 0) * s.gpus, r.get("own_cards_bought")
+    if bought is not None and bought > used:
+        out.append(f"{bought:,} cards bought in units of {s.buy_lot:,} (buy_lot) for the {used:,} in use, the "
+                   f"{bought - used:,} spare paying their capital, rack space and idle power")
     return " Buying is priced with " + "; ".join(out) + "."
 
 
@@ -561,9 +563,10 @@ def procurement_section(d: Decision) -> list[str]:
         pay = [f"against {what} in {m:,.1f} months" + (f" (beyond the {life:g}-month service life)" if m > life else "")
                for what, m in (("renting", r["payback_months_rent"]), ("the API", r["payback_months_api"]))
                if m is not None]
-        bought = d.capacity_cards
+        bought, used = r["own_cards_bought"], d.capacity_cards
         lines.append(f"**Buying:** {money(r['own_capex_usd'])} up front for "
                      + (f"{bought:,} cards and their servers" if bought != 1 else "1 card and its server")
+                     + (f" ({used:,} in use: bought in units of {s.buy_lot:,}, buy_lot)" if bought > used else "")
                      + f", then {money(running)} a month to run (power {money(r['own_power_usd_month'])}, "
                      f"rack space, upkeep); paid back {' and '.join(pay) if pay else 'against neither renting nor the API'}.")
         card = catalogue.cards().get(s.card)
@@ -711,8 +714,12 @@ def monthly_table(d: Decision) -> pd.DataFrame:
     own = d.report.get("own_usd_month")
     if not d.priced and d.fits and own is not None:
         # No rent for the card, but a price to buy it: the bill the answer rests on.
+        bought = d.report["own_cards_bought"]
+        cards = (f"{count(d.replicas, 'replica')} × {count(s.gpus, 'card')}" if bought == d.capacity_cards else
+                 f"{count(bought, 'card')} bought in units of {s.buy_lot:,} for {count(d.capacity_cards, 'card')} "
+                 "in use,")
         rows.insert(1, ("Buying the cards", own,
-                        f"{count(d.replicas, 'replica')} × {count(s.gpus, 'card')} paid off over {s.years:g} years at {s.wacc:.0%} + "
+                        f"{cards} paid off over {s.years:g} years at {s.wacc:.0%} + "
                         f"power + {s.upkeep:,.0f} upkeep ({money(d.report['own_capex_usd'])} to buy)"))
     if d.cheaper_api is not None and not beyond_trained_context(s):
         # The catalogue's cheaper row for the model: the verdict may rest on it, so its bill is a row of its own.

@@ -8,6 +8,7 @@ import math
 
 from . import catalogue, engines, memory, model, traffic
 from .accuracy import accuracy, band_text, measured_scope
+from .catalogue import scale_up_cards
 from .engines import ENGINE_NAMES
 from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, packed_weights, preset_figures
 
@@ -157,23 +158,6 @@ def cap_just_below_knee(cap: int, break_even: float | None) -> bool:
 
 #: The shortest calendar month, in hours (28 days): a shorter ``hours`` is read as a part-time fleet by mistake.
 SHORT_MONTH_HOURS = 672
-
-
-#: Cards joined by their fast link in a group other than one 8-card server (HGX, OAM and Gaudi baseboards hold 8):
-#: H100 NVL pairs through a 2-way NVLink bridge; a GB200 NVL72 rack joins 72 GPUs over NVLink 5. Cards on PCIe have
-#: no faster link to leave, so they are not listed (their link_gbs is the network's order already).
-SCALE_UP = {"h100-nvl": 2, "gb200": 72}
-#: Above this link speed (GB/s per card) a card's link is a scale-up fabric, faster than a network port.
-FABRIC_GBS = 100
-
-
-def scale_up_cards(card_id: str) -> int:
-    """How many cards of ``card_id`` share the fast link the figures price (``link_gbs``): :data:`SCALE_UP`, else 8
-    for a card on a fabric faster than :data:`FABRIC_GBS` (an 8-card baseboard), else no limit (a large number)."""
-    card = catalogue.cards().get(card_id) or {}
-    if card_id in SCALE_UP:
-        return SCALE_UP[card_id]
-    return 8 if (card.get("link_gbs") or 0) > FABRIC_GBS else 1_000_000
 
 
 def scenario_warnings(s: Scenario) -> list[str]:

@@ -31,8 +31,9 @@ class Options:
     rent_usd_month: float | None
     own_usd_month: float | None
     own_capex_usd: float | None          # cards and servers bought at the start
-    own_capital_usd_month: float | None  # replicas*g*K: the purchase as an annuity, less the resale value
-    own_power_usd_month: float | None    # replicas*g*E: power at the replicas' duty, facility overhead included
+    own_capital_usd_month: float | None  # bought*K: the purchase as an annuity, less the resale value
+    own_power_usd_month: float | None    # replicas*g*E at the replicas' duty, plus the spare cards' idle power
+    own_cards_bought: int | None         # replicas*g rounded up to whole units of buy_lot
     payback_months_rent: float | None
     payback_months_api: float | None
     hybrid_replicas: int | None
@@ -68,6 +69,25 @@ def power_per_card_month(s: Scenario, duty: float) -> float | None:
     if s.power_w is None:
         return None
     return s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty) * s.pue * s.usd_kwh * s.hours
+
+
+def cards_bought(s: Scenario, cards_used: ArrayLike) -> np.ndarray:
+    """The cards bought for ``cards_used`` cards in use (array): rounded up to whole units of ``buy_lot`` (an SXM or
+    OAM card is sold on its baseboard, docs/method.md section 7.8)."""
+    lot = s.buy_lot
+    return np.ceil(np.asarray(cards_used, dtype=float) / lot - 1e-9) * lot
+
+
+def own_month(s: Scenario, cards_used: ArrayLike, duty: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What owning costs a month for ``cards_used`` cards in use at ``duty`` (arrays of one shape), before the
+    upkeep: ``(total, capital, power)`` in USD. The cards bought (:func:`cards_bought`) pay their capital ``K`` and
+    rack space; those in use their power at the duty, the spare ones of a unit their idle power (they sit in the same
+    powered server). Needs ``card_usd`` and ``power_w`` (capital_per_card_month, power_per_card_month)."""
+    used = np.asarray(cards_used, dtype=float)
+    bought = cards_bought(s, used)
+    capital = bought * capital_per_card_month(s)
+    power = used * power_per_card_month(s, duty) + (bought - used) * power_per_card_month(s, 0.0)
+    return capital + power + bought * s.colo_usd, capital, power
 
 
 def data_stays(why: str | None) -> bool:
@@ -139,7 +159,7 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     unpriced); with the key an owned option needs and the link lacks (``card_usd``, ``power_w``), or None."""
     residency = data_stays(s.why)
     if cap.max_batch == 0 or replicas is None:
-        return Options(*([None] * 12), best=None if residency else "api"), None
+        return Options(*([None] * 13), best=None if residency else "api"), None
     g, hours = s.gpus, s.hours
     rent_hr = model.rent_usd_hr(s)
     priced = s.usd_hr is not None
@@ -153,13 +173,14 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     K = capital_per_card_month(s)
     E = power_per_card_month(s, duty_traffic)
     missing = "card_usd" if K is None else "power_w" if E is None else None
-    own = capex = capital = power = pay_rent = pay_api = None
+    own = capex = capital = power = pay_rent = pay_api = bought = None
     if missing is None:
-        cards = replicas * g
-        own = cards * (K + E + s.colo_usd) + s.upkeep
-        capex = cards * s.card_usd * (1 + s.server_frac)
-        capital, power = cards * K, cards * E
-        running = cards * (E + s.colo_usd) + s.upkeep
+        total, capital_a, power_a = own_month(s, replicas * g, duty_traffic)
+        bought = int(cards_bought(s, replicas * g))
+        own = float(total) + s.upkeep
+        capex = bought * s.card_usd * (1 + s.server_frac)
+        capital, power = float(capital_a), float(power_a)
+        running = own - capital
         if rent is not None and rent - running > 0:
             pay_rent = capex / (rent - running)
         if api_usd_month - running > 0:
@@ -188,8 +209,7 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
         if missing is None:
             with np.errstate(invalid="ignore", divide="ignore"):
                 duty_n = np.where(N[:, 0] >= 1, served.sum(axis=1) / (HOURS_PER_DAY * N[:, 0] * per_hour), 0.0)
-            E_n = s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty_n) * s.pue * s.usd_kwh * hours
-            total_own = N[:, 0] * g * (K + E_n + s.colo_usd) + fleet_on + api_part
+            total_own = own_month(s, N[:, 0] * g, duty_n)[0] + fleet_on + api_part
             best_i = int(np.argmin(total_own))
             hyb_own_n = int(N[best_i, 0])
             hyb_own = float(total_own[best_i])
@@ -201,5 +221,5 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     candidates = [(bills[o], i, o) for i, o in enumerate(OPTIONS) if o in allowed and bills[o] is not None
                   and math.isfinite(bills[o])]
     best = min(candidates)[2] if candidates else None
-    return Options(rent, own, capex, capital, power, pay_rent, pay_api, hyb_n, hyb, share, hyb_own_n, hyb_own,
-                   best), missing
+    return Options(rent, own, capex, capital, power, bought, pay_rent, pay_api, hyb_n, hyb, share, hyb_own_n,
+                   hyb_own, best), missing

@@ -312,15 +312,14 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
 
 def own_usd_month(s: Scenario, c: dict[str, np.ndarray]) -> np.ndarray | None:
     """SPEC section 9's bill for buying the replicas that :func:`calc.traffic.monthly_costs` ``c`` sizes at each
-    volume (USD a month, array): each card's capital annuity plus its power at the replicas' duty, rack space, and
-    the upkeep; None where the card has no purchase price or board power."""
-    K = procure.capital_per_card_month(s)
-    if K is None or s.power_w is None:
+    volume (USD a month, array): the cards bought in whole units of ``buy_lot``, each its capital annuity and rack
+    space, the cards in use their power at the replicas' duty and the spare ones their idle power
+    (:func:`calc.procure.own_month`), and the upkeep; None where the card has no purchase price or board power."""
+    if procure.capital_per_card_month(s) is None or s.power_w is None:
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
         duty = c["busy_fraction"] / c["replicas"]
-    E = procure.power_per_card_month(s, duty)
-    return c["replicas"] * s.gpus * (K + E + s.colo_usd) + s.upkeep
+    return procure.own_month(s, c["replicas"] * s.gpus, duty)[0] + s.upkeep
 
 
 def cheapest_api_usd_month(d: Decision, req_day: np.ndarray) -> np.ndarray | None:

@@ -156,7 +156,7 @@ LINK_KEYS = (
     "spec_k", "spec_alpha", "spec_c", "prefix_hit", "api_cached", "discount",
     # SPEC section 9
     "card_usd", "server_frac", "years", "wacc", "residual", "power_w", "idle_frac", "pue", "usd_kwh", "colo_usd",
-    "profile", "autoscale", "min_replicas",
+    "profile", "autoscale", "min_replicas", "buy_lot",
     # docs/method.md section 8.1: a finite benchmark run
     "run_prompts", "out_spread", "out_max",
 )
@@ -462,6 +462,12 @@ def resolve(params) -> dict:
             s[column] = _real(p, column, _card_cell(s["card"], column) if preset_card else None, 0, lo_open=True)
     s["autoscale"] = _integer(p, "autoscale", 0, 0, 1)
     s["min_replicas"] = _integer(p, "min_replicas", 1, 0)
+    # docs/method.md section 7.8: an owned fleet is bought in whole units: a card on a fabric faster than 100 GB/s
+    # comes on a baseboard of 8 (an H100 NVL on a bridged pair, a GB200 in a rack of 72); a PCIe or custom card alone.
+    lot = 1
+    if preset_card:
+        lot = {"h100-nvl": 2, "gb200": 72}.get(s["card"], 8 if float(card["link_gbs"] or 0) > 100 else 1)
+    s["buy_lot"] = _integer(p, "buy_lot", lot, 1, 1000)
     s["run_prompts"] = _integer(p, "run_prompts", 0, 0, 100_000)
     s["out_spread"] = _choice(p, "out_spread", "none", ("none", "exp"))
     s["out_max"] = _integer(p, "out_max", 0, 0, 10_000_000)
@@ -1106,6 +1112,7 @@ def traffic(m, s) -> dict:
 
 
 PROCUREMENT_KEYS = ("rent_usd_month", "own_usd_month", "own_capex_usd", "own_capital_usd_month", "own_power_usd_month",
+                    "own_cards_bought",
                     "payback_months_rent", "payback_months_api", "hybrid_replicas", "hybrid_usd_month",
                     "hybrid_api_share", "hybrid_own_replicas", "hybrid_own_usd_month")
 
@@ -1130,11 +1137,15 @@ def procurement(s, s_req, replicas, duty, out) -> dict:
         crf = 1 / n if i == 0 else i * (1 + i) ** n / math.expm1(n * math.log1p(i))  # (1+i)^n - 1, tiny i too
         K = (C - S * (1 + i) ** (-n)) * crf / 12
         E = s["power_w"] / 1000 * (s["idle_frac"] + (1 - s["idle_frac"]) * duty) * s["pue"] * s["usd_kwh"] * hours
-        res["own_usd_month"] = replicas * g * (K + E + s["colo_usd"]) + upkeep
-        res["own_capex_usd"] = replicas * g * C
-        res["own_capital_usd_month"] = replicas * g * K
-        res["own_power_usd_month"] = replicas * g * E
-        running = replicas * g * (E + s["colo_usd"]) + upkeep
+        E0 = s["power_w"] / 1000 * s["idle_frac"] * s["pue"] * s["usd_kwh"] * hours  # a spare card, idle all month
+        used = replicas * g
+        bought = -(-used // s["buy_lot"]) * s["buy_lot"]
+        res["own_cards_bought"] = bought
+        res["own_usd_month"] = bought * (K + s["colo_usd"]) + used * E + (bought - used) * E0 + upkeep
+        res["own_capex_usd"] = bought * C
+        res["own_capital_usd_month"] = bought * K
+        res["own_power_usd_month"] = used * E + (bought - used) * E0
+        running = res["own_usd_month"] - res["own_capital_usd_month"]
         if res["rent_usd_month"] is not None and res["rent_usd_month"] - running > 0:
             res["payback_months_rent"] = res["own_capex_usd"] / (res["rent_usd_month"] - running)
         if out["api_usd_month"] - running > 0:
@@ -1164,7 +1175,9 @@ def procurement(s, s_req, replicas, duty, out) -> dict:
                 served, _, api_part = fleet(N)
                 d_n = served / (24 * N * c) if N else 0.0
                 E_n = s["power_w"] / 1000 * (s["idle_frac"] + (1 - s["idle_frac"]) * d_n) * s["pue"] * s["usd_kwh"] * hours
-                totals.append(N * g * (K + E_n + s["colo_usd"]) + (upkeep if N >= 1 else 0) + api_part)
+                bought_n = -(-(N * g) // s["buy_lot"]) * s["buy_lot"]
+                totals.append(bought_n * (K + s["colo_usd"]) + N * g * E_n + (bought_n - N * g) * E0
+                              + (upkeep if N >= 1 else 0) + api_part)
             best_n = totals.index(min(totals))
             res["hybrid_own_replicas"], res["hybrid_own_usd_month"] = best_n, totals[best_n]
     bills = [("api", out["api_usd_month"]), ("rent", res["rent_usd_month"]), ("own", res["own_usd_month"]),

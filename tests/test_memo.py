@@ -257,8 +257,8 @@ def test_buying_as_the_answer_says_what_its_bill_leaves_out():
     from calc.memo import options_sentence
     h100 = options_sentence(evaluate(parse("req_day=2000000&api_in=2&api_out=2")).decision)
     assert h100.endswith("Buying is priced with rack space and hosting at 0 (set colo_usd for a colocation rate); "
-                         "power counted for the cards, not their servers; 29 cards of a kind sold on 8-card "
-                         "baseboards: 32 to buy.")
+                         "power counted for the cards, not their servers; 32 cards bought in units of 8 (buy_lot) "
+                         "for the 29 in use, the 3 spare paying their capital, rack space and idle power.")
     l40s = options_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5"
                                            "&colo_usd=50")).decision)
-    assert "colo_usd" not in l40s and "baseboards" not in l40s and "power counted for the cards" in l40s
+    assert "colo_usd" not in l40s and "buy_lot" not in l40s and "power counted for the cards" in l40s

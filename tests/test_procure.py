@@ -23,17 +23,36 @@ def test_the_annuity_by_hand():
     assert pytest.approx(815.87, abs=0.01) == K
 
 
-def test_owning_by_hand():
-    r = report(BASE + "&card_usd=25000&power_w=700&colo_usd=100")
-    cards = r["replicas"] * 1
+@pytest.mark.parametrize("lot", [1, 8])
+def test_owning_by_hand(lot):
+    r = report(BASE + f"&card_usd=25000&power_w=700&colo_usd=100&buy_lot={lot}")
+    used = r["replicas"] * 1
+    bought = -(-used // lot) * lot  # whole units of the lot
+    assert r["own_cards_bought"] == bought and (lot == 1 or bought > used)
     K = (35000 - 3500 * 1.08 ** -4) * procure.capital_recovery(0.08, 4) / 12
     E = 0.7 * (0.25 + 0.75 * r["duty_traffic"]) * 1.4 * 0.12 * 720  # kW x load share x PUE x USD/kWh x hours
-    assert r["own_capital_usd_month"] == pytest.approx(cards * K)
-    assert r["own_power_usd_month"] == pytest.approx(cards * E)
-    assert r["own_usd_month"] == pytest.approx(cards * (K + E + 100) + 4000)
-    assert r["own_capex_usd"] == pytest.approx(cards * 35000)
-    running = cards * (E + 100) + 4000
+    E0 = 0.7 * 0.25 * 1.4 * 0.12 * 720  # a spare card of the lot, idle all month
+    assert r["own_capital_usd_month"] == pytest.approx(bought * K)
+    assert r["own_power_usd_month"] == pytest.approx(used * E + (bought - used) * E0)
+    assert r["own_usd_month"] == pytest.approx(bought * (K + 100) + used * E + (bought - used) * E0 + 4000)
+    assert r["own_capex_usd"] == pytest.approx(bought * 35000)
+    running = used * E + (bought - used) * E0 + bought * 100 + 4000
     assert r["payback_months_rent"] == pytest.approx(r["own_capex_usd"] / (r["rent_usd_month"] - running))
+
+
+def test_a_card_sold_on_a_baseboard_is_bought_by_the_baseboard():
+    """An H100 SXM comes on an 8-GPU HGX board: one card in use is bought as eight, whose bill is more than eight
+    times the capital of one and never less than the same fleet priced card by card; a PCIe card is bought alone."""
+    one = report("buy_lot=1")
+    board = report("")
+    assert board["scenario"]["buy_lot"] == 8 and board["own_cards_bought"] == 8 and one["own_cards_bought"] == 1
+    assert board["own_capex_usd"] == pytest.approx(8 * one["own_capex_usd"])
+    assert board["own_usd_month"] > one["own_usd_month"] + 7 * one["own_capital_usd_month"]
+    assert report("model=llama-3.1-8b&card=l40s")["scenario"]["buy_lot"] == 1
+    assert report("card=custom&card_usd=10000&power_w=300&usd_hr=2")["scenario"]["buy_lot"] == 1
+    # Bought for the data that may not leave, the fleet for one replica of an H100 is dearer than renting it.
+    res = report("why=residency")
+    assert res["own_cards_bought"] == 8 and res["best"] == "rent" and res["recommendation"] == "rent"
 
 
 def test_a_card_without_a_public_price_is_not_priced_for_owning():
@@ -103,7 +122,8 @@ def test_the_cost_chart_draws_buying_beside_renting():
 def test_the_headline_never_recommends_an_option_the_link_rules_out():
     from calc import evaluate, parse
     from calc.memo import headline, verdict_sentence
-    d = evaluate(parse("model=llama-3.1-8b&req_day=50000&profile=office&why=residency")).decision
+    # One card bought alone (buy_lot=1: a server with a free slot); bought by the 8-card board, renting would win.
+    d = evaluate(parse("model=llama-3.1-8b&req_day=50000&profile=office&why=residency&buy_lot=1")).decision
     assert d.verdict == "api"  # the rent-or-API comparison alone
     assert headline(d) == "Buy the cards (the data may not leave)"
     text = verdict_sentence(d)
@@ -113,7 +133,7 @@ def test_the_headline_never_recommends_an_option_the_link_rules_out():
 def test_the_verdict_names_a_cheaper_way_than_the_two_it_compares():
     from calc import evaluate, parse
     from calc.memo import verdict_sentence
-    d = evaluate(parse("model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300")).decision
+    d = evaluate(parse("model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300&buy_lot=1")).decision
     assert d.report["best"] == "own"
     # Buying beats the row priced in the link; the catalogue's cheapest row beats buying, so it is said against that row.
     assert d.report["recommendation"] == "api-cheaper-row"

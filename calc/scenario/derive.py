@@ -131,6 +131,14 @@ def torch_gib(r: Resolving, base: Any) -> Any:
     return card_torch_gib(card, r.get("mem_gib"), card is not None and not r.given("mem_gib"))
 
 
+def buy_lot(r: Resolving, base: Any) -> Any:
+    """Cards bought as one unit: the link's, else the preset card's baseboard (catalogue.buy_lot), else 1."""
+    if base is not None:
+        return base
+    card = r.row("card")
+    return 1 if card is None else catalogue.buy_lot(r.get("card"))
+
+
 def card_peak(r: Resolving) -> float:
     """The card's dense peak at the compute precision (a custom card: the default card's); raises
     :class:`Conflict` on ``compute`` when the card has no units for it."""

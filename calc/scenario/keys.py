@@ -513,6 +513,12 @@ KEY_TABLE: tuple[Key, ...] = (
        default=0.12, lo=0, hi=10, unit="USD per kWh", step=0.01, fmt="%g"),
     _K("colo_usd", "float", "Rack space per card per month (USD)", "Hosting of an owned card, per month.", "own",
        default=0.0, lo=0, hi=1e6, unit="USD per card-month", step=10.0, fmt="%g"),
+    _K("buy_lot", "int", "Cards bought together",
+       "Cards sold as one unit: an owned fleet is bought in whole units, and a card bought and not in use still "
+       "costs its capital, rack space and idle power. Default: the cards on the card's baseboard where it is sold "
+       "on one (8 for an SXM or OAM card: HGX, AMD's and Intel's OAM platforms; HGX also comes with 4 GPUs for "
+       "some cards: set 4 where that is what you buy), else 1 (a PCIe card; a custom card).", "own",
+       lo=1, hi=1000, unit="cards", step=1, preset="card", custom=None, derive=d.buy_lot),
     _K("profile", "profile", "The day's traffic (24 hourly weights)",
        "flat, office or evening (docs/method.md section 7.8), or 24 comma-separated weights >= 0, not all 0, "
        "hour 0 first; empty = no profile (every hour like the peak factor says).", "traffic",
