@@ -19,7 +19,7 @@ from typing import Any
 from . import catalogue, engines, memory, model, procure, traffic
 from .accuracy import accuracy, capacity_band, kept_out_bands
 from .decision import Decision, decide, recommendation
-from .notes import cheaper_api_row, scenario_warnings, what_if
+from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
 from .scenario import Parsed, Scenario, load
 from .units import MS_PER_S
 
@@ -411,6 +411,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
         warnings.append(f"a fleet of {fleet_cards:,} cards: the upkeep ({s.upkeep:,.0f} USD a month) is one flat "
                         "figure whatever the fleet's size, so it leaves out the staff, power, space and network a "
                         "fleet this large needs; set upkeep to your own figure before trusting the bill")
+    if fits_traffic and not cap.meets_tpot and s.tpot_ms is not None:
+        warnings.append(latency_missed(s, cap.step_ms))
     if fits_traffic and own_missing:
         warnings.append(f"owning is not priced: the link has no {own_missing} "
                         + ("(the card preset has no public price)" if own_missing == "card_usd"

@@ -24,6 +24,7 @@ from .notes import (
     beyond_trained_context,
     checkpoint_parts,
     context_refusal,
+    latency_missed,
     other_vllm_release_fits,
     outside_measurements,
     scenario_warnings,
@@ -178,8 +179,8 @@ def latency_sentence(d: Decision) -> str:
     s = d.scenario
     if not d.fits or d.cap.meets_tpot or s.tpot_ms is None:
         return ""
-    return (f"The latency target of {s.tpot_ms:g} ms per output token cannot be met: even a single stream takes "
-            f"{d.cap.step_ms:,.1f} ms per token here, so these figures assume one stream per replica.")
+    text = latency_missed(s, d.cap.step_ms)
+    return text[0].upper() + text[1:] + "."
 
 
 def in_flight(d: Decision) -> tuple[float, int, float] | None:

@@ -160,6 +160,17 @@ def cap_just_below_knee(cap: int, break_even: float | None) -> bool:
 SHORT_MONTH_HOURS = 672
 
 
+#: How :func:`latency_missed` begins, so the pages that say it loudly leave it out of their notes.
+LATENCY_MISSED = "the latency target of"
+
+
+def latency_missed(s: Scenario, single_stream_ms: float) -> str:
+    """The note where no batch meets the latency target ``tpot_ms`` (a single stream's step ``single_stream_ms``,
+    ms, is longer): the capacity is then sized at one stream per replica (calc.traffic.capacity)."""
+    return (f"{LATENCY_MISSED} {s.tpot_ms:g} ms per output token cannot be met: even a single stream takes "
+            f"{single_stream_ms:,.1f} ms per token here, so these figures assume one stream per replica")
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []

@@ -471,3 +471,16 @@ def test_the_cheapest_tick_is_the_lowest_bill_with_the_cheaper_api_row_in():
     own = report("req_day=2000000&api_in=2&api_out=2")  # typed prices: no row to compare, buying is cheapest
     assert list(tables.options_table(own).loc[lambda o: o["best"], "key"]) == ["own"]
     assert tables.options_table(report("why=residency")).loc[lambda o: o["best"], "key"].tolist() != ["api_cheapest"]
+
+
+def test_a_latency_target_no_batch_meets_is_said_in_the_report_as_on_the_page():
+    """tpot_ms=5 under a 14.3 ms single-stream step: the command line's report says so among its warnings, in the
+    words the Decision page shows loudly (once: not again among the page's notes)."""
+    r = report("tpot_ms=5")
+    assert not r["meets_tpot"]
+    said = [w for w in r["warnings"] if w.startswith("the latency target of 5 ms per output token cannot be met")]
+    assert len(said) == 1 and "even a single stream takes 14.3 ms per token" in said[0]
+    at, _ = open_decision({"tpot_ms": "5"})
+    assert sum("latency target of 5 ms" in e.value for e in at.error) == 1
+    assert not any("cannot be met" in c.value for c in at.caption)
+    assert report("")["warnings"] == [w for w in report("")["warnings"] if "latency target" not in w]

@@ -192,7 +192,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         st.caption((rest[0].upper() + rest[1:] + ". " if rest else "") + "(Validation page: every row.)")
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
-                             notes.BEYOND_CONTEXT, *LINK_WARNINGS)):  # said above
+                             notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)):  # said above, or loudly
             st.caption("Note: " + plain(w) + ("." if ". " in w and not w.endswith(".") else ""))  # sentences end
 
 
