@@ -87,13 +87,13 @@ class StepDetail:
 class Bill:
     """The link's traffic served both ways, per month (docs/method.md section 7)."""
 
-    serving_batch: int
+    serving_batch: int | None         # null where nothing can be served (and the four below)
     # Output tokens a second one busy replica delivers on the traffic's requests at the serving batch, prompts
     # included (traffic.Capacity.serving_tok_s): what sizes the replicas, max_throughput_tok_s where memory binds.
-    serving_tok_s: float
-    serving_tpot_ms: float           # the decode step at the serving batch: each sequence's time per output token
-    meets_tpot: bool
-    ttft_ms: float
+    serving_tok_s: float | None
+    serving_tpot_ms: float | None        # the decode step at the serving batch: each sequence's time per output token
+    meets_tpot: bool | None
+    ttft_ms: float | None
     requests_month: float
     tokens_in_month: float
     tokens_out_month: float
@@ -340,11 +340,13 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "comm_ms": float(parts.comm_s) * MS_PER_S,
         "weights_read_gib_per_step": float(model.weight_bytes_read(s, batch)) / model.GiB,
         "kv_read_gib_per_step": s.attn * batch * float(model.cache_bytes_read(s, n)) / model.GiB,
-        "serving_batch": cap.serving_batch,
-        "serving_tok_s": cap.serving_tok_s,
-        "serving_tpot_ms": cap.step_ms,
-        "meets_tpot": cap.meets_tpot,
-        "ttft_ms": cap.ttft_ms,
+        # What serving the traffic takes: null where nothing can be served (SPEC section 6 nulls every self-hosting
+        # figure there; a latency met by a replica that cannot run would read as a set-up that works).
+        "serving_batch": cap.serving_batch if fits_traffic else None,
+        "serving_tok_s": cap.serving_tok_s if fits_traffic else None,
+        "serving_tpot_ms": cap.step_ms if fits_traffic else None,
+        "meets_tpot": cap.meets_tpot if fits_traffic else None,
+        "ttft_ms": cap.ttft_ms if fits_traffic else None,
         "requests_month": R,
         "tokens_in_month": R * s.in_tok,
         "tokens_out_month": R * s.out_tok,

@@ -1083,6 +1083,8 @@ def traffic(m, s) -> dict:
         out["api_usd_month"] = R * c_api(s)  # docs/method.md section 7 (Tin*api_in + Tout*api_out)/1e6, s7 tier
     if max_batch(m, n) == 0:
         out["verdict"] = "does not fit"  # docs/method.md section 7: self-hosting figures stay null
+        # docs/method.md section 7: and what serving would take (a latency met by nothing that runs is no figure)
+        out.update({k: None for k in ("serving_batch", "serving_tok_s", "serving_tpot_ms", "meets_tpot", "ttft_ms")})
         out.update({k: None for k in PROCUREMENT_KEYS})  # SPEC section 9: nothing of section 9 either
         out["best"] = None if "residency" in str(s.get("why") or "") else "api"
         out["best_at_band_ends"], out["best_marginal"] = None, False

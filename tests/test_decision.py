@@ -484,3 +484,14 @@ def test_a_latency_target_no_batch_meets_is_said_in_the_report_as_on_the_page():
     assert sum("latency target of 5 ms" in e.value for e in at.error) == 1
     assert not any("cannot be met" in c.value for c in at.caption)
     assert report("")["warnings"] == [w for w in report("")["warnings"] if "latency target" not in w]
+
+
+def test_what_serving_would_take_is_null_where_nothing_fits():
+    """DeepSeek-V3 on 8 H100s does not fit: no latency met, no time to first token, no serving batch in the
+    report, as no replica count or bill (it printed meets_tpot true and a 5.3 ms step for a set-up that cannot run)."""
+    r = report("model=deepseek-v3&card=h100-sxm&gpus=8")
+    assert r["verdict"] == "does not fit"
+    assert [r[k] for k in ("serving_batch", "serving_tok_s", "serving_tpot_ms", "meets_tpot", "ttft_ms",
+                           "replicas", "self_host_usd_month")] == [None] * 7
+    fits = report("model=deepseek-v3&card=h200-sxm&gpus=8")
+    assert fits["meets_tpot"] is True and fits["ttft_ms"] > 0 and fits["serving_batch"] >= 1
