@@ -197,13 +197,14 @@ def money_short(x: float | None) -> str:
 
 
 def price_short(x: float | None) -> str:
-    """USD per million tokens for a narrow headline figure: three decimals below 100 USD ("0.081 USD", the
-    precision a token price is quoted at), whole dollars below 10,000, and thousands or millions as :func:`short`
-    gives them above ("732 k USD"), so an idle replica's enormous price is not cut off; an em dash when unknown."""
+    """USD per million tokens for a narrow headline figure: three decimals below 10 USD ("0.081 USD", the
+    precision a token price is quoted at), cents below 100 ("64.44 USD": a third decimal there is noise), whole
+    dollars below 10,000, and thousands or millions as :func:`short` gives them above ("732 k USD"), so an idle
+    replica's enormous price is not cut off; an em dash when unknown."""
     if x is None or not math.isfinite(x):
         return "—"
     if abs(x) < 100:
-        return f"{x:,.3f} USD"
+        return f"{x:,.{3 if abs(x) < 10 else 2}f} USD"
     return f"{x:,.0f} USD" if abs(x) < 1e4 else f"{short(x)} USD"
 
 

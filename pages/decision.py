@@ -315,13 +315,14 @@ CHECK = st.column_config.CheckboxColumn
 ui.dataframe(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query", "card"]),
              pin="card_name", column_config={
     "card_name": st.column_config.TextColumn("Card", width=190),
-    "best_usd_month": NUM("USD/month", format="%,.0f", width=75, help="The cheaper of renting and buying, a month"),
-    "best": st.column_config.TextColumn("Rent/buy", width=60, help="Which of the two is cheaper"),
-    "gpus": NUM("Per replica", format="%d", width=72, help="Cards per replica (tensor parallel)"),
-    "replicas": NUM("Replicas", format="%d", width=62),
-    "own_capex_usd": NUM("Purchase USD", format="%,.0f", width=88, help="Buying every card of the fleet"),
+    "best_usd_month": NUM("USD/mo", format="%,.0f", width=70, help="The cheaper of renting and buying, USD a month"),
+    "best": st.column_config.TextColumn("Rent/buy", width=68, help="Which of the two is cheaper"),
+    "gpus": NUM("TP", format="%d", width=44, help="Cards per replica (tensor parallel)"),
+    "replicas": NUM("Replicas", format="%d", width=66),
+    "own_capex_usd": NUM("Purchase USD", format="%,.0f", width=100,
+                         help="Buying every card of the fleet, in whole baseboards (buy_lot)"),
     "meets_tpot": CHECK("TPOT met", width=72, help="The latency target (tpot_ms) holds at the busiest hour"),
-    "memory_caps_batch": CHECK("Mem caps", width=66, help="Memory caps the batch before compute does"),
+    "memory_caps_batch": CHECK("Mem caps", width=74, help="Memory caps the batch before compute does"),
     "max_batch": NUM("In memory", format="%,d", width=70, help="Requests that fit in memory, per replica"),
     "capacity_measured": CHECK("Measured", width=64,
                                help="A published row measured the engine on such a set-up (else its widest band)"),
@@ -351,11 +352,11 @@ f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.pric
           help="Rent per card-hour at which both options cost the same at this volume.")
 f2.metric("Volume that flips it (a day)", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
           help=flip_help)
-f3.metric("Self-hosting per 1M output tokens", "—" if u.self_host_all_in is None else f"{u.self_host_all_in:,.3f} USD",
+f3.metric("Self-hosting per 1M output tokens", words.price_short(u.self_host_all_in),
           help="The whole monthly bill (rent of every replica, upkeep, prompt time) over the month's output tokens. "
                + ("" if u.rent_at_duty is None else f"Rent alone, decode only, at the implied duty of {u.duty:.1%}: "
                   f"{u.rent_at_duty:,.3f} USD (the table below)."))
-f4.metric("API per 1M output tokens", "—" if u.api_all_in is None else f"{u.api_all_in:,.3f} USD",
+f4.metric("API per 1M output tokens", words.price_short(u.api_all_in),
           help="The API bill (prompt and output prices) over the same output tokens.")
 st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
             + (dm.volume_sentence(d) or dm.not_served_text(d).capitalize() + "."))
@@ -387,14 +388,14 @@ k3.metric("Time to first token", "—" if not d.fits else f"{cap.ttft_ms:,.0f} m
 light = dm.in_flight(d) if s.tpot_ms is None else None
 tpot_label, tpot_ms, tpot_delta = "Time per output token", cap.step_ms, None
 if d.fits and s.tpot_ms is not None:
-    tpot_label = "Time per output token, full batch"
+    tpot_label = "TPOT, full batch"
     tpot_delta = f"target {s.tpot_ms:g} ms: {'met' if cap.meets_tpot else 'missed'}"
 elif light is not None:
-    tpot_label, tpot_ms = "Time per output token, busiest hour", light[2]
+    tpot_label, tpot_ms = "TPOT, busiest hour", light[2]
     tpot_delta = f"{cap.step_ms:,.1f} ms with the batch full ({cap.serving_batch:,})"
 k4.metric(tpot_label, "—" if not d.fits else f"{tpot_ms:,.1f} ms", delta=tpot_delta,
           delta_color="off" if s.tpot_ms is None else "normal" if cap.meets_tpot else "inverse", delta_arrow="off",
-          help=f"Decode step at the serving batch of {cap.serving_batch:,}, the most a replica is sized to hold: "
+          help=f"Time per output token (TPOT): the decode step at the serving batch of {cap.serving_batch:,}, the most a replica is sized to hold: "
                f"{cap.step_ms:,.1f} ms. " + dm.in_flight_sentence(d))
 ui.dataframe(dm.capacity_text(d), height="content",
              column_config={"figure": "Figure", "value": "Value", "unit": "Unit"})

@@ -101,7 +101,7 @@ def test_price_short_keeps_a_headline_price_per_million_narrow():
     """A price per million tokens keeps a token price's three decimals while small, and an idle replica's enormous
     price stays short enough for a narrow metric (not "731,644.444 USD", cut off on the Cost page)."""
     assert words.price_short(0.0805) == "0.081 USD"
-    assert words.price_short(94.6911) == "94.691 USD"
+    assert words.price_short(94.6911) == "94.69 USD" and words.price_short(9.6911) == "9.691 USD"
     assert words.price_short(2_906.4) == "2,906 USD"
     assert words.price_short(731_644.444) == "732 k USD"
     assert words.price_short(180_228_000) == "180 M USD"
