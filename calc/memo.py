@@ -506,14 +506,19 @@ def options_sentence(d: Decision) -> str:
         return f"Of every way to serve this traffic, {OPTION_WORDS[best]} is the cheapest{marginal_best_text(r)}."
     bills = {"rent": r["rent_usd_month"], "own": r["own_usd_month"], "hybrid": r["hybrid_usd_month"],
              "hybrid_own": r["hybrid_own_usd_month"]}
-    priced = ("Priced against the API row in the link, of every way to serve this traffic"
-              if cheaper_api_wins(d) else "Of every way to serve this traffic")
-    text = f"{priced}, the cheapest {'allowed ' if residency(d) else ''}is " \
-           f"{OPTION_WORDS[best]}, at {money(bills[best])} a month"
+    row_wins = cheaper_api_wins(d)
+    if row_wins:  # not the answer: the cheapest only beside the link's row, which the cheaper row undercuts
+        text = (f"Against the API row in the link alone ({money(d.api_usd_month)} a month), the cheapest way to serve "
+                f"this traffic would be {OPTION_WORDS[best]}, at {money(bills[best])} a month")
+    else:
+        text = (f"Of every way to serve this traffic, the cheapest {'allowed ' if residency(d) else ''}is "
+                f"{OPTION_WORDS[best]}, at {money(bills[best])} a month")
     if best == "own" and r["own_capex_usd"] is not None:
         text += f" ({money(r['own_capex_usd'])} to buy"
         text += (f", paid back against renting in {r['payback_months_rent']:,.1f} months)"
                  if r["payback_months_rent"] is not None else ")")
+    if row_wins:
+        text += f", more than the cheaper API row's {money(d.cheaper_api[1])}"
     return text + marginal_best_text(r) + "." + (buying_caveats(d) if best in ("own", "hybrid_own") else "")
 
 

@@ -316,7 +316,7 @@ def test_the_command_line_gives_the_answer_the_page_and_memo_give():
     assert "**Call the API, at the cheaper provider below.**" in text
     assert "The verdict holds across that range" not in text and "Against the link's API row (13,650 USD)" in text
     assert "Against the API row priced in the link (13,650 USD a month), the API becomes cheaper above" in text
-    assert "Priced against the API row in the link, of every way to serve this traffic" in text
+    assert "Against the API row in the link alone (13,650 USD a month), the cheapest way to serve this traffic" in text
     # Where no cheaper row beats self-hosting the answer is the verdict.
     assert report("")["recommendation"] == report("")["verdict"] == "api"
 

@@ -132,13 +132,16 @@ def test_the_headline_never_recommends_an_option_the_link_rules_out():
 
 def test_the_verdict_names_a_cheaper_way_than_the_two_it_compares():
     from calc import evaluate, parse
+    from calc import memo as dm
     from calc.memo import verdict_sentence
     d = evaluate(parse("model=llama-3.1-70b&req_day=200000&in_tok=1500&out_tok=300&buy_lot=1")).decision
     assert d.report["best"] == "own"
     # Buying beats the row priced in the link; the catalogue's cheapest row beats buying, so it is said against that row.
     assert d.report["recommendation"] == "api-cheaper-row"
-    assert ("Priced against the API row in the link, of every way to serve this traffic, the cheapest is buying the "
-            "cards") in verdict_sentence(d)
+    text = verdict_sentence(d)
+    assert (f"Against the API row in the link alone ({dm.money(d.api_usd_month)} a month), the cheapest way to serve "
+            "this traffic would be buying the cards") in text
+    assert f"more than the cheaper API row's {dm.money(d.cheaper_api[1])}" in text
 
 
 # ---------------------------------------------------------------- the charts' tables (SPEC section 9)
