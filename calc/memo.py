@@ -784,10 +784,10 @@ def unit_cost_table(d: Decision) -> pd.DataFrame:
     """USD per million output tokens, self-hosting at full and implied duty and all-in, and the API:
     columns ``basis``, ``usd_per_mtok_out``."""
     u = d.units
-    duty = "—" if u.duty is None else f"{u.duty:.1%}"
+    duty = "" if u.duty is None else f" of {u.duty:.1%}"  # none where nothing is served
     return pd.DataFrame({
         "basis": ["Self-hosting, one replica busy 100% of the time (rent only, the textbook figure)",
-                  f"Self-hosting at the implied duty of {duty} (rent only)",
+                  f"Self-hosting at the implied duty{duty} (rent only)",
                   "Self-hosting, whole monthly bill over the output tokens (all replicas, upkeep, prompt time)",
                   "API, whole monthly bill over the output tokens (prompt and output prices)"],
         "usd_per_mtok_out": [u.rent_at_full, u.rent_at_duty, u.self_host_all_in, u.api_all_in],

@@ -178,7 +178,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
     mem = memory.memory(s)
     if mem.kv_cache_gib <= 0:
         out.append(f"the weights do not fit: the weights as loaded and the engine's reserve need "
-                   f"{mem.needed_gib:,.1f} GiB per card, and the engine takes {mem.share_text}")
+                   f"{mem.needed_gib:,.1f} GiB per card, and the engine takes {mem.share_text}; step_ms, tok_s, "
+                   "spec_tpot_ms and usd_per_mtok in the report are batch 1's as if they did, and the pages show no "
+                   "speed or price")
     elif mb == 0:
         out.append(f"the weights fit but not one sequence of {s.ctx:,} tokens does: step_ms, tok_s and usd_per_mtok "
                    "in the report are batch 1's as if it did, and the pages show no speed or price")

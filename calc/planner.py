@@ -68,7 +68,8 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
     for fmt in dict.fromkeys(formats or [s.weights]):
         with_fmt = base if fmt == s.weights else with_change(base, "weights", fmt)
         for card_id, card in catalogue.cards().items():
-            with_card = with_change(with_fmt, "card", card_id)
+            # The link's own card keeps the link's figures for it (a rent quote, buy_lot); another card brings its own.
+            with_card = with_fmt if card_id == s.card else with_change(with_fmt, "card", card_id)
             for g in sizes:
                 parsed = parse(with_change(with_card, "gpus", g))
                 if parsed.errors:

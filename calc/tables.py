@@ -281,8 +281,9 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
     ``self_host_usd_month`` (renting), ``own_usd_month`` (the same replicas bought, where the card has a purchase
     price and a board power: :func:`own_usd_month`), ``api_usd_month``, ``api_cheapest_usd_month`` (where the
     catalogue has a cheaper row for the model: :func:`cheapest_api_usd_month`), ``cheaper`` ("self-host", "API",
-    "API, cheapest row"; "buying" against the API where the card has no rent, so renting is not priced),
-    ``current`` (the scenario's volume)."""
+    "API, cheapest row"; "buying" against the API where the card has no rent, so renting is not priced; "renting"
+    or "buying" where the data may not leave, ``why=residency``, which rules the API out), ``current`` (the
+    scenario's volume)."""
     s, cap = d.scenario, d.cap
     x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
     c = traffic.monthly_costs(s, x, cap)
@@ -296,6 +297,10 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
     # Without a rent, renting is not priced; buying, where the card has a price, is the self-hosting weighed.
     host, host_name = (sh, "self-host") if own is None or not np.isnan(sh).all() else (own, "buying")
     cheaper = np.where(np.isnan(host), "—", np.where(host < apis, host_name, api_name))
+    if procure.data_stays(s.why):  # the data may not leave: the API is no option, so the column weighs the other two
+        bought = np.full_like(sh, np.inf) if own is None else np.nan_to_num(own, nan=np.inf)
+        rented = np.nan_to_num(sh, nan=np.inf)
+        cheaper = np.where(np.isinf(np.minimum(bought, rented)), "—", np.where(bought < rented, "buying", "renting"))
     out = pd.DataFrame({
         "req_day": x,
         "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),

@@ -166,20 +166,23 @@ st_label = alt.Chart(pts[pts["what"] == "always cheaper"]).mark_text(
 st.altair_chart(alt.layer(api_line, cheapest_line, sh_line, own_line, rule, rule_label, be_pts, be_label, st_label)
                 .properties(height=440),
                 width="stretch")
+# Cards on a baseboard are bought by the board: the dashed line steps by the board, not by the replica.
+lot = (f" in whole units of {s.buy_lot:,} cards (buy_lot: the card's baseboard), the spare ones idle"
+       if s.buy_lot > 1 else "")
 if not d.fits:
     st.caption("Only the API line is drawn: the model does not fit on the cards as set up.")
 elif not d.priced and "Buying the cards" in drawn:
     st.caption("No rent per card-hour is set for this card, so renting is not drawn (enter one in the sidebar, Money); "
-               "the dashed green line is the replicas bought, each card paid off over the service life plus its "
-               "power.")
+               f"the dashed green line is the replicas bought{lot}, each card paid off over the service life plus "
+               "its power.")
 elif not d.priced:
     st.caption("Only the API line is drawn: enter a rent per card-hour (sidebar, Money) to draw self-hosting.")
 else:
     st.caption(f"Self-hosting is a staircase: each step is one more replica of {words.cards_text(s)}, rented whether busy "
                "or not, plus the flat upkeep. The API grows in proportion to the requests. Red circle: where "
                "self-hosting first gets cheaper; red diamond (when shown): above it, self-hosting stays cheaper at "
-               "every volume. Dashed green (where the card has a public price): the same replicas bought, each card "
-               "paid off over the service life plus its power."
+               f"every volume. Dashed green (where the card has a public price): the same replicas bought{lot}, each "
+               "card paid off over the service life plus its power."
                + (" Dotted light orange: the catalogue's cheapest API row for this model, the same tokens at its "
                   "prices (the break-even points are against the link's row)." if d.cheaper_api is not None else ""))
 vt = tables.volume_table(d)

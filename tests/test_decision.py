@@ -495,3 +495,16 @@ def test_what_serving_would_take_is_null_where_nothing_fits():
                            "replicas", "self_host_usd_month")] == [None] * 7
     fits = report("model=deepseek-v3&card=h200-sxm&gpus=8")
     assert fits["meets_tpot"] is True and fits["ttft_ms"] > 0 and fits["serving_batch"] >= 1
+
+
+def test_where_the_data_may_not_leave_the_volume_table_weighs_renting_against_buying():
+    """why=residency rules the API out: the volume table's Cheaper column names renting or buying, never the API
+    (it said 'API, cheapest row' under a headline that says to buy)."""
+    from calc import tables
+    e = evaluate(parse("why=residency&req_day=2000000"))
+    vt = tables.volume_table(e.decision)
+    assert set(vt["cheaper"]) <= {"renting", "buying"}
+    now = vt[vt["current"]].iloc[0]
+    assert now["cheaper"] == "buying" and now["own_usd_month"] < now["self_host_usd_month"]
+    assert e.report()["best"] == "own"
+    assert list(tables.volume_table(evaluate(parse("why=residency")).decision, ())["cheaper"]) == ["renting"]

@@ -101,3 +101,19 @@ def test_a_set_up_that_ranks_on_a_thin_margin_says_it_does_not_hold_at_the_band(
     # It ranks below every set-up that holds, however much cheaper it is: the top of the plan holds.
     assert rows[0].holds_at_band and rows.index(r) > max(i for i, x in enumerate(rows) if x.holds_at_band)
     assert r.best_usd_month < rows[0].best_usd_month
+
+
+def test_the_links_own_card_is_planned_with_the_links_figures_for_it():
+    """The plan's row of the link's own card, at the link's cards per replica, bills what the options table bills:
+    a rent typed in the link and the link's buy_lot stay (another card brings its own)."""
+    from calc import evaluate, parse
+    from calc.planner import plan
+    for link in ("req_day=200000&buy_lot=1", "req_day=200000&usd_hr=1.5"):
+        s = parse(link).scenario
+        r = evaluate(parse(link)).report()
+        row = next(p for p in plan(s) if p.card == s.card and p.gpus == s.gpus)
+        assert (row.rent_usd_month, row.own_usd_month, row.own_capex_usd) == pytest.approx(
+            (r["rent_usd_month"], r["own_usd_month"], r["own_capex_usd"]))
+        assert f"buy_lot={s.buy_lot}" in row.link and f"usd_hr={s.usd_hr:g}" in row.link
+    other = next(p for p in plan(parse("req_day=200000&buy_lot=1").scenario) if p.card == "h200-sxm" and p.gpus == 1)
+    assert "buy_lot=8" in other.link  # another SXM card: its own baseboard

@@ -141,6 +141,11 @@ def _choice_text(key: str) -> Any:
     return str
 
 
+#: What an empty box means where that is the key's own (an empty reserve is the engine's own accounting, not a
+#: target nobody set).
+EMPTY_BY_KEY = {"overhead_gib": "none: the engine's own accounting", "max_seqs": "none: no cap"}
+
+
 def _widget(key: str) -> None:
     """The input of one link key, by its kind (calc.scenario.Key.kind): a slider or a number box for a number, a
     select box for a preset id, a choice or a format, a check box for a flag, the day's editor for a profile."""
@@ -180,7 +185,7 @@ def _widget(key: str) -> None:
         st.checkbox(_label(key), on_change=_on_override, args=(key, None), **common)
     else:
         cast = RANGES[key][0]
-        placeholder = EMPTY_TEXT.get(spec.empty or "")
+        placeholder = EMPTY_BY_KEY.get(key, EMPTY_TEXT.get(spec.empty or ""))
         if spec.empty == "unknown" and "USD" not in spec.unit:  # a board power or a clock is not a price
             placeholder = "unknown: enter one"
         # An empty box means auto / none / unknown where the key has such a value; elsewhere emptying it keeps the
