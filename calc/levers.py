@@ -17,6 +17,7 @@ from . import catalogue, engines, model, traffic
 from .decision import BEYOND_CONTEXT_WORD, TIE_SHARE, verdict_word
 from .evaluate import Evaluation, evaluate
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, parse, plain_checkpoint, weights_refusal, with_change
+from .units import MS_PER_S
 from .words import ENGINE_NAMES, money
 
 #: Weight formats a lever tries, from wider to narrower.
@@ -202,7 +203,9 @@ def _row(name: str, what: str, price: str, ev: Evaluation, base_usd: float | Non
     served = verdict != BEYOND_CONTEXT_WORD  # requests the model refuses get no bill and no speed, however many cards
     sh = d.self_host_usd_month if served else None
     cap = ev.capacity
-    latency = ev.flat["spec_tpot_ms"] if ev.scenario.spec_k else cap.step_ms
+    # Both at the serving batch (a latency target may hold it below the scenario's batch, where spec_tpot_ms is).
+    latency = (float(model.speculative(ev.scenario, cap.serving_batch, cap.n).tpot_s) * MS_PER_S
+               if ev.scenario.spec_k and d.fits else cap.step_ms)
     return {
         "lever": name, "what": what,
         "self_host_usd_month": sh,

@@ -268,3 +268,20 @@ def test_speculation_is_judged_at_the_batch_a_light_traffic_fills_too():
         full.capacity.serving_batch
     price = levers.lever_table(full).set_index("lever").loc["Speculative decoding, 4 drafts", "price"]
     assert "holds about" not in price
+
+
+def test_speculation_is_weighed_at_the_batch_the_traffic_is_served_at():
+    """tpot_ms=5 holds the serving batch to 1 (14.3 ms a token): the speculation lever's time per token is the
+    drafted step at that batch (6.2 ms, faster), not at the scenario's batch 71 (it read 'slower replies at the
+    serving batch (1: 42.0 against 14.3 ms)')."""
+    from calc import evaluate, model, parse
+    from calc.levers import lever_table
+    ev = evaluate(parse("tpot_ms=5"))
+    assert ev.capacity.serving_batch == 1
+    table = lever_table(ev)
+    plain = table.iloc[0]["tpot_ms"]
+    drafted = table[table["lever"].str.startswith("Speculative decoding")].iloc[0]
+    s4 = parse("tpot_ms=5&spec_k=4").scenario
+    assert drafted["tpot_ms"] == pytest.approx(float(model.speculative(s4, 1, ev.capacity.n).tpot_s) * 1e3)
+    assert drafted["tpot_ms"] < plain == pytest.approx(ev.capacity.step_ms * 1)
+    assert "slower replies" not in drafted["price"]
