@@ -150,8 +150,14 @@ own_line = base.transform_filter(alt.datum.option == "Buying the cards").mark_li
                                                                                   interpolate="step-after")
 now = marks[marks["what"] == "current"]
 rule = alt.Chart(now).mark_rule(color="#888888", strokeDash=[5, 3]).encode(x="req_day:Q")
-rule_label = alt.Chart(now).mark_text(align=now["align"].iloc[0], baseline="top", dx=5 if now["align"].iloc[0] == "left" else -5,
-                                     dy=4, color="#888888").encode(x="req_day:Q", y=alt.value(0), text="label:N")
+# On a log axis the lines run high where the bills cross (the red labels' place) and leave the foot clear; on a
+# linear one they hug the foot, so the label goes on top there.
+foot = y_type == "log"
+rule_label = alt.Chart(now).mark_text(
+    align=now["align"].iloc[0], baseline="bottom" if foot else "top", dx=5 if now["align"].iloc[0] == "left" else -5,
+    dy=-4 if foot else 4, color="#888888",
+    y=alt.expr("height") if foot else alt.Undefined).encode(
+        x="req_day:Q", text="label:N", **({} if foot else {"y": alt.value(0)}))
 pts = marks[marks["what"] != "current"]
 be_pts = alt.Chart(pts).mark_point(filled=True, size=90, color="#d62728").encode(
     x="req_day:Q", y="usd_month:Q", shape=alt.Shape("what:N", legend=None,
@@ -228,7 +234,10 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
     "replicas": st.column_config.NumberColumn("Replicas", format="%d", width=70),
     "capex_usd": st.column_config.NumberColumn("Purchase USD", format="%,.0f", width=95),
     "payback_months": st.column_config.NumberColumn("Payback (mo)", format="%,.1f", width=95,
-                                                    help="Months until buying has cost less than renting"),
+                                                    help=f"Months until buying has cost less than renting (empty: "
+                                                         f"never, or nothing to rent); past {s.years * 12:g}, the "
+                                                         "service life, the purchase is not paid back before the "
+                                                         "cards are retired"),
     "best": st.column_config.CheckboxColumn("Cheapest", width=70),
     "allowed": st.column_config.CheckboxColumn("Allowed", width=65)},
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
