@@ -235,9 +235,9 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
     "capex_usd": st.column_config.NumberColumn("Purchase USD", format="%,.0f", width=95),
     "payback_months": st.column_config.NumberColumn("Payback (mo)", format="%,.1f", width=95,
                                                     help=f"Months until buying has cost less than renting (empty: "
-                                                         f"never, or nothing to rent); past {s.years * 12:g}, the "
-                                                         "service life, the purchase is not paid back before the "
-                                                         "cards are retired"),
+                                                         f"never, or nothing to rent); past the service life "
+                                                         f"({s.years:g} years), the purchase is not paid back before "
+                                                         "the cards are retired"),
     "best": st.column_config.CheckboxColumn("Cheapest", width=70),
     "allowed": st.column_config.CheckboxColumn("Allowed", width=65)},
     column_order=["option", "usd_month", "best", "allowed", "usd_per_mtok_out", "replicas", "capex_usd",
