@@ -418,11 +418,14 @@ def options_table(r: dict) -> pd.DataFrame:
     the cheapest way priced against the link's row."""
     out_tok = r["tokens_out_month"]
     residency = procure.data_stays(r["scenario"].get("why"))
+    # A mix whose cheapest fleet is none or the whole fleet is the API or the fleet alone, rows of their own already
+    # (SPEC section 9's best leaves it out): its bill is not shown twice, its row says why.
+    mixes = {o: r[f"{o}_replicas"] not in (None, 0, r["replicas"]) for o in MIXED_OPTIONS}
     rows = [("api", r["api_usd_month"], None, None, None),
             ("rent", r["rent_usd_month"], r["replicas"], None, None),
             ("own", r["own_usd_month"], r["replicas"], r["own_capex_usd"], r["payback_months_rent"]),
-            ("hybrid", r["hybrid_usd_month"], r["hybrid_replicas"], None, None),
-            ("hybrid_own", r["hybrid_own_usd_month"], r["hybrid_own_replicas"], None, None)]
+            *((o, r[OPTION_BILLS[o]] if mixes[o] else None, r[f"{o}_replicas"] if mixes[o] else None, None, None)
+              for o in MIXED_OPTIONS)]
     names = dict(OPTION_NAMES)
     if r.get("cheaper_api") is not None:  # the catalogue's cheaper row for the model, which the answer may rest on
         rows.insert(1, (CHEAPEST_API_KEY, r["cheaper_api_usd_month"], None, None, None))
@@ -439,7 +442,8 @@ def options_table(r: dict) -> pd.DataFrame:
         if r.get("recommendation") == "api-cheaper-row" or bills[CHEAPEST_API_KEY] < bills[best]:
             best = CHEAPEST_API_KEY
     df["best"] = df["key"] == best
-    df["sensitive_to"] = [sensitive_to(r, "api" if o == CHEAPEST_API_KEY else o) for o in df["key"]]
+    df["sensitive_to"] = [no_mix_text(r, o) or sensitive_to(r, "api" if o == CHEAPEST_API_KEY else o)
+                          for o in df["key"]]
     return df[["option", "usd_month", "usd_per_mtok_out", "replicas", "capex_usd", "payback_months", "best",
                "allowed", "sensitive_to", "key"]]
 
@@ -459,6 +463,18 @@ NEEDS_PROFILE = "not priced: needs the day's traffic (profile= in the link; Traf
 #: The report key of each option's monthly bill.
 OPTION_BILLS = {"api": "api_usd_month", "rent": "rent_usd_month", "own": "own_usd_month",
                 "hybrid": "hybrid_usd_month", "hybrid_own": "hybrid_own_usd_month"}
+
+
+def no_mix_text(r: dict, option: str) -> str | None:
+    """Why a mixed option has no row of its own to price, where its cheapest fleet is none (the API alone) or the
+    whole fleet (the fleet alone, its own row); None otherwise."""
+    n = r.get(f"{option}_replicas") if option in MIXED_OPTIONS else None
+    if n == 0:
+        return "no mix: the cheapest fleet is none, so this is calling the API (its own row)"
+    if n is not None and n == r["replicas"]:
+        alone = "renting" if option == "hybrid" else "buying"
+        return f"no mix: the cheapest fleet is the whole fleet, so this is {alone} the cards (its own row)"
+    return None
 
 
 @functools.lru_cache(maxsize=32)

@@ -327,3 +327,20 @@ def test_an_autoscaled_mix_never_costs_more_than_renting(profile, min_replicas):
         assert r["hybrid_api_share"] == pytest.approx(0.02635, abs=1e-5)
     plain = report(link.replace("autoscale=1", "autoscale=0"))
     assert plain["hybrid_usd_month"] <= plain["rent_usd_month"] + 1e-6
+
+
+def test_a_mix_whose_cheapest_fleet_is_none_or_all_is_not_priced_twice():
+    """With an office day at 300,000 requests the cheapest owned fleet beside the API is none, and with an evening
+    day at 2M autoscaled the cheapest rented one is the whole fleet: those rows are the API and renting again, so
+    the options table gives no second bill for them and says why (it showed the API's bill as 'Owned fleet + API')."""
+    from calc import tables
+    office = report("req_day=300000&profile=office")
+    assert office["hybrid_own_replicas"] == 0 and office["hybrid_own_usd_month"] == pytest.approx(office["api_usd_month"])
+    rows = tables.options_table(office).set_index("key")
+    assert rows.loc["hybrid_own", "usd_month"] is None or math.isnan(rows.loc["hybrid_own", "usd_month"])
+    assert rows.loc["hybrid_own", "sensitive_to"].startswith("no mix: the cheapest fleet is none")
+    assert rows.loc["hybrid", "usd_month"] == pytest.approx(office["hybrid_usd_month"])  # a real mix stays
+    evening = report("req_day=2000000&profile=evening&autoscale=1")
+    assert evening["hybrid_replicas"] == evening["replicas"]
+    rows = tables.options_table(evening).set_index("key")
+    assert "renting the cards (its own row)" in rows.loc["hybrid", "sensitive_to"]
