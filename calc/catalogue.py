@@ -705,7 +705,6 @@ def weight_formats() -> Mapping[str, dict]:
 
 
 @functools.cache
-@functools.lru_cache(maxsize=64)
 def on_demand_quotes(card_id: str) -> tuple[float, ...]:
     """The on-demand USD per card-hour quotes for ``card_id`` in ``cloud_prices.csv``, lowest first (spot,
     marketplace and reserved prices left out); empty when there is none."""

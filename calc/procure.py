@@ -71,6 +71,17 @@ def power_per_card_month(s: Scenario, duty: float) -> float | None:
     return s.power_w / 1000 * (s.idle_frac + (1 - s.idle_frac) * duty) * s.pue * s.usd_kwh * s.hours
 
 
+def own_missing(s: Scenario) -> str | None:
+    """The key owning needs and the scenario lacks (``card_usd``, else ``power_w``), or None where it is priced."""
+    return "card_usd" if s.card_usd is None else "power_w" if s.power_w is None else None
+
+
+def is_mix(fleet_replicas: int | None, replicas: int) -> bool:
+    """Whether the cheapest fleet beside the API (SPEC section 9) mixes the two: neither none (the API alone) nor
+    the whole fleet (the fleet alone), which are options of their own."""
+    return fleet_replicas not in (None, 0, replicas)
+
+
 def cards_bought(s: Scenario, cards_used: ArrayLike) -> np.ndarray:
     """The cards bought for ``cards_used`` cards in use (array): rounded up to whole units of ``buy_lot`` (an SXM or
     OAM card is sold on its baseboard, docs/method.md section 7.8)."""
@@ -170,9 +181,7 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
         replica_hours = float(replicas_on(s, r_h, per_hour, replicas).sum())
         rent = replica_hours * hours / HOURS_PER_DAY * g * rent_hr + s.upkeep
 
-    K = capital_per_card_month(s)
-    E = power_per_card_month(s, duty_traffic)
-    missing = "card_usd" if K is None else "power_w" if E is None else None
+    missing = own_missing(s)
     own = capex = capital = power = pay_rent = pay_api = bought = None
     if missing is None:
         total, capital_a, power_a = own_month(s, replicas * g, duty_traffic)
@@ -215,8 +224,8 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
             hyb_own = float(total_own[best_i])
 
     bills = {"api": api_usd_month, "rent": rent, "own": own,
-             "hybrid": hyb if hyb_n not in (None, 0, replicas) else None,
-             "hybrid_own": hyb_own if hyb_own_n not in (None, 0, replicas) else None}
+             "hybrid": hyb if is_mix(hyb_n, replicas) else None,
+             "hybrid_own": hyb_own if is_mix(hyb_own_n, replicas) else None}
     allowed = IN_HOUSE if residency else OPTIONS
     candidates = [(bills[o], i, o) for i, o in enumerate(OPTIONS) if o in allowed and bills[o] is not None
                   and math.isfinite(bills[o])]

@@ -320,7 +320,7 @@ def own_usd_month(s: Scenario, c: dict[str, np.ndarray]) -> np.ndarray | None:
     volume (USD a month, array): the cards bought in whole units of ``buy_lot``, each its capital annuity and rack
     space, the cards in use their power at the replicas' duty and the spare ones their idle power
     (:func:`calc.procure.own_month`), and the upkeep; None where the card has no purchase price or board power."""
-    if procure.capital_per_card_month(s) is None or s.power_w is None:
+    if procure.own_missing(s) is not None:
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
         duty = c["busy_fraction"] / c["replicas"]
@@ -420,7 +420,7 @@ def options_table(r: dict) -> pd.DataFrame:
     residency = procure.data_stays(r["scenario"].get("why"))
     # A mix whose cheapest fleet is none or the whole fleet is the API or the fleet alone, rows of their own already
     # (SPEC section 9's best leaves it out): its bill is not shown twice, its row says why.
-    mixes = {o: r[f"{o}_replicas"] not in (None, 0, r["replicas"]) for o in MIXED_OPTIONS}
+    mixes = {o: procure.is_mix(r[f"{o}_replicas"], r["replicas"]) for o in MIXED_OPTIONS}
     rows = [("api", r["api_usd_month"], None, None, None),
             ("rent", r["rent_usd_month"], r["replicas"], None, None),
             ("own", r["own_usd_month"], r["replicas"], r["own_capex_usd"], r["payback_months_rent"]),
