@@ -163,6 +163,33 @@ def hours(s: Scenario, cap: traffic.Capacity, replicas: int | None, hybrid_repli
     return Hours(r_h, on, on * per_hour, hyb, overflow)
 
 
+def _cheapest_owned_mix(s: Scenario, r_h: np.ndarray, per_hour: float, replicas: int,
+                        edges: np.ndarray) -> tuple[int, float]:
+    """The owned fleet of 0 to ``replicas`` replicas beside the API with the least monthly bill (SPEC section 9;
+    the smallest such fleet where several tie) and that bill, USD. ``r_h`` (24,) the requests of each hour,
+    ``per_hour`` what one replica serves in an hour, ``edges`` the sorted fleet sizes where the bill bends with the
+    traffic (between two of them every hour is served in full or by every replica: the bill is linear there).
+
+    Cards are bought in whole ``buy_lot`` units, so the bill also steps up where the fleet needs one unit more.
+    The steps repeat every ``P = buy_lot / gcd(gpus, buy_lot)`` replicas (the spare cards of the last unit come
+    round again), so between two edges the bill of the sizes ``N, N + P, N + 2P, ...`` is linear and least at the
+    first or last of them: the first and last ``P`` sizes between each pair of edges are priced, at most a few
+    thousand whatever the fleet, and no size that could be cheapest is left out."""
+    g = s.gpus
+    period = s.buy_lot // math.gcd(g, s.buy_lot)
+    lo, hi = edges[:-1, None], edges[1:, None]
+    step = np.arange(period)[None, :]
+    n = np.concatenate([edges, np.clip(lo + step, lo, hi).ravel(), np.clip(hi - step, lo, hi).ravel()])
+    n = np.unique(np.clip(n, 0, replicas).astype(np.int64))
+    served = np.minimum(r_h[None, :], n[:, None] * per_hour)
+    api_part = s.hours / HOURS_PER_DAY * (r_h[None, :] - served).sum(axis=1) * traffic.api_usd_per_request(s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        duty_n = np.where(n >= 1, served.sum(axis=1) / (HOURS_PER_DAY * n * per_hour), 0.0)
+    total = own_month(s, n * g, duty_n)[0] + (n >= 1) * s.upkeep + api_part
+    i = int(np.argmin(total))
+    return int(n[i]), float(total[i])
+
+
 def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traffic: float | None,
             self_host_usd_month: float | None, api_usd_month: float) -> tuple[Options, str | None]:
     """Every option of SPEC section 9 for the scenario, given the traffic's capacity ``cap`` (section 6), the
@@ -216,12 +243,7 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
             hyb_n = int(N[best_i, 0])
             hyb, share = float(total[best_i]), float(overflow[best_i] / r_h.sum())
         if missing is None:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                duty_n = np.where(N[:, 0] >= 1, served.sum(axis=1) / (HOURS_PER_DAY * N[:, 0] * per_hour), 0.0)
-            total_own = own_month(s, N[:, 0] * g, duty_n)[0] + fleet_on + api_part
-            best_i = int(np.argmin(total_own))
-            hyb_own_n = int(N[best_i, 0])
-            hyb_own = float(total_own[best_i])
+            hyb_own_n, hyb_own = _cheapest_owned_mix(s, r_h, per_hour, replicas, N[:, 0])  # N: sorted (np.unique)
 
     bills = {"api": api_usd_month, "rent": rent, "own": own,
              "hybrid": hyb if is_mix(hyb_n, replicas) else None,

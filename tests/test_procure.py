@@ -7,6 +7,8 @@ import math
 
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from calc import catalogue, load, procure, report
 
@@ -344,3 +346,32 @@ def test_a_mix_whose_cheapest_fleet_is_none_or_all_is_not_priced_twice():
     assert evening["hybrid_replicas"] == evening["replicas"]
     rows = tables.options_table(evening).set_index("key")
     assert "renting the cards (its own row)" in rows.loc["hybrid", "sensitive_to"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(gpus=st.sampled_from([1, 2, 4, 8]), lot=st.sampled_from([1, 2, 4, 8, 12, 72]),
+       req_day=st.floats(1e4, 3e6), profile=st.sampled_from(["office", "evening", "flat"]),
+       upkeep=st.sampled_from([0, 4000]), colo=st.sampled_from([0, 150]))
+def test_the_cheapest_owned_mix_is_the_least_over_every_fleet_size(gpus, lot, req_day, profile, upkeep, colo):
+    """Cards bought by the baseboard make the owned mix's bill a staircase: pricing only the sizes where the traffic
+    bends it missed a fleet that fills its last baseboard (a reference check found the fast end of the band called
+    the API where 8 owned replicas and the API were cheaper). Against every size from none to the fleet."""
+    import numpy as np
+
+    from calc import traffic
+    from calc.units import HOURS_PER_DAY
+    link = (f"model=llama-3.1-8b&card=h100-sxm&weights=bf16&gpus={gpus}&buy_lot={lot}&req_day={req_day}"
+            f"&profile={profile}&upkeep={upkeep}&colo_usd={colo}&card_usd=25000&power_w=700&usd_hr=2.5")
+    r = report(link)
+    assume(r["replicas"] is not None and r["replicas"] <= 400)
+    s = load(link).scenario
+    cap = traffic.capacity(s)
+    per_hour, r_h = procure.hour_demand(s, cap)
+    n = np.arange(r["replicas"] + 1)
+    served = np.minimum(r_h[None, :], n[:, None] * per_hour)
+    api = s.hours / HOURS_PER_DAY * (r_h[None, :] - served).sum(axis=1) * traffic.api_usd_per_request(s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        duty = np.where(n >= 1, served.sum(axis=1) / (HOURS_PER_DAY * n * per_hour), 0.0)
+    every = procure.own_month(s, n * gpus, duty)[0] + (n >= 1) * upkeep + api
+    assert r["hybrid_own_replicas"] == int(np.argmin(every))
+    assert r["hybrid_own_usd_month"] == pytest.approx(every.min(), rel=1e-12)
