@@ -32,6 +32,8 @@ from .engines import (
 from .scenario import CUSTOM, Scenario, load, packed_weights
 
 CARD_ARCH_CSV = DATA_DIR / "card_arch.csv"
+#: The leave-one-source-out error by measured region, written by ``scripts/calibrate.py``.
+REGION_ERRORS_CSV = DATA_DIR / "region_errors.csv"
 
 
 @functools.cache
@@ -81,6 +83,22 @@ def measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]:
             any(packed_weights(m.weight_bits) for _, m in mine), frozenset(metric for metric, _ in mine))
 
 
+@functools.cache
+def region_bands() -> dict[tuple, dict]:
+    """``{(engine, card family, model kind, cards per replica, weights packed, metric): band}`` from
+    ``region_errors.csv``: the leave-one-source-out error of the published rows of each measured region (each
+    band: ``n``, ``signed_median_pct``, ``median_pct``, ``p90_pct``, ``max_pct``, ``most_flattering_pct``, in per
+    cent of the measured figure)."""
+    out = {}
+    with REGION_ERRORS_CSV.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            key = (row["engine"], row["card_family"], row["model_kind"], int(row["gpus"]), row["packed"] == "1",
+                   row["metric"])
+            out[key] = {"n": int(row["n"]), **{k: float(row[k]) for k in (
+                "signed_median_pct", "median_pct", "p90_pct", "max_pct", "most_flattering_pct")}}
+    return out
+
+
 @dataclass(frozen=True)
 class Accuracy:
     """The error a scenario's capacity carries (per cent, leave-one-source-out)."""
@@ -89,6 +107,7 @@ class Accuracy:
     region: tuple             # (engine, card family, model kind, cards per replica, weights packed)
     band_pct: float | None    # 90th percentile of the absolute error of the figure that sizes replicas
     widened_from: str | None = None  # the release family whose wider band stands in for a band of few rows
+    region_rows: int | None = None   # the rows of the scenario's own region whose wider band stands in
 
 
 #: An engine whose efficiencies are another's, fitted on that engine's rows (calc/data/engine_families.csv: SGLang
@@ -97,7 +116,8 @@ class Accuracy:
 SHARES_FIGURES_WITH = {"sglang": "vllm"}
 
 #: A band from fewer rows than this is thin (its 90th percentile is about its worst row): it is widened to the
-#: widest band of the same metric among the engine's release families that rest on at least this many rows.
+#: widest band of the same metric among the engine's release families that rest on at least this many rows. A
+#: measured region's own band counts from this many rows too.
 MIN_BAND_ROWS = 10
 
 
@@ -130,10 +150,43 @@ def capacity_band(bands: list | None) -> dict | None:
     return by_metric.get("max_throughput_tok_s") or by_metric.get("step_ms")
 
 
+def region_table() -> list[dict]:
+    """The measured regions of :data:`MIN_BAND_ROWS` rows or more, widest first: each region's fields
+    (``engine``, ``card_family``, ``model_kind``, ``gpus``, ``packed``), ``metric``, its leave-one-source-out
+    band (``n``, ``signed_median_pct``, ``median_pct``, ``p90_pct``, ``max_pct``, ``most_flattering_pct``), the
+    engine's own 90th percentile of that metric (``engine_p90_pct``) and ``bills_use`` (True where a scenario of
+    the region is ranged with this band rather than the engine's, :func:`accuracy`)."""
+    out = []
+    for (*where, metric), b in region_bands().items():
+        if b["n"] < MIN_BAND_ROWS:
+            continue
+        engine = where[0]
+        whole = {x["metric"]: x["p90_pct"] for x in error_band(engine) or []}
+        sizes = capacity_band(error_band(engine))
+        out.append({"engine": engine, "card_family": where[1], "model_kind": where[2], "gpus": where[3],
+                    "packed": where[4], "metric": metric, **b, "engine_p90_pct": whole.get(metric),
+                    "bills_use": sizes is not None and sizes["metric"] == metric
+                    and _accuracy(engine, tuple(where)).region_rows is not None})
+    return sorted(out, key=lambda r: -r["p90_pct"])
+
+
 def accuracy(s: Scenario) -> Accuracy:
     """The cross-validated band of the scenario's capacity, widened to the engine's widest when no row measured
-    its region, and another engine's widest when none measured this engine (docs/calibration.md section 6)."""
+    its region, and another engine's widest when none measured this engine; where at least
+    :data:`MIN_BAND_ROWS` rows measured the scenario's own region and were further off than the engine's band says,
+    their band (docs/calibration.md section 6)."""
     return _accuracy(s.engine, region(s))
+
+
+def _own_region(a: Accuracy, metric: str) -> Accuracy:
+    """``a``, or the band of the published rows of its own region for ``metric`` where they rest on at least
+    :data:`MIN_BAND_ROWS` rows and reach further than ``a``'s band: the engine's band is a spread over every set-up
+    its rows measured, and a narrower one is never taken from a region (it would flatter the set-ups that the
+    rest of the engine's rows say are harder)."""
+    own = region_bands().get((*a.region, metric)) if a.measured else None
+    if own is None or own["n"] < MIN_BAND_ROWS or a.band_pct is None or own["p90_pct"] <= a.band_pct:
+        return a
+    return Accuracy(a.measured, a.region, own["p90_pct"], region_rows=own["n"])
 
 
 @functools.lru_cache(maxsize=256)
@@ -148,12 +201,12 @@ def _accuracy(engine: str, r: tuple[str, str, str, int, bool]) -> Accuracy:
         return Accuracy(measured, r, None)
     b = capacity_band(bands) if measured else max(bands, key=lambda x: x["p90_pct"])
     if b["n"] >= MIN_BAND_ROWS:
-        return Accuracy(measured, r, b["p90_pct"])
+        return _own_region(Accuracy(measured, r, b["p90_pct"]), b["metric"])
     siblings = [(o["p90_pct"], e) for e in ENGINES if (base(e) == base(engine) or e == SHARES_FIGURES_WITH.get(engine))
                 and e != figures_of(engine)
                 for o in error_band(e, CROSS_VALIDATED) or [] if o["metric"] == b["metric"]
                 and (o["n"] >= MIN_BAND_ROWS or e == SHARES_FIGURES_WITH.get(engine)) and o["p90_pct"] > b["p90_pct"]]
     if not siblings:
-        return Accuracy(measured, r, b["p90_pct"])
+        return _own_region(Accuracy(measured, r, b["p90_pct"]), b["metric"])
     p90, family = max(siblings)
-    return Accuracy(measured, r, p90, family)
+    return _own_region(Accuracy(measured, r, p90, family), b["metric"])

@@ -42,6 +42,7 @@ class Decision:
     capacity_measured: bool = True         # a published row measured this engine x card family x kind x TP
     capacity_band_pct: float | None = None  # the band, per cent (leave-one-source-out, 90th percentile)
     capacity_band_from: str | None = None   # the release family whose wider band stands in for a band of few rows
+    capacity_band_region_rows: int | None = None  # the rows of the scenario's own region whose wider band stands in
     kept_out_pct: float | None = None      # the rows kept out of the fit: that figure's error beyond the band
     self_host_kept_out: float | None = None  # ... and the self-hosting bill at it (USD/month)
     api_in_price: float = 0.0              # USD per 1M prompt tokens billed (a long-prompt tier applied)
@@ -71,6 +72,7 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict, units: traffic.Unit
         self_host_low=report["self_host_usd_month_low"], self_host_high=report["self_host_usd_month_high"],
         marginal=report["verdict_marginal"], capacity_measured=report["capacity_measured"],
         capacity_band_pct=report["capacity_band_pct"], capacity_band_from=report["capacity_band_from"],
+        capacity_band_region_rows=report["capacity_band_region_rows"],
         kept_out_pct=report["capacity_kept_out_pct"], self_host_kept_out=report["self_host_usd_month_kept_out"],
         api_in_price=traffic.api_prices(s)[0], api_out_price=traffic.api_prices(s)[1],
     )

@@ -136,6 +136,7 @@ class Band:
     capacity_measured: bool                 # a row measured this engine x card family x kind x TP x packed weights
     capacity_band_pct: float | None         # b in per cent (90th percentile, leave-one-source-out)
     capacity_band_from: str | None          # the release family whose band stands in for a band of few rows
+    capacity_band_region_rows: int | None   # the rows of the scenario's own region whose wider band stands in
     self_host_usd_month_low: float | None   # at capacity x (1 + b)
     self_host_usd_month_high: float | None  # at capacity / (1 + b)
     verdict_marginal: bool                  # the API bill lies inside that range
@@ -372,6 +373,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
         "capacity_band_from": acc.widened_from,
+        "capacity_band_region_rows": acc.region_rows,
         "self_host_usd_month_low": low,
         "self_host_usd_month_high": high,
         # Marginal where the API's bill lies within the band's range, or between it and the bill at the error of the

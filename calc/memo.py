@@ -46,6 +46,7 @@ from .words import (
     model_name,
     money,
     per_day,
+    region_band_text,
     sig,
     sig_pair,
     span,
@@ -156,7 +157,7 @@ def volume_sentence(d: Decision) -> str:
 
 
 def break_even_band_text(d: Decision) -> str:
-    """The break-even volume at the two ends of the capacity band, as a sentence (" At the engine's capacity error
+    """The break-even volume at the two ends of the capacity band, as a sentence (" At the capacity error
     ... "), or "" without a band; a thin margin shows as an end that never breaks even."""
     if d.capacity_band_pct is None or d.self_host_low is None:
         return ""
@@ -165,11 +166,11 @@ def break_even_band_text(d: Decision) -> str:
         return ""
     if d.break_even is None:  # never at the model's own figures: only the fast end may break even
         return ("" if ends[0] is None else
-                f" At the fast end of the engine's capacity error ({band_text(d.capacity_band_pct)}) it would break even "
+                f" At the fast end of the capacity error ({band_text(d.capacity_band_pct)}) it would break even "
                 f"at about {sig(ends[0], 3)} requests a day: the margin is too thin to rule self-hosting out at "
                 "a higher volume.")
     fast, slow = ("it never breaks even" if v is None else f"about {sig(v, 3)} requests a day" for v in ends)
-    return (f" Within the engine's capacity error ({band_text(d.capacity_band_pct)}) the break-even volume is {fast} "
+    return (f" Within the capacity error ({band_text(d.capacity_band_pct)}) the break-even volume is {fast} "
             f"with the replicas at the fast end and {slow} at the slow end"
             + (": the margin is too thin for the figure to be relied on" if ends[1] is None else "") + ".")
 
@@ -277,7 +278,9 @@ def band_sentence(d: Decision) -> str:
     widened = ("" if d.capacity_band_from is None else
                f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of "
                + band_source_text(d.scenario.engine, d.capacity_band_from))
-    lead = (f"At the engine's capacity error ({band_text(d.capacity_band_pct)}, each source predicted by a fit without "
+    lead = (f"At the capacity error of set-ups like this one ({band_text(d.capacity_band_pct)}: "
+            f"{region_band_text(d.report, d.scenario)}), self-hosting costs " if d.capacity_band_region_rows else
+            f"At the engine's capacity error ({band_text(d.capacity_band_pct)}, each source predicted by a fit without "
             f"it{widened}{widest}), self-hosting costs ")
     rng = lead + (f"{money(d.self_host_low)} a month at either end (the same replicas)."
                   if d.self_host_low == d.self_host_high else
@@ -480,7 +483,7 @@ def marginal_best_text(r: dict) -> str:
     if not r.get("best_marginal"):
         return ""
     others = sorted({b for b in r["best_at_band_ends"] if b != r["best"]}, key=procure.OPTIONS.index)
-    return (f" (marginal: within the engine's capacity error, {' or '.join(OPTION_WORDS[o] for o in others)} "
+    return (f" (marginal: within the capacity error, {' or '.join(OPTION_WORDS[o] for o in others)} "
             "would be cheaper)")
 
 

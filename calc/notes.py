@@ -113,16 +113,22 @@ def outside_measurements(s: Scenario) -> str:
                    "token) are not checked and are likely overstated")
     acc = accuracy(s)
     if not acc.measured:
-        engine, arch, kind, gpus, packed = acc.region
-        out.insert(0, f"not measured: no published row covers {ENGINE_NAMES.get(engine, engine)} on "
-                      f"{'a custom card' if arch == 'unknown' else arch + ' cards'} with "
-                      f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
-                      f"{'in weights stored below 8 bits or in scaled blocks ' if packed else ''}on {gpus} "
-                      f"card{'s' if gpus != 1 else ''} per replica, so its figures carry the engine's widest band"
+        out.insert(0, f"not measured: no published row covers {region_text(acc.region)}, so its figures carry the "
+                      "engine's widest band"
                       + ("" if acc.band_pct is None else
                          f" ({band_text(acc.band_pct)}: the 90th percentile of its least accurate measure, so one row in "
                          "ten lies further off, the worst on the Validation page)"))
     return "; ".join(out)
+
+
+def region_text(region: tuple) -> str:
+    """A measured region (calc.accuracy.region) in words: "TensorRT-LLM on Blackwell cards with an MoE model in
+    weights stored below 8 bits or in scaled blocks on 1 card per replica"."""
+    engine, arch, kind, gpus, packed = region
+    return (f"{ENGINE_NAMES.get(engine, engine)} on {'a custom card' if arch == 'unknown' else arch + ' cards'} with "
+            f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
+            f"{'in weights stored below 8 bits or in scaled blocks ' if packed else ''}on {gpus} "
+            f"card{'s' if gpus != 1 else ''} per replica")
 
 
 def cheaper_api_row(s: Scenario) -> tuple[str, float] | None:

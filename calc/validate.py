@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .accuracy import MIN_BAND_ROWS, region_table
 from .engines import (
     CV_CSV,
     ENGINES,
@@ -268,18 +269,45 @@ def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None
     return "\n".join(lines)
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}%"
+
+
+def _spct(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.1f}%"
+
+
+#: The error columns every table prints: rows, signed median, median, 90th percentile, worst.
+_ERROR_HEAD = f"{'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8}"
+
+
+def _errors(s: dict) -> str:
+    """A band's :data:`_ERROR_HEAD` columns."""
+    return (f"{s['n']:>3} {_spct(s['signed_median_pct']):>11} {_pct(s['median_pct']):>8} {_pct(s['p90_pct']):>8} "
+            f"{_pct(s['max_pct']):>8}")
+
+
 def format_summary(summary: Sequence[dict]) -> str:
     """The error table: per engine and metric, rows, signed median (positive = flatters self-hosting), median,
     90th percentile and worst absolute error, and the most flattering row."""
-    pct = lambda x: "-" if x is None else f"{x:.1f}%"  # noqa: E731
-    spct = lambda x: "-" if x is None else f"{x:+.1f}%"  # noqa: E731
-    lines = [f"{'engine':<{_ENGINE_W}} {'metric':<21} {'n':>3} {'signed med':>11} {'median':>8} {'p90':>8} {'worst':>8} "
-             f"{'most flattering':>16}"]
+    lines = [f"{'engine':<{_ENGINE_W}} {'metric':<21} {_ERROR_HEAD} {'most flattering':>16}"]
     for s in summary:
-        lines.append(f"{s['engine']:<{_ENGINE_W}} {s['metric']:<21} {s['n']:>3} {spct(s['signed_median_pct']):>11} "
-                     f"{pct(s['median_pct']):>8} {pct(s['p90_pct']):>8} {pct(s['max_pct']):>8} "
-                     f"{spct(s.get('most_flattering_pct')):>16}"
+        lines.append(f"{s['engine']:<{_ENGINE_W}} {s['metric']:<21} {_errors(s)} "
+                     f"{_spct(s.get('most_flattering_pct')):>16}"
                      + (f"  ({s['missing']} without a prediction)" if s["missing"] else ""))
+    return "\n".join(lines)
+
+
+def format_regions(regions: Sequence[dict]) -> str:
+    """The cross-validated error of each measured region of 10 rows or more (calc.accuracy.region_table): its
+    rows, signed median, median, 90th percentile and worst absolute error, the engine's 90th percentile beside it,
+    and whether the bills of a scenario there are ranged with the region's band."""
+    lines = [f"{'engine':<{_ENGINE_W}} {'cards':<10} {'model':<6} {'TP':>3} {'weights':<9} {'metric':<21} "
+             f"{_ERROR_HEAD} {'engine p90':>11}  bills use"]
+    for r in regions:
+        lines.append(f"{r['engine']:<{_ENGINE_W}} {r['card_family']:<10} {r['model_kind']:<6} {r['gpus']:>3} "
+                     f"{'packed' if r['packed'] else 'as stored':<9} {r['metric']:<21} {_errors(r)} "
+                     f"{_pct(r['engine_p90_pct']):>11}  " + ("the region's" if r["bills_use"] else "the engine's"))
     return "\n".join(lines)
 
 
@@ -386,6 +414,11 @@ def main(path=None, as_linked: bool = False) -> int:
           "band every page quotes:")
     print(format_summary(summarise(cross_validated_results(shipped) if own else cv)))
     if not own:
+        print()
+        print(f"By measured region (engine x card family x model kind x cards per replica x weights packed or as "
+              f"stored), the regions of {MIN_BAND_ROWS} rows or more, cross-validated as above: where a region's 90th "
+              "percentile is wider than its engine's, the bills of a scenario there are ranged with the region's:")
+        print(format_regions(region_table()))
         print()
         print("Kept out of the fit (calc/data/measurements_other.csv): published rows the figures never saw, predicted "
               "by the shipped profiles, each under the profile whose figures predicted it (a release family that "

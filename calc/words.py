@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
-from .accuracy import SHARES_FIGURES_WITH, band_text, kept_out_engine
+from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_engine
 from .engines import ENGINE_NAMES, figures_of
-from .notes import display_name
+from .notes import display_name, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
 
@@ -213,14 +213,33 @@ METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-loa
 METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 
 
-def band_clause(report: dict) -> str:
-    """"; the bills use ±21 %, ..." when the band the bills are ranged with is not the engine's own (its own rests on
-    too few rows, so a release family's wider band stands in: calc.accuracy.MIN_BAND_ROWS); "" otherwise."""
+def band_clause(report: dict, s: Scenario) -> str:
+    """"; the bills use ±21 %, ..." when the band the bills are ranged with is not the engine's own: its own rests on
+    too few rows, so a release family's wider band stands in (calc.accuracy.MIN_BAND_ROWS), or the published rows of
+    set-ups like ``s`` were further off (:func:`region_band_text`); "" otherwise."""
+    if report.get("capacity_band_pct") is None:
+        return ""
+    if report.get("capacity_band_region_rows"):
+        return (f"; the self-hosting bills are ranged with {band_text(report['capacity_band_pct'])}, the band of "
+                f"set-ups like this one: {region_band_text(report, s)}")
     family = report.get("capacity_band_from")
-    if family is None or report.get("capacity_band_pct") is None:
+    if family is None:
         return ""
     return (f"; the self-hosting bills are ranged with {band_text(report['capacity_band_pct'])}, the band of "
             f"{band_source_text(report['scenario']['engine'], family)}, as its own rests on too few rows")
+
+
+def region_band_text(report: dict, s: Scenario) -> str:
+    """"the 36 published rows of TensorRT-LLM on Blackwell cards with ..., each source predicted by a fit without it,
+    wider than the ±22 % of all the engine's rows": whose band the scenario's is where its own region's rows stand in
+    for the engine's (calc.accuracy); "" when they do not."""
+    rows = report.get("capacity_band_region_rows")
+    if not rows:
+        return ""
+    whole = capacity_band(report["error_band"])
+    return (f"the {rows:,} published rows of {region_text(accuracy(s).region)}, each source predicted by a fit "
+            "without it"
+            + ("" if whole is None else f", wider than the {band_text(whole['p90_pct'])} of all the engine's rows"))
 
 
 def band_source_text(engine: str, source: str) -> str:

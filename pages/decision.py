@@ -76,8 +76,11 @@ else:
               + (" · marginal" if d.marginal else ""),
               delta_color="off", delta_arrow="off",
               help=f"{words.money(d.self_host_usd_month)}: rent of every replica, busy or not, plus upkeep. The range is "
-                   "the bill at the engine's capacity "
-                   "error, each source of published measurements predicted by a fit without it"
+                   "the bill at the "
+                   + (f"capacity error of set-ups like this one ({d.capacity_band_region_rows:,} published rows, "
+                      "further off than the engine's rows as a whole)" if d.capacity_band_region_rows else
+                      "engine's capacity error")
+                   + ", each source of published measurements predicted by a fit without it"
                    + ("" if d.capacity_measured else "; no published row covers this set-up, so the widest band")
                    + "." + ("" if d.self_host_kept_out is None else
                             f" At the error of the published rows kept out of the fit ({d.kept_out_pct:.0f} % too fast), "
@@ -105,7 +108,7 @@ if d.fits and d.priced and d.capacity_band_pct is not None:
     ends = [d.report["break_even_req_day_low"], d.report["break_even_req_day_high"]]
     lo, hi = ("never" if v is None else words.short(v) for v in ends)
     band_flip = "band: " + (f"{lo} at both ends" if lo == hi else words.span(lo, hi))
-    flip_help += (f" The band: the break-even volume with the replicas' capacity at the ends of the engine's error "
+    flip_help += (f" The band: the break-even volume with the replicas' capacity at the ends of the capacity error "
                   f"({band_text(d.capacity_band_pct)}); where it reaches 'never', the margin is too thin to rely on.")
 # Where the answer rests on the catalogue's cheaper row, the break-even volume is still against the link's row: said.
 c4.metric("Break-even vs the link's API row" if dm.cheaper_api_wins(d) else "Break-even, requests a day", short_flip,

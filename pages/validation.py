@@ -4,7 +4,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calc import engines, validate, words
+from calc import accuracy, engines, validate, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -111,6 +111,37 @@ def _whole(df: pd.DataFrame) -> int:
 
 
 ui.dataframe(cv_summary, column_config=COLUMNS, height=_whole(cv_summary))
+regions = pd.DataFrame(accuracy.region_table()).assign(
+    metric=lambda d: d["metric"].map(lambda m: words.METRIC_NAMES.get(m, m)),
+    packed=lambda d: d["packed"].map({True: "packed", False: "as stored"}),
+    bills_use=lambda d: d["bills_use"].map({True: "this region's", False: "the engine's"}))
+st.markdown(f"**By set-up**: the same errors for each measured region of {accuracy.MIN_BAND_ROWS} rows or more (an "
+            "engine on a card family, with a kind of model, on so many cards per replica, its weights packed or as "
+            "stored). Where a region's rows were further off than its engine's as a whole, a scenario in that "
+            "region has its bills ranged with the region's band.")
+ui.dataframe(regions[["engine", "card_family", "model_kind", "gpus", "packed", "metric", "n", "signed_median_pct",
+                      "p90_pct", "max_pct", "engine_p90_pct", "bills_use"]],
+             # Narrower than the summaries' columns: twelve of them fit the page's width (about 920 px).
+             column_config={**COLUMNS,
+                            "engine": st.column_config.TextColumn("Engine", width=100),
+                            "card_family": st.column_config.TextColumn("Card family", width=80),
+                            "model_kind": st.column_config.TextColumn("Model", width=55),
+                            "gpus": st.column_config.NumberColumn("TP", width=40,
+                                                                  help="Cards per replica (tensor parallel)"),
+                            "packed": st.column_config.TextColumn(
+                                "Weights", width=72, help="Packed: stored below 8 bits or in scaled blocks"),
+                            "metric": st.column_config.TextColumn("Figure", width=132),
+                            "n": st.column_config.NumberColumn("Rows", width=45),
+                            "signed_median_pct": st.column_config.NumberColumn(
+                                "Signed med. %", format="%+.1f", width=92, help="+: predicted too fast"),
+                            "p90_pct": st.column_config.NumberColumn("90th pct. %", format="%.1f", width=72),
+                            "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f", width=60),
+                            "engine_p90_pct": st.column_config.NumberColumn(
+                                "Engine's 90th %", format="%.1f", width=98,
+                                help="The 90th percentile of all the engine's rows of this figure"),
+                            "bills_use": st.column_config.TextColumn("Bills use", width=90,
+                                                               help="The band the bills of a scenario in the region are ranged with")},
+             height=_whole(regions))
 st.subheader("In sample: the rows the figures were fitted to")
 st.caption("How well the shipped figures fit their own rows. Not an accuracy claim.")
 ui.dataframe(in_summary, column_config=COLUMNS, height=_whole(in_summary))

@@ -22,7 +22,8 @@ prediction for a source nobody fitted to.
 Writes ``calc/data/engines.csv`` (every figure of every profile with its basis and source),
 ``calc/data/engine_errors.csv`` (per profile and metric, in-sample and leave-one-source-out: n, signed median,
 median, 90th percentile and worst absolute error in per cent) and ``calc/data/engine_cv.csv`` (each row's in-sample
-and cross-validated prediction). Roofline is docs/method.md sections 2, 5 and 6 by definition.
+and cross-validated prediction) and ``calc/data/region_errors.csv`` (the leave-one-source-out error by measured
+region: profile x card family x model kind x cards per replica x packed weights). Roofline is docs/method.md sections 2, 5 and 6 by definition.
 
 The fit evaluates rows with a vectorised copy of the model (``FastRows``); before writing, every row is evaluated
 again through ``calc.report`` with the written figures and the two must agree to 1e-9.
@@ -44,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from calc import engines, load, memory, model, traffic  # noqa: E402
+from calc.accuracy import region  # noqa: E402
 from calc.engines import CROSS_VALIDATED, ENGINES, FIGURES, IN_SAMPLE, KEPT_OUT, ROOFLINE  # noqa: E402
 from calc.scenario import KEY_TABLE, split_link  # noqa: E402
 from calc.validate import (  # noqa: E402
@@ -741,6 +743,33 @@ def write_cv(path: Path, fast: FastRows, inside: np.ndarray, cv: np.ndarray) -> 
                         "" if not np.isfinite(b) else f"{b:.6g}"])
 
 
+def region_summaries(rows: list[Measurement], predicted) -> list[dict]:
+    """The error of ``predicted`` on ``rows`` grouped by measured region (:func:`calc.accuracy.region`: the
+    profile whose figures predict the row, card family, model kind, cards per replica, packed weights) and metric,
+    as :func:`calc.validate.summarise` gives each group; rows on custom cards name no card family and are left
+    out (docs/calibration.md section 6)."""
+    groups: dict[tuple, list[Result]] = {}
+    for r, p in zip(rows, predicted, strict=True):
+        where = region(load(r.link).scenario)
+        if where[1] != "unknown":
+            groups.setdefault(where, []).append(Result(r, None if not np.isfinite(p) else float(p)))
+    return [dict(b, region=where) for where, rs in sorted(groups.items()) for b in summarise(rs, by_engine=False)]
+
+
+def write_regions(path: Path, bs: list[dict], date: str) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["engine", "card_family", "model_kind", "gpus", "packed", "metric", "basis", "n",
+                    "signed_median_pct", "median_pct", "p90_pct", "max_pct", "most_flattering_pct", "rows",
+                    "fitted_on", "source"])
+        for b in bs:
+            engine, arch, kind, gpus, packed = b["region"]
+            w.writerow([engine, arch, kind, gpus, int(packed), b["metric"], CROSS_VALIDATED, b["n"],
+                        round(b["signed_median_pct"], 2), round(b["median_pct"], 2), round(b["p90_pct"], 2),
+                        round(b["max_pct"], 2), round(b["most_flattering_pct"], 2), " ".join(b["rows"]), date,
+                        f"{SCRIPT}: each source's rows predicted by a fit without that source, by measured region"])
+
+
 def check_against_report(fast: FastRows, table: dict) -> np.ndarray:
     """Every row through ``calc.report`` with the figures now in ``engines.csv`` equals the fast copy; returns the
     report's predictions (NaN where none)."""
@@ -815,9 +844,10 @@ def main(argv=None) -> int:
                                                    "kept out of the fit, predicted by the shipped figures"))
     write_errors(ROOT / "calc" / "data" / "engine_errors.csv", out, date)
     write_cv(ROOT / "calc" / "data" / "engine_cv.csv", fast, inside, cv)
+    write_regions(ROOT / "calc" / "data" / "region_errors.csv", region_summaries(rows, cv), date)
     for name in ("_table", "profiles", "_bands"):
         getattr(engines, name).cache_clear()
-    print(f"\nwrote calc/data/engines.csv, engine_errors.csv and engine_cv.csv (fit date {date})")
+    print(f"\nwrote calc/data/engines.csv, engine_errors.csv, engine_cv.csv and region_errors.csv (fit date {date})")
     return 0
 
 

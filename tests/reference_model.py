@@ -1227,6 +1227,29 @@ def measured_regions() -> frozenset:
     return frozenset(out)
 
 
+@functools.cache
+def region_bands() -> dict:
+    """docs/calibration.md section 6: {(region, metric): (rows, p90)}, the 90th percentile of the absolute
+    leave-one-source-out error (calc/data/engine_cv.csv's predictions) of the published rows of each measured
+    region, to a hundredth of a per cent as the calibration writes it."""
+    from urllib.parse import parse_qsl
+
+    import numpy as np
+    with open(DATA / "engine_cv.csv", newline="") as f:
+        cv = {row["id"]: row for row in csv.DictReader(f)}
+    errs: dict = {}
+    with open(DATA / "measurements.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            c = cv.get(row["id"])
+            if c is None or not c["predicted_cv"]:
+                continue
+            r = region(resolve(dict(parse_qsl(row["link"], keep_blank_values=True))))
+            if r[1] != "unknown":
+                errs.setdefault((r, row["metric"]), []).append(
+                    abs(float(c["predicted_cv"]) / float(c["measured"]) - 1) * 100)
+    return {k: (len(v), round(float(np.percentile(v, 90)), 2)) for k, v in errs.items()}
+
+
 def band(m, s, u, priced, out) -> dict:
     """docs/calibration.md section 6: the self-hosting bill at capacity (1 + b) and 1 / (1 + b) times the model's,
     b the 90th percentile of the leave-one-source-out error of full-load throughput (the step where none), or the
@@ -1236,7 +1259,8 @@ def band(m, s, u, priced, out) -> dict:
         every = [b for e, bs in error_bands().items() if e != "roofline" for b in (bs or [])]
         bands = [max(every, key=lambda b: (b["p90_pct"], b["median_pct"]))] if every else []
     measured = region(s) in measured_regions()
-    res = dict(capacity_measured=measured, capacity_band_pct=None, capacity_band_from=None, self_host_usd_month_low=None,
+    res = dict(capacity_measured=measured, capacity_band_pct=None, capacity_band_from=None,
+               capacity_band_region_rows=None, self_host_usd_month_low=None,
                self_host_usd_month_high=None, verdict_marginal=False, break_even_req_day_low=None,
                break_even_req_day_high=None, capacity_kept_out_pct=None, self_host_usd_month_kept_out=None)
     if not bands:
@@ -1253,6 +1277,11 @@ def band(m, s, u, priced, out) -> dict:
         if wider:
             pick = dict(pick, p90_pct=wider[-1][0])
             res["capacity_band_from"] = wider[-1][1]
+    # docs/calibration.md section 6: the rows of the scenario's own region (10 or more) where they reach further.
+    rows, p90 = region_bands().get((region(s), pick["metric"]), (0, 0.0)) if measured else (0, 0.0)
+    if rows >= 10 and p90 > pick["p90_pct"]:
+        pick = dict(pick, p90_pct=p90)
+        res["capacity_band_from"], res["capacity_band_region_rows"] = None, rows
     res["capacity_band_pct"] = pick["p90_pct"]
     # docs/calibration.md section 5: the rows kept out of the fit, where their signed median error of the figure
     # that sizes the replicas (throughput, else the step) flatters beyond the band, and the bill at that error.

@@ -72,8 +72,15 @@ def test_the_speed_page_draws_the_ideal_beside_the_engine():
 def test_the_validation_page_shows_both_tables_and_every_row():
     at = open_app({}, "pages/validation.py")
     assert not at.exception
-    assert len(at.dataframe) == 5
-    cv, inside, kept, kept_rows, rows = (x.value for x in at.dataframe)
+    assert len(at.dataframe) == 6
+    cv, regions, inside, kept, kept_rows, rows = (x.value for x in at.dataframe)
+    # By set-up: the regions of 10 rows or more, the single-card NVFP4 MoE rows of TensorRT-LLM widest, their band
+    # the one the bills of such a scenario use.
+    widest = regions.iloc[0]
+    assert (widest["engine"], widest["card_family"], widest["model_kind"], widest["n"]) == ("trtllm", "Blackwell",
+                                                                                           "MoE", 36)
+    assert widest["p90_pct"] > widest["engine_p90_pct"] + 10 and widest["bills_use"] == "this region's"
+    assert (regions["n"] >= 10).all() and set(regions["bills_use"]) == {"this region's", "the engine's"}
     assert len(rows) == 373 and {"predicted_cv", "error_cv_pct", "version"} <= set(rows.columns)
     # The rows kept out of the fit, each under the profile whose figures predicted it: gpustack's vLLM 0.10/0.11
     # rows (vllm-2025, every figure vLLM's) under vllm, whose full-load throughput they put a median +47 % too fast.

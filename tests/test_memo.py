@@ -43,7 +43,7 @@ def test_sentence_on_defaults():
         "full-load throughput came out a median 47 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "
-        "at about 484,000 requests a day and is cheaper at every volume above about 641,000. Within the engine's capacity "
+        "at about 484,000 requests a day and is cheaper at every volume above about 641,000. Within the capacity "
         "error (±19 %) the break-even volume is about 326,000 requests a day with the replicas at the fast end and "
         "about 1,110,000 requests a day at the slow end. The catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
@@ -182,7 +182,7 @@ def test_never_breaking_even_says_where_the_fast_end_of_the_band_would():
     assert d.break_even is None and d.report["break_even_req_day_low"] is not None
     text = volume_sentence(d)
     assert text.startswith("Self-hosting never breaks even, at any volume")
-    assert (f"At the fast end of the engine's capacity error (±{d.capacity_band_pct:.0f} %) it would break even at "
+    assert (f"At the fast end of the capacity error (±{d.capacity_band_pct:.0f} %) it would break even at "
             f"about {words.sig(d.report['break_even_req_day_low'], 3)} requests a day") in text
 
 

@@ -237,7 +237,7 @@ def test_the_best_option_is_marginal_when_the_capacity_band_changes_it(req_day, 
     r = report(link)
     assert (r["best"], r["best_at_band_ends"]) == (best, ends)
     assert r["best_marginal"] == (ends != [best, best])
-    assert ("marginal: within the engine's capacity error" in marginal_best_text(r)) == r["best_marginal"]
+    assert ("marginal: within the capacity error" in marginal_best_text(r)) == r["best_marginal"]
     from test_reference_agreement import assert_agrees
     assert_agrees(dict(p.split("=") for p in link.split("&")))
 

@@ -487,6 +487,9 @@ def assert_agrees(params):
 @example({"model": "deepseek-v3", "gpus": "8", "card": "h200-sxm", "tpot_ms": "0.01", "req_day": "1e7"})
 @example({"model": "gpt-oss-120b", "kv": "fp8", "weights": "4.25", "batch": "auto", "in_tok": "0"})
 @example({"model": "mixtral-8x7b", "gpus": "2", "link_gbs": "32", "link_us": "0", "tpot_ms": "30"})
+# A region whose own rows' band is wider than the engine's (docs/calibration.md section 6).
+@example({"model": "qwen3-30b-a3b", "card": "b200", "weights": "nvfp4", "kv": "fp8", "compute": "fp4",
+          "engine": "trtllm", "req_day": "200000"})
 def test_reference_agreement(params):
     assert_agrees(params)
 
@@ -603,6 +606,12 @@ def test_unknown_key_is_a_warning():
        ctx=st.integers(1, 200_000))
 @example(params={"model": "llama-3.1-8b", "card": "rtx-4090"}, engine="llamacpp-2024", slots=4, ubatch=512, fa=0,
          ctx=32768)
+# Found by this test: at the band's fast end 10 replicas on H100s bought by the baseboard of 8, where 8 owned
+# replicas beside the API bill least (a size between the traffic's bends, the baseboard filled).
+@example(params={"model": "gemma-2-27b", "tflops": "44.0", "clock_ghz": "1.0", "upkeep": "0.0", "in_tok": "30660",
+                 "out_tok": "4431", "eff_bw": "1.0", "eff_kv": "1.0", "step_us": "0.0", "layer_us": "0.0",
+                 "kv_reread": "0.0", "eff_fp4": "1.0", "layer_ghz": "0.0", "idle_frac": "0.0", "profile": "flat",
+                 "spec_alpha": "0.0"}, engine="llamacpp", slots=1, ubatch=32, fa=0, ctx=1)
 def test_reference_agreement_llamacpp_memory(params, engine, slots, ubatch, fa, ctx):
     """docs/method.md section 8.2: llama.cpp's cells, compute buffers and the room beside them, whatever the slots,
     the physical batch, flash attention and the context."""
