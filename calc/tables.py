@@ -235,6 +235,15 @@ def apis_table() -> pd.DataFrame:
     return df
 
 
+def refused_text(errors: Sequence) -> str:
+    """Why a set-up is refused, short: the first refused input and its reason ("weights=nvfp4: TensorRT-LLM runs
+    nvfp4 weights on cards with FP4 tensor cores, and L40S 48 GB has none"), and how many more there are."""
+    first = errors[0]
+    more = len(errors) - 1
+    return ((f"{first.key}={first.value}: {first.reason}" if first.reason else first.message)
+            + (f" (and {more} more input{'s' if more != 1 else ''})" if more else ""))
+
+
 def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
     """The scenario's model, precisions, context and money on other cards, side by side.
 
@@ -242,7 +251,10 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
     and duty cycle, and takes its own datasheet figures and reference rent. Columns: fits, max batch, batch
     used, step time, tokens/s and USD per 1M tokens at the scenario's duty (None when the card is unpriced), SPEC's
     ``memory_caps_batch`` and what stops the batch first (``batch_cap``: notes.batch_cap), and the traffic's
-    self-hosting bill on that card (``replicas``, ``self_host_usd_month``: the Decision page's).
+    self-hosting bill on that card (``replicas``, ``self_host_usd_month``: the Decision page's). A card the
+    scenario cannot run on as set (the calculator refuses the set-up there: TensorRT-LLM's NVFP4 weights on a card
+    without FP4 tensor cores, say) gets no figures, only its datasheet and ``refused`` (:func:`refused_text`); it is
+    never priced with the refused input's default in its place.
     """
     from .evaluate import build
     from .scenario import parse, with_change
@@ -250,7 +262,17 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
     rows = []
     for cid in dict.fromkeys(card_ids):
         params = with_change(s.to_params(), "card", cid)
-        r = build(parse(params))
+        parsed = parse(params)
+        if parsed.errors:
+            sheet = catalogue.cards().get(cid, {})
+            rows.append({"card": cid, "gpus": s.gpus, "compute": s.compute, "mem_gib": sheet.get("mem_gib", np.nan),
+                         "bw_tbs": sheet.get("bw_tbs", np.nan), "tflops": np.nan, "usd_hr": np.nan, "fits": False,
+                         "max_batch": np.nan, "break_even_batch": np.nan, "batch": np.nan, "step_ms": np.nan,
+                         "tok_s": np.nan, "usd_per_mtok": np.nan, "memory_caps_batch": None, "batch_cap": None,
+                         "replicas": np.nan, "self_host_usd_month": np.nan,
+                         "refused": refused_text(parsed.errors)})
+            continue
+        r = build(parsed)
         sc = r["scenario"]
         runs = r["fits"] and r["max_batch"] > 0
         if not runs:  # no speed or price for a set-up that cannot hold one sequence
@@ -266,7 +288,8 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
                      "batch_cap": notes.batch_cap(r["max_batch"], sc["max_seqs"], r["break_even_batch"])
                      if runs else None,
                      "replicas": np.nan if r["replicas"] is None else r["replicas"],
-                     "self_host_usd_month": np.nan if r["self_host_usd_month"] is None else r["self_host_usd_month"]})
+                     "self_host_usd_month": np.nan if r["self_host_usd_month"] is None else r["self_host_usd_month"],
+                     "refused": None})
     return pd.DataFrame(rows)
 
 

@@ -565,3 +565,19 @@ def test_memory_stack_names_a_hybrids_state_beside_its_cache():
     df = tables.memory_stack(parse({"model": "qwen3.5-35b-a3b", "card": "h100-sxm"}).scenario, batch=4)
     assert "KV cache and state at batch 4" in list(df.part)
     assert "KV cache at batch 17" in list(tables.memory_stack(sc()).part)
+
+
+def test_a_card_the_set_up_cannot_run_on_is_not_priced_with_defaults():
+    """TensorRT-LLM runs NVFP4 weights and an FP8 cache only on cards with such tensor cores: on an A100 or an L40S
+    the calculator refuses the link, so the comparison gives those cards no figures and says why (it priced them
+    with the refused inputs' defaults: an L40S at 9,688 USD a month, cheaper than the B200 the link named)."""
+    from calc.tables import compare_cards
+    s = sc(dict(model="qwen3-30b-a3b", card="b200", weights="nvfp4", kv="fp8", compute="fp4", gpus="1",
+                engine="trtllm", req_day="3000000"))
+    df = compare_cards(s, ["b200", "a100-80gb", "l40s"]).set_index("card")
+    assert df.loc["b200", "fits"] and df.loc["b200", "self_host_usd_month"] > 0 and pd.isna(df.loc["b200", "refused"])
+    for card, name in (("a100-80gb", "A100 80GB SXM"), ("l40s", "L40S 48 GB")):
+        row = df.loc[card]
+        assert not row["fits"] and pd.isna(row["tok_s"]) and pd.isna(row["self_host_usd_month"])
+        assert row["refused"].startswith(f"weights=nvfp4: TensorRT-LLM runs nvfp4 weights on cards with FP4 tensor "
+                                         f"cores, and {name} has none (and ")
