@@ -478,13 +478,19 @@ def residency_sentence(d: Decision) -> str:
             "comparison with it below is for reference only.")
 
 
-def marginal_best_text(r: dict) -> str:
-    """" (marginal: ... )" when the cheapest option differs at an end of the capacity band, else ""."""
+def marginal_best_text(r: dict, after_cheaper_row: bool = False) -> str:
+    """" (marginal: ... )" when the cheapest option differs at an end of the capacity band, else "". The options
+    are priced against the link's API row, so ``after_cheaper_row`` (the text follows "the catalogue's cheapest row
+    ... bills less than any other way", :func:`cheaper_row_beats_text`) words it as about those others: "; of those,
+    X is the cheapest, and within the capacity error Y would be"."""
     if not r.get("best_marginal"):
         return ""
-    others = sorted({b for b in r["best_at_band_ends"] if b != r["best"]}, key=procure.OPTIONS.index)
-    return (f" (marginal: within the capacity error, {' or '.join(OPTION_WORDS[o] for o in others)} "
-            "would be cheaper)")
+    others = " or ".join(OPTION_WORDS[o] for o in sorted({b for b in r["best_at_band_ends"] if b != r["best"]},
+                                                          key=procure.OPTIONS.index))
+    if after_cheaper_row:
+        return (f"; of those, {OPTION_WORDS[r['best']]} is the cheapest, and within the capacity error {others} "
+                "would be")
+    return f" (marginal: within the capacity error, {others} would be cheaper)"
 
 
 def cheaper_row_beats_text(d: Decision) -> str:

@@ -508,3 +508,19 @@ def test_where_the_data_may_not_leave_the_volume_table_weighs_renting_against_bu
     assert now["cheaper"] == "buying" and now["own_usd_month"] < now["self_host_usd_month"]
     assert e.report()["best"] == "own"
     assert list(tables.volume_table(evaluate(parse("why=residency")).decision, ())["cheaper"]) == ["renting"]
+
+
+def test_the_marginal_remark_under_the_options_is_about_the_options_it_weighs():
+    """Where the catalogue's cheaper API row is the answer, the options table ticks it; the band's remark is about
+    the options priced against the link's row (buying, and an owned fleet beside the API at the fast end), so it
+    follows the cheaper row's sentence as about those, never as a fleet beating the ticked row."""
+    from apptest import open_app, texts
+    at = open_app({"req_day": "2000000", "card_usd": "30000", "power_w": "700", "buy_lot": "8", "profile": "office"},
+                  "pages/decision.py")
+    caption = next(texts([c]) for c in at.caption if c.value.startswith("Cheapest allowed option"))
+    assert caption.startswith("Cheapest allowed option: **Call the API, cheapest row (deepinfra)**: the catalogue's "
+                              "cheapest row for this model (deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo)")
+    assert ("(the others are priced against the API row in the link); of those, buying the cards is the cheapest, "
+            "and within the capacity error an owned fleet for the base load with the API taking the overflow would "
+            "be. Buying") in caption
+    assert "(marginal:" not in caption
