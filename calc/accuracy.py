@@ -38,7 +38,9 @@ REGION_ERRORS_CSV = DATA_DIR / "region_errors.csv"
 
 @functools.cache
 def card_arch() -> dict[str, str]:
-    """``{card preset id: architecture family}`` from ``card_arch.csv`` (vendor architecture names)."""
+    """``{card preset id: architecture family}`` from ``card_arch.csv``: the vendor's architecture name, split by
+    compute capability where one name covers two kinds of chip (Ampere-SM80: A100; Ampere-SM86: A10; Blackwell-SM100:
+    B200 and GB200; Blackwell-SM120: RTX 5090 and RTX PRO 6000, another die with GDDR7 memory and other kernels)."""
     with CARD_ARCH_CSV.open(newline="", encoding="utf-8") as f:
         return {row["card"].strip(): row["arch"].strip() for row in csv.DictReader(f)}
 
@@ -180,11 +182,13 @@ def accuracy(s: Scenario) -> Accuracy:
 
 def _own_region(a: Accuracy, metric: str) -> Accuracy:
     """``a``, or the band of the published rows of its own region for ``metric`` where they rest on at least
-    :data:`MIN_BAND_ROWS` rows and reach further than ``a``'s band: the engine's band is a spread over every set-up
+    :data:`MIN_BAND_ROWS` rows and reach further than ``a``'s band (in whole per cent, as the pages write it): the
+    engine's band is a spread over every set-up
     its rows measured, and a narrower one is never taken from a region (it would flatter the set-ups that the
     rest of the engine's rows say are harder)."""
     own = region_bands().get((*a.region, metric)) if a.measured else None
-    if own is None or own["n"] < MIN_BAND_ROWS or a.band_pct is None or own["p90_pct"] <= a.band_pct:
+    # Wider as the pages write bands (whole per cent): a band 0.03 points wider would read "±22 %, wider than ±22 %".
+    if own is None or own["n"] < MIN_BAND_ROWS or a.band_pct is None or round(own["p90_pct"]) <= round(a.band_pct):
         return a
     return Accuracy(a.measured, a.region, own["p90_pct"], region_rows=own["n"])
 

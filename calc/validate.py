@@ -411,7 +411,7 @@ def main(path=None, as_linked: bool = False) -> int:
     print()
     print(("The shipped rows (calc/data/measurements.csv), cross-validated" if own else "Cross-validated")
           + " (leave-one-source-out): each source's rows predicted by profiles fitted without that source; the error "
-          "band every page quotes:")
+          "band every page quotes (a set-up whose own rows were further off is ranged with theirs: the regions below):")
     print(format_summary(summarise(cross_validated_results(shipped) if own else cv)))
     if not own:
         print()

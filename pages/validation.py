@@ -102,7 +102,8 @@ ui.details()  # the first draw of a session ends here
 rows = _rows()
 cv_summary, in_summary = _summaries()
 st.subheader("Cross-validated: each source predicted by a fit without it")
-st.caption("The accuracy every page quotes. For each source (one published document at one commit), every "
+st.caption("The accuracy every page quotes (a set-up whose own rows were further off has its bills ranged with theirs: "
+           "By set-up, below). For each source (one published document at one commit), every "
            "profile was fitted again without that source's rows, and those rows predicted. A positive signed "
            "error flatters self-hosting (a throughput too high, a step too short).")
 def _whole(df: pd.DataFrame) -> int:

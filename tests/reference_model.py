@@ -1279,7 +1279,7 @@ def band(m, s, u, priced, out) -> dict:
             res["capacity_band_from"] = wider[-1][1]
     # docs/calibration.md section 6: the rows of the scenario's own region (10 or more) where they reach further.
     rows, p90 = region_bands().get((region(s), pick["metric"]), (0, 0.0)) if measured else (0, 0.0)
-    if rows >= 10 and p90 > pick["p90_pct"]:
+    if rows >= 10 and round(p90) > round(pick["p90_pct"]):  # wider as bands are written, in whole per cent
         pick = dict(pick, p90_pct=p90)
         res["capacity_band_from"], res["capacity_band_region_rows"] = None, rows
     res["capacity_band_pct"] = pick["p90_pct"]

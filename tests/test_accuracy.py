@@ -155,9 +155,9 @@ def test_a_region_whose_rows_were_further_off_carries_their_band():
     a = accuracy(s)
     engine_band = next(b for b in error_band("trtllm", CROSS_VALIDATED) if b["metric"] == "max_throughput_tok_s")
     own = next(t for t in _region_file() if (t["engine"], t["card_family"], t["model_kind"], t["gpus"], t["packed"],
-                                              t["metric"]) == ("trtllm", "Blackwell", "MoE", "1", "1",
+                                              t["metric"]) == ("trtllm", "Blackwell-SM100", "MoE", "1", "1",
                                                                "max_throughput_tok_s"))
-    assert a.region == ("trtllm", "Blackwell", "MoE", 1, True)
+    assert a.region == ("trtllm", "Blackwell-SM100", "MoE", 1, True)
     assert (a.band_pct, a.region_rows, a.widened_from) == (float(own["p90_pct"]), int(own["n"]), None)
     assert a.band_pct == pytest.approx(37.85, abs=0.5) and a.band_pct > engine_band["p90_pct"] + 10
     r = report(MOE_FP4)
@@ -165,7 +165,7 @@ def test_a_region_whose_rows_were_further_off_carries_their_band():
     assert r["self_host_usd_month_low"] <= r["self_host_usd_month"] <= r["self_host_usd_month_high"]
     clause = words.band_clause(r, s)
     assert clause.startswith(f"; the self-hosting bills are ranged with ±{a.band_pct:.0f} %, the band of set-ups like "
-                             f"this one: the {a.region_rows} published rows of TensorRT-LLM on Blackwell cards with an "
+                             f"this one: the {a.region_rows} published rows of TensorRT-LLM on Blackwell-SM100 cards with an "
                              "MoE model in weights stored below 8 bits or in scaled blocks on 1 card per replica")
     assert clause.endswith(f"wider than the ±{engine_band['p90_pct']:.0f} % of all the engine's rows")
     text = memo.memo(parse(MOE_FP4))

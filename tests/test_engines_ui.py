@@ -77,7 +77,7 @@ def test_the_validation_page_shows_both_tables_and_every_row():
     # By set-up: the regions of 10 rows or more, the single-card NVFP4 MoE rows of TensorRT-LLM widest, their band
     # the one the bills of such a scenario use.
     widest = regions.iloc[0]
-    assert (widest["engine"], widest["card_family"], widest["model_kind"], widest["n"]) == ("trtllm", "Blackwell",
+    assert (widest["engine"], widest["card_family"], widest["model_kind"], widest["n"]) == ("trtllm", "Blackwell-SM100",
                                                                                            "MoE", 36)
     assert widest["p90_pct"] > widest["engine_p90_pct"] + 10 and widest["bills_use"] == "this region's"
     assert (regions["n"] >= 10).all() and set(regions["bills_use"]) == {"this region's", "the engine's"}

@@ -128,7 +128,7 @@ def test_validate_command_line():
     # The regions of 10 rows or more, and which band the bills of each use.
     at = next(i for i, line in enumerate(lines) if line.startswith("By measured region"))
     region = lines[at + 2].split()
-    assert region[:6] == ["trtllm", "Blackwell", "MoE", "1", "packed", "max_throughput_tok_s"]
+    assert region[:6] == ["trtllm", "Blackwell-SM100", "MoE", "1", "packed", "max_throughput_tok_s"]
     assert region[6] == "36" and lines[at + 2].endswith("the region's")
     missing = subprocess.run([sys.executable, "-m", "calc", "--validate", "no/such.csv"], capture_output=True,
                              text=True, timeout=60, cwd=ROOT)
