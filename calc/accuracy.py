@@ -183,10 +183,17 @@ def accuracy(s: Scenario) -> Accuracy:
 def _own_region(a: Accuracy, metric: str) -> Accuracy:
     """``a``, or the band of the published rows of its own region for ``metric`` where they rest on at least
     :data:`MIN_BAND_ROWS` rows and reach further than ``a``'s band (in whole per cent, as the pages write it): the
-    engine's band is a spread over every set-up
-    its rows measured, and a narrower one is never taken from a region (it would flatter the set-ups that the
-    rest of the engine's rows say are harder)."""
-    own = region_bands().get((*a.region, metric)) if a.measured else None
+    engine's band is a spread over every set-up its rows measured, and a narrower one is never taken from a region
+    (it would flatter the set-ups that the rest of the engine's rows say are harder). A scenario no row measured
+    takes the engine's widest band, of its measures and of its regions alike (an unmeasured set-up is never told
+    it is closer than a measured one was)."""
+    if not a.measured:  # the engine's widest band: of its measures, and of the set-ups its rows measured
+        widest = max((b["p90_pct"] for (e, *_), b in region_bands().items() if e == a.region[0]
+                      and b["n"] >= MIN_BAND_ROWS), default=None)
+        if widest is None or a.band_pct is None or round(widest) <= round(a.band_pct):
+            return a
+        return Accuracy(False, a.region, widest)
+    own = region_bands().get((*a.region, metric))
     # Wider as the pages write bands (whole per cent): a band 0.03 points wider would read "±22 %, wider than ±22 %".
     if own is None or own["n"] < MIN_BAND_ROWS or a.band_pct is None or round(own["p90_pct"]) <= round(a.band_pct):
         return a

@@ -116,7 +116,7 @@ def outside_measurements(s: Scenario) -> str:
         out.insert(0, f"not measured: no published row covers {region_text(acc.region)}, so its figures carry the "
                       "engine's widest band"
                       + ("" if acc.band_pct is None else
-                         f" ({band_text(acc.band_pct)}: the 90th percentile of its least accurate measure, so one row in "
+                         f" ({band_text(acc.band_pct)}: the 90th percentile of its least accurate measure or set-up, so one row in "
                          "ten lies further off, the worst on the Validation page)"))
     return "; ".join(out)
 

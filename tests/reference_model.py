@@ -1282,6 +1282,12 @@ def band(m, s, u, priced, out) -> dict:
     if rows >= 10 and round(p90) > round(pick["p90_pct"]):  # wider as bands are written, in whole per cent
         pick = dict(pick, p90_pct=p90)
         res["capacity_band_from"], res["capacity_band_region_rows"] = None, rows
+    # ... and a set-up no row measured takes the engine's widest, of its measures and of its regions alike.
+    widest = max((p for (reg, _), (n, p) in region_bands().items() if reg[0] == region(s)[0] and n >= 10),
+                 default=0.0)
+    if not measured and round(widest) > round(pick["p90_pct"]):
+        pick = dict(pick, p90_pct=widest)
+        res["capacity_band_from"] = None
     res["capacity_band_pct"] = pick["p90_pct"]
     # docs/calibration.md section 5: the rows kept out of the fit, where their signed median error of the figure
     # that sizes the replicas (throughput, else the step) flatters beyond the band, and the bill at that error.

@@ -189,3 +189,15 @@ def test_a_regions_narrower_or_thinner_band_never_narrows_the_engines():
     assert int(table[two.region]["n"]) < MIN_BAND_ROWS
     assert float(table[two.region]["p90_pct"]) > engine_band["trtllm-v05"]["p90_pct"]
     assert (two.band_pct, two.region_rows) == (engine_band["trtllm-v05"]["p90_pct"], None)
+
+
+def test_a_set_up_no_row_measured_is_never_told_it_is_closer_than_a_measured_one():
+    """An RTX PRO 6000 (Blackwell-SM120, a GDDR7 die) is not vouched for by the B200 and GB200 rows, so Qwen3-30B-A3B
+    in NVFP4 on it under TensorRT-LLM is not measured; its band is the engine's widest, which counts the widest of the
+    engine's regions (38 %), not only its all-rows band (22 %) that a measured neighbour already exceeds."""
+    s = parse(MOE_FP4.replace("card=b200", "card=rtx-pro-6000")).scenario
+    a = accuracy(s)
+    measured = accuracy(parse(MOE_FP4).scenario)
+    assert a.region[1] == "Blackwell-SM120" and not a.measured
+    assert a.band_pct == measured.band_pct and a.region_rows is None
+    assert a.band_pct > max(b["p90_pct"] for b in error_band("trtllm", CROSS_VALIDATED))
