@@ -36,6 +36,19 @@ def beyond_trained_context(s: Scenario) -> str | None:
     return refusal and refusal + "; every figure below prices requests this model cannot take"
 
 
+def ctx_beyond(s: Scenario) -> str | None:
+    """"ctx 200,000 is beyond Llama 3.1 8B's trained context of 131,072 tokens" where the context the Fit, Speed and
+    Cost figures assume is longer than the model preset was trained for (engines refuse it unless the context is
+    extended); None otherwise, and where the context follows the traffic and the requests themselves are beyond it
+    (:func:`beyond_trained_context` says that once, for the requests)."""
+    preset = catalogue.models().get(s.model)
+    if not preset or not preset.get("max_ctx") or s.ctx <= preset["max_ctx"]:
+        return None
+    if "ctx" in s.follows_traffic and beyond_trained_context(s):
+        return None
+    return f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens"
+
+
 @functools.lru_cache(maxsize=256)  # pure in the (frozen) scenario; the result is shared: do not change it
 def modified_preset_keys(s: Scenario) -> dict[str, list[str]]:
     """Which figures of a preset model or card the scenario overrides (explicit keys win over presets).
@@ -228,9 +241,8 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"the API row {s.api} prices {apis[s.api]['family']}, not {preset['name']}: the comparison is "
                    "with another model's price list")
     beyond = beyond_trained_context(s)
-    if preset and preset.get("max_ctx") and s.ctx > preset["max_ctx"] and \
-            not ("ctx" in s.follows_traffic and beyond):  # said once, loudly, for the requests
-        out.append(f"ctx {s.ctx:,} is beyond {preset['name']}'s trained context of {preset['max_ctx']:,} tokens")
+    if ctx_beyond(s):
+        out.append(ctx_beyond(s))
     request = s.in_tok + s.out_tok
     if beyond:
         out.append(f"{BEYOND_CONTEXT}: {beyond}")

@@ -19,6 +19,31 @@ from .units import BILLION, MS_PER_S
 
 #: Batch sizes of the speed and cost sweeps (1..1024).
 BATCHES = np.arange(1, 1025)
+#: The widest batch a by-batch chart draws (past it, a batch's step is the same straight line on a log axis).
+MAX_SWEEP_BATCH = 16_384
+
+
+def sweep_top(s: Scenario) -> int:
+    """The largest batch the by-batch charts and sweeps draw for ``s``: 1,024, or the power of two at or above the
+    most sequences memory holds at ``s.ctx`` (at or above the engine's ``max_seqs`` cap), up to
+    :data:`MAX_SWEEP_BATCH`, so the batch a scenario serves and what stops it are on its charts."""
+    cap = int(memory.max_batch(s, s.ctx))
+    return int(min(MAX_SWEEP_BATCH, max(1024, 1 << max(cap - 1, 1).bit_length())))
+
+
+def batch_grid(s: Scenario) -> np.ndarray:
+    """Every batch from 1 to :func:`sweep_top` (int array)."""
+    return np.arange(1, sweep_top(s) + 1)
+
+
+def cost_batches(s: Scenario, points: int = 41) -> np.ndarray:
+    """About ``points`` batches spaced evenly on a log axis from 1 to :func:`sweep_top` (the cost surface's)."""
+    return np.unique(np.round(np.geomspace(1, sweep_top(s), points)).astype(int))
+
+
+def powers_of_two(top: int) -> list[int]:
+    """1, 2, 4, ... up to ``top``."""
+    return [1 << k for k in range(int(top).bit_length()) if 1 << k <= top]
 #: Duty cycles of the cost surface: 1 % to 100 % in 100 steps.
 DUTIES = np.linspace(0.01, 1.0, 100)
 
@@ -112,7 +137,7 @@ def speed_sweep(s: Scenario, batches: np.ndarray | None = None, n: int | None = 
     """Decode step by batch at context ``n`` (default ``s.ctx``): every part of the step in ms,
     tokens/s overall and per sequence, which term binds, and whether the batch is reachable (``fits_in_memory``:
     memory holds it and the engine schedules that many sequences, ``max_seqs``)."""
-    batches = BATCHES if batches is None else np.asarray(batches)
+    batches = batch_grid(s) if batches is None else np.asarray(batches)
     n = s.ctx if n is None else n
     p = model.step_parts(s, batches, n)
     mb = int(memory.max_batch(s, n))
@@ -141,7 +166,7 @@ def cost_surface(s: Scenario, batches: np.ndarray | None = None, duties: np.ndar
     ``reachable`` is False where memory cannot hold the batch at ``s.ctx`` or the engine schedules fewer sequences
     (``max_seqs``). Rent is NaN for an unpriced card.
     """
-    batches = BATCHES if batches is None else np.asarray(batches)
+    batches = batch_grid(s) if batches is None else np.asarray(batches)
     duties = DUTIES if duties is None else np.asarray(duties)
     tok_s = batches / model.step_seconds(s, batches)
     rent, upkeep = model.cost_per_mtok(s, tok_s[None, :], duties[:, None], replicas)
@@ -412,7 +437,7 @@ def spec_curve(s: Scenario, ks: Sequence[int] = (2, 4, 8), batches: np.ndarray |
     """Speculative decoding's speed-up over the plain step by batch, at context ``s.ctx``, for ``ks`` drafts per
     step (``s.spec_alpha`` and ``s.spec_c``): columns ``batch``, ``drafts``, ``speedup``, ``fits_in_memory``.
     One vectorised evaluation per ``k`` (docs/method.md section 9)."""
-    batches = BATCHES if batches is None else np.asarray(batches)
+    batches = batch_grid(s) if batches is None else np.asarray(batches)
     mb = int(memory.max_batch(s, s.ctx))
     plain = batches / model.step_seconds(s, batches)
     frames = [pd.DataFrame({"batch": batches, "drafts": k,

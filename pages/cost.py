@@ -4,7 +4,7 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
-from calc import words
+from calc import tables, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -72,7 +72,7 @@ st.caption("One replica's rent plus the upkeep over the output tokens its decode
 if s.usd_hr is None:
     st.info("Enter your rent per card-hour (Money, in the sidebar) to draw the cost surface.")
     st.stop()
-batches = np.unique(np.round(np.geomspace(1, 1024, 41)).astype(int))
+batches = tables.cost_batches(s)
 duties = np.round(np.linspace(0.05, 1.0, 20), 2)
 grid = ui.table("cost_surface_frame", s, batches, duties, r["upkeep_replicas"])
 grid["cell"] = np.where(grid["reachable"], "", "×")

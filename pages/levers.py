@@ -4,7 +4,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calc import levers, words
+from calc import levers, tables, words
 from calc import memo as dm
 from pages import _ui as ui
 
@@ -75,7 +75,7 @@ st.subheader("Speculative decoding by batch")
 curve = ui.table("spec_curve", s)
 mb = r["max_batch"]
 spec_base = alt.Chart(curve).encode(
-    x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
+    x=alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, tables.sweep_top(s)], nice=False),
             title="batch (sequences per step, log scale)"),
     y=alt.Y("speedup:Q", title="speed-up (×)",
             scale=alt.Scale(domain=[0, max(1.0, float(curve["speedup"].max())) * 1.1])),
@@ -94,9 +94,13 @@ st.caption(f"Acceptance {s.spec_alpha:g} and a draft step {s.spec_c:g} of a targ
            f"spec_c), at the {s.ctx:,}-token context. Verifying k + 1 tokens reads the weights and the cache once, "
            f"so while the step is memory-bound the drafts ride along almost free; once the arithmetic binds, each "
            f"extra token costs its own compute and the gain goes (at long contexts the cache read keeps the step "
-           f"memory-bound, and the gain lasts). Speculation shortens the time per token where the curve is above 1 and "
-           f"lengthens it below (the dashed line: 1×, no speculation); it does not raise what a full replica serves, "
-           f"so it lowers no bill on the table above. "
+           f"memory-bound, and the gain lasts). "
+           + ("In an MoE model the drafted tokens are routed to experts of their own, so at small batches verifying "
+              "them reads more of the weights than one token does: the gain grows with the batch until every expert "
+              "is read anyway, then fades as above. " if s.experts else "")
+           + "Speculation shortens the time per token where the curve is above 1 and "
+           "lengthens it below (the dashed line: 1×, no speculation); it does not raise what a full replica serves, "
+           "so it lowers no bill on the table above. "
            + (f"Faded and dashed: batches beyond the {words.cell(mb)} sequences memory holds at {s.ctx:,} tokens. " if mb > 0
               else "Faded and dashed: every batch, since memory holds not one sequence at this context. ")
            + "Engines turn speculation off under load for this reason.")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse, with_change, words
+from calc import parse, tables, with_change, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -71,12 +71,13 @@ else:
 
 ui.details()  # the first draw of a session ends here
 
-marks = [{"what": f"memory holds {mb:,}", "batch": mb, "ypix": 2}] if 1 <= mb <= 1024 else []
+top = tables.sweep_top(s)  # the sweep's last batch: the batch the scenario can serve is on the charts
+marks = [{"what": f"memory holds {mb:,}", "batch": mb, "ypix": 2}] if 1 <= mb <= top else []
 if s.max_seqs is not None and 1 <= s.max_seqs < mb:  # the engine's cap binds first: mark it where it stops the batch
     marks.append({"what": f"engine runs at most {s.max_seqs:,} (max_seqs)", "batch": s.max_seqs, "ypix": 34})
-if be is not None and 1 <= be <= 1024:
+if be is not None and 1 <= be <= top:
     marks.append({"what": f"break-even {be:,.0f}", "batch": be, "ypix": 18})
-x = alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, 1024], nice=False),
+x = alt.X("batch:Q", scale=alt.Scale(type="log", domain=[1, top], nice=False),
           title="batch (sequences per step, log scale)")
 marks_df = pd.DataFrame(marks, columns=["what", "batch", "ypix"])
 rules = alt.Chart(marks_df).mark_rule(strokeDash=[5, 3], color="#d62728").encode(x=x)
@@ -108,7 +109,7 @@ names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weight
          "ideal_ms": "physical limit (every peak, no fixed cost)"}
 # The gap between the figures and the ideal, on the same axes: the roofline at 100 % of every peak, no step cost.
 ideal = parse({**with_change(s.to_params(), "engine", "roofline"), "eff": 1}).scenario
-sweep = sweep.assign(ideal_ms=ui.table("speed_sweep", ideal)["step_ms"].to_numpy())
+sweep = sweep.assign(ideal_ms=ui.table("speed_sweep", ideal, sweep["batch"].to_numpy())["step_ms"].to_numpy())
 lines = sweep.melt("batch", list(names), var_name="line", value_name="ms").replace({"line": names})
 step_chart = alt.Chart(lines).mark_line().encode(
     x=x, y=alt.Y("ms:Q", scale=alt.Scale(type="log"), title="ms per step (log scale)"),
@@ -143,7 +144,7 @@ st.subheader("The step's parts")
 # Powers of two up to twice the batches that matter (the cap, memory's or the engine's, and the knee), so the
 # reachable ones stay readable beside the faded ones.
 reach = max(min(mb, s.max_seqs) if s.max_seqs is not None else mb, be or 1, 8)
-pick = sweep[sweep["batch"].isin([b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if b <= 2 * reach])]
+pick = sweep[sweep["batch"].isin([b for b in tables.powers_of_two(top) if b <= 2 * reach])]
 parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compute_ms", "comm_ms", "fixed_ms"],
                   var_name="part", value_name="ms")
 parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute",

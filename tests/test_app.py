@@ -532,3 +532,15 @@ def test_a_value_set_in_a_run_that_did_not_finish_is_sent_again_with_its_widget(
     at.run()  # after a finished run, the browser holds it: nothing set again
     assert not at.number_input(key="usd_hr").proto.set_value
     assert at.number_input(key="usd_hr").value == 3.25
+
+
+@pytest.mark.parametrize("page", ["pages/fit.py", "pages/speed.py", "pages/cost.py"])
+def test_a_context_beyond_the_trained_one_is_a_warning_on_the_pages_priced_at_it(page):
+    """Fit, Speed and Cost price the typed context: one the model was not trained for is said before any figure,
+    as the Decision page says a request beyond it (it was a grey note among the others)."""
+    at = open_app({"model": "llama-3.1-8b", "ctx": "200000"}, page)
+    assert not at.exception
+    warning = texts(at.warning)
+    assert ("**The context is longer than the model was trained for:** ctx 200,000 is beyond Llama 3.1 8B's trained "
+            "context of 131,072 tokens") in warning
+    assert "is beyond Llama 3.1 8B's trained context" not in texts(at.caption)

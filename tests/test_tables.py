@@ -581,3 +581,21 @@ def test_a_card_the_set_up_cannot_run_on_is_not_priced_with_defaults():
         assert not row["fits"] and pd.isna(row["tok_s"]) and pd.isna(row["self_host_usd_month"])
         assert row["refused"].startswith(f"weights=nvfp4: TensorRT-LLM runs nvfp4 weights on cards with FP4 tensor "
                                          f"cores, and {name} has none (and ")
+
+
+def test_the_by_batch_sweeps_reach_the_batch_the_scenario_can_serve():
+    """The Speed, Cost and Levers charts stopped at batch 1,024 while Qwen3-30B-A3B in NVFP4 on a B200 serves 2,048
+    (the engine's max_seqs; memory holds 2,375): the sweeps now run to the power of two at or above what memory
+    holds, 1,024 at least and 16,384 at most."""
+    from calc import memory
+    s = sc(dict(model="qwen3-30b-a3b", card="b200", weights="nvfp4", kv="fp8", compute="fp4", gpus="1",
+                engine="trtllm", req_day="3000000"))
+    held = int(memory.max_batch(s, s.ctx))
+    assert held == 2375 and tables.sweep_top(s) == 4096
+    sweep = tables.speed_sweep(s)
+    assert sweep["batch"].max() == 4096 and sweep.loc[sweep["batch"] == 2048, "fits_in_memory"].item()
+    assert not sweep.loc[sweep["batch"] == 2049, "fits_in_memory"].item()  # max_seqs: the engine stops there
+    assert tables.cost_batches(s).max() == 4096 and tables.spec_curve(s)["batch"].max() == 4096
+    assert tables.sweep_top(sc(SEED)) == 1024
+    assert tables.sweep_top(sc(dict(model="llama-3.2-1b", card="b200", weights="fp8", kv="fp8", ctx="64"))) == 16384
+    assert tables.powers_of_two(4096) == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]

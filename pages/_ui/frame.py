@@ -133,6 +133,11 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
             st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
     beyond = notes.beyond_trained_context(scenario)
+    long_ctx = notes.ctx_beyond(scenario) if flags and not traffic else None  # the pages priced at ctx
+    if long_ctx:  # the context the figures assume is one the model does not take as set: said before any figure
+        st.warning(f"**The context is longer than the model was trained for:** {plain(long_ctx)}. Engines refuse it "
+                   "unless the context is extended (RoPE scaling): the figures price a context this model does not "
+                   "take as set.", icon=":material/warning:")
     if beyond:  # the requests themselves cannot be served: said before any figure
         st.error(f"**{notes.BEYOND_CONTEXT[0].upper() + notes.BEYOND_CONTEXT[1:]}:** {plain(beyond)}.",
                  icon=":material/block:")
@@ -192,7 +197,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         st.caption((rest[0].upper() + rest[1:] + ". " if rest else "") + "(Validation page: every row.)")
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
-                             notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)):  # said above, or loudly
+                             notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)) \
+                and w != long_ctx:  # said above, or loudly
             st.caption("Note: " + plain(w) + ("." if ". " in w and not w.endswith(".") else ""))  # sentences end
 
 
