@@ -168,10 +168,18 @@ be_pts = alt.Chart(pts).mark_point(filled=True, size=90, color="#d62728").encode
                                                                      range=["circle", "diamond"])),
     tooltip=["label:N", alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"),
              alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month")])
-be_label = alt.Chart(pts[pts["what"] == "break-even"]).mark_text(
-    align="right", dx=-8, dy=-10, color="#d62728", fontWeight="bold").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
-st_label = alt.Chart(pts[pts["what"] == "always cheaper"]).mark_text(
-    align="right", dx=-8, dy=-26, color="#d62728").encode(x="req_day:Q", y="usd_month:Q", text="label:N")
+
+def _point_label(what: str, dy: int, **style) -> alt.LayerChart:
+    """A red label beside its point, over a white halo of the same text so the dashed line of this scenario and the
+    bills' lines do not run through it."""
+    text = alt.Chart(pts[pts["what"] == what]).encode(x="req_day:Q", y="usd_month:Q", text="label:N")
+    return alt.layer(text.mark_text(align="right", dx=-8, dy=dy, color="white", stroke="white", strokeWidth=4,
+                                    **style),
+                     text.mark_text(align="right", dx=-8, dy=dy, color="#d62728", **style))
+
+
+be_label = _point_label("break-even", -10, fontWeight="bold")
+st_label = _point_label("always cheaper", -26)
 st.altair_chart(alt.layer(api_line, cheapest_line, sh_line, own_line, rule, rule_label, be_pts, be_label, st_label)
                 .properties(height=440),
                 width="stretch")
