@@ -17,7 +17,7 @@ d = ev.decision
 sentence = dm.verdict_sentence(d)
 if ui.rejected_keys():  # the verdict rests on defaults where the link's values were refused: say which
     sentence += (" These figures use the default for " + ", ".join(f"`{k}`" for k in ui.rejected_keys())
-                 + ": the link's value was not accepted (see above).")
+                 + ": the value given was not accepted (see above).")
 if d.verdict == "does not fit":
     st.error(f"**{dm.headline(d)}.** {sentence}", icon=":material/block:")
 elif d.verdict is None and r["recommendation"] is None:
