@@ -139,6 +139,7 @@ class Band:
     capacity_band_region_rows: int | None   # the rows of the scenario's own region whose wider band stands in
     self_host_usd_month_low: float | None   # at capacity x (1 + b)
     self_host_usd_month_high: float | None  # at capacity / (1 + b)
+    replicas_at_band_ends: list | None      # the replicas for the busiest hour at capacity x (1 + b) and / (1 + b)
     verdict_marginal: bool                  # the API bill lies inside that range
     break_even_req_day_low: float | None    # the break-even volume at capacity x (1 + b) (None: never, or no band)
     break_even_req_day_high: float | None   # ... at capacity / (1 + b)
@@ -376,6 +377,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "capacity_band_region_rows": acc.region_rows,
         "self_host_usd_month_low": low,
         "self_host_usd_month_high": high,
+        "replicas_at_band_ends": [int(c["replicas"][()]) for _, c in band_ends] if band_ends else None,
         # Marginal where the API's bill lies within the band's range, or between it and the bill at the error of the
         # rows kept out of the fit where those put the capacity further on the flattering side (docs/calibration.md 6).
         "verdict_marginal": bool(low is not None and verdict in ("self-host", "api")

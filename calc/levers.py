@@ -252,7 +252,7 @@ def lever_table(ev: Evaluation) -> pd.DataFrame:
 
     Columns: ``lever``, ``what`` (the change in words), ``self_host_usd_month`` (USD, None when not priced or not
     fitting), ``saving_usd_month`` (USD against the scenario; negative: the lever costs money), ``api_usd_month``,
-    ``verdict`` after it, ``tpot_ms`` (time per output token at the busiest hour's serving batch; with speculative
+    ``verdict`` after it, ``tpot_ms`` (time per output token at the serving batch, the most a replica is sized to hold; with speculative
     decoding the speculative figure), ``price`` (quality, commitment or engineering, in words) and ``query`` (the
     complete link of the scenario with the lever applied).
     """

@@ -488,8 +488,8 @@ def marginal_best_text(r: dict, after_cheaper_row: bool = False) -> str:
     others = " or ".join(OPTION_WORDS[o] for o in sorted({b for b in r["best_at_band_ends"] if b != r["best"]},
                                                           key=procure.OPTIONS.index))
     if after_cheaper_row:
-        return (f"; of those, {OPTION_WORDS[r['best']]} is the cheapest, and within the capacity error {others} "
-                "would be")
+        return (f"; of those, {OPTION_WORDS[r['best']]} is the cheapest, and at an end of the capacity error {others} "
+                "would be the cheapest of them")
     return f" (marginal: within the capacity error, {others} would be cheaper)"
 
 

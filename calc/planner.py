@@ -87,8 +87,9 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
                                     r["replicas"] * g, r["rent_usd_month"], r["own_usd_month"], r["own_capex_usd"],
                                     bills[best], best, r["meets_tpot"], r["memory_caps_batch"], r["max_batch"],
                                     r["capacity_measured"],
-                                    r["self_host_usd_month_high"] is None
-                                    or r["self_host_usd_month_high"] <= r["self_host_usd_month"] + 0.5,
+                                    # the replicas, not the rent bill: a card with no rent is bought, and must hold too
+                                    r["replicas_at_band_ends"] is None
+                                    or r["replicas_at_band_ends"][1] <= r["replicas"],
                                     parsed.scenario.to_query()))
     return sorted(rows, key=rank_key)
 

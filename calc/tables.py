@@ -262,11 +262,10 @@ def apis_table() -> pd.DataFrame:
 
 def refused_text(errors: Sequence) -> str:
     """Why a set-up is refused, short: the first refused input and its reason ("weights=nvfp4: TensorRT-LLM runs
-    nvfp4 weights on cards with FP4 tensor cores, and L40S 48 GB has none"), and how many more there are."""
-    first = errors[0]
-    more = len(errors) - 1
+    nvfp4 weights on cards with FP4 tensor cores, and L40S 48 GB has none"), and the other inputs refused."""
+    first, others = errors[0], [e.key for e in errors[1:]]
     return ((f"{first.key}={first.value}: {first.reason}" if first.reason else first.message)
-            + (f" (and {more} more input{'s' if more != 1 else ''})" if more else ""))
+            + (f" (refused too: {', '.join(others)})" if others else ""))
 
 
 def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
@@ -291,7 +290,8 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
         if parsed.errors:
             sheet = catalogue.cards().get(cid, {})
             rows.append({"card": cid, "gpus": s.gpus, "compute": s.compute, "mem_gib": sheet.get("mem_gib", np.nan),
-                         "bw_tbs": sheet.get("bw_tbs", np.nan), "tflops": np.nan, "usd_hr": np.nan, "fits": False,
+                         "bw_tbs": sheet.get("bw_tbs", np.nan), "tflops": np.nan,
+                         "usd_hr": np.nan if sheet.get("usd_hr") is None else sheet["usd_hr"], "fits": None,
                          "max_batch": np.nan, "break_even_batch": np.nan, "batch": np.nan, "step_ms": np.nan,
                          "tok_s": np.nan, "usd_per_mtok": np.nan, "memory_caps_batch": None, "batch_cap": None,
                          "replicas": np.nan, "self_host_usd_month": np.nan,
@@ -442,7 +442,7 @@ def spec_curve(s: Scenario, ks: Sequence[int] = (2, 4, 8), batches: np.ndarray |
     plain = batches / model.step_seconds(s, batches)
     frames = [pd.DataFrame({"batch": batches, "drafts": k,
                             "speedup": model.speculative(s.model_copy(update={"spec_k": k}), batches).tok_s / plain,
-                            "fits_in_memory": batches <= mb}) for k in ks]
+                            "fits_in_memory": batches <= memory.seqs_cap(s, mb)}) for k in ks]
     return pd.concat(frames, ignore_index=True)
 
 

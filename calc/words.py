@@ -213,6 +213,12 @@ METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-loa
 METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 
 
+def first_upper(text: str) -> str:
+    """``text`` with its first letter upper case and the rest as written (``str.capitalize`` lowers the rest: "2 B200
+    (HGX) 180 GB cards" became "2 b200 (hgx) 180 gb cards")."""
+    return text[:1].upper() + text[1:]
+
+
 def band_clause(report: dict, s: Scenario) -> str:
     """"; the bills use ±21 %, ..." when the band the bills are ranged with is not the engine's own: its own rests on
     too few rows, so a release family's wider band stands in (calc.accuracy.MIN_BAND_ROWS), or the published rows of

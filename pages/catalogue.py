@@ -51,12 +51,13 @@ if picked:
         "replicas": NUM("Replicas", format="%d", width=65, help="Replicas the traffic needs at its busiest hour"),
         "self_host_usd_month": NUM("Bill USD/mo", format="%,.0f", width=85,
                                    help="The traffic's self-hosting bill on this card, as the Decision page gives it: "
-                                        "every replica's rent plus the upkeep"),
-        "refused": st.column_config.TextColumn("Not run because", width=300,
-                                               help="The set-up as linked cannot run on this card: no figure is given")},
+                                        "every replica's rent plus the upkeep")},
         column_order=["card", "mem_gib", "bw_tbs", "tflops", "usd_hr", "fits", "max_batch", "break_even_batch", "batch",
-                      "tok_s", "usd_per_mtok", "batch_cap", "replicas", "self_host_usd_month"]
-        + (["refused"] if cmp["refused"].notna().any() else []))
+                      "tok_s", "usd_per_mtok", "batch_cap", "replicas", "self_host_usd_month"])
+    # A card the set-up cannot run on has no figures in the table: why, in full, under it.
+    for row in cmp[cmp["refused"].notna()].itertuples():
+        st.caption(f"**{catalogue.cards()[row.card]['name']}: not run as linked**, so no figures: {row.refused}.",
+                   help=None)
     duty_text = "each card at the duty its replicas would run at for this traffic" if s.duty is None else \
         f"duty {s.duty:.0%}"
     st.caption(f"Same model, precisions ({s.weights} weights, {s.kv} cache), {s.ctx:,}-token context, {words.count(s.gpus, 'card')}, "

@@ -89,7 +89,7 @@ else:
                             "autoscaled fleet's rent is in the options table below." if s.autoscale and s.profile else ""))
 c3.metric("Cards for the busiest hour", "—" if d.replicas is None else words.cell(d.capacity_cards),
           delta=words.card_name(s), delta_color="off", delta_arrow="off",
-          help=None if d.replicas is None else words.hardware_text(s, d.replicas).capitalize() + ".")
+          help=None if d.replicas is None else words.first_upper(words.hardware_text(s, d.replicas)) + ".")
 # Self-hosting's bill is a staircase (one more replica at a time), so it may first break even, fall back behind the
 # API at the next step, and stay cheaper only above a second volume: both are shown where they differ.
 FLIP_HELP = ("Requests a day at which self-hosting first costs less than the API; where two figures are shown, the "
@@ -386,7 +386,7 @@ f3.metric("Self-hosting per 1M output tokens", words.price_short(u.self_host_all
 f4.metric("API per 1M output tokens", words.price_short(u.api_all_in),
           help="The API bill (prompt and output prices) over the same output tokens.")
 st.markdown(f"- **Rent:** {dm.rent_flip_text(d)}\n- **Volume:** "
-            + (dm.volume_sentence(d) or dm.not_served_text(d).capitalize() + "."))
+            + (dm.volume_sentence(d) or words.first_upper(dm.not_served_text(d)) + "."))
 ut = dm.unit_cost_table(d)
 ui.dataframe(ut,
              column_config={"basis": "Cost per million output tokens",

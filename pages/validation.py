@@ -113,7 +113,7 @@ def _whole(df: pd.DataFrame) -> int:
 
 ui.dataframe(cv_summary, column_config=COLUMNS, height=_whole(cv_summary))
 regions = pd.DataFrame(accuracy.region_table()).assign(
-    metric=lambda d: d["metric"].map(lambda m: words.METRIC_NAMES.get(m, m)),
+    metric=lambda d: d["metric"].map({"max_throughput_tok_s": "full-load tok/s", "step_ms": "step ms"}),
     packed=lambda d: d["packed"].map({True: "packed", False: "as stored"}),
     bills_use=lambda d: d["bills_use"].map({True: "this region's", False: "the engine's"}))
 st.markdown(f"**By set-up**: the same errors for each measured region of {accuracy.MIN_BAND_ROWS} rows or more (an "
@@ -125,13 +125,13 @@ ui.dataframe(regions[["engine", "card_family", "model_kind", "gpus", "packed", "
              # Narrower than the summaries' columns: twelve of them fit the page's width (about 920 px).
              column_config={**COLUMNS,
                             "engine": st.column_config.TextColumn("Engine", width=100),
-                            "card_family": st.column_config.TextColumn("Card family", width=80),
+                            "card_family": st.column_config.TextColumn("Card family", width=115),
                             "model_kind": st.column_config.TextColumn("Model", width=55),
                             "gpus": st.column_config.NumberColumn("TP", width=40,
                                                                   help="Cards per replica (tensor parallel)"),
                             "packed": st.column_config.TextColumn(
                                 "Weights", width=72, help="Packed: stored below 8 bits or in scaled blocks"),
-                            "metric": st.column_config.TextColumn("Figure", width=132),
+                            "metric": st.column_config.TextColumn("Figure", width=100),
                             "n": st.column_config.NumberColumn("Rows", width=45),
                             "signed_median_pct": st.column_config.NumberColumn(
                                 "Signed med. %", format="%+.1f", width=92, help="+: predicted too fast"),

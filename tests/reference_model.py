@@ -1260,7 +1260,7 @@ def band(m, s, u, priced, out) -> dict:
         bands = [max(every, key=lambda b: (b["p90_pct"], b["median_pct"]))] if every else []
     measured = region(s) in measured_regions()
     res = dict(capacity_measured=measured, capacity_band_pct=None, capacity_band_from=None,
-               capacity_band_region_rows=None, self_host_usd_month_low=None,
+               capacity_band_region_rows=None, replicas_at_band_ends=None, self_host_usd_month_low=None,
                self_host_usd_month_high=None, verdict_marginal=False, break_even_req_day_low=None,
                break_even_req_day_high=None, capacity_kept_out_pct=None, self_host_usd_month_kept_out=None)
     if not bands:
@@ -1289,6 +1289,8 @@ def band(m, s, u, priced, out) -> dict:
         pick = dict(pick, p90_pct=widest)
         res["capacity_band_from"] = None
     res["capacity_band_pct"] = pick["p90_pct"]
+    w_end = 1 + pick["p90_pct"] / 100  # docs/calibration.md section 6: the replicas at either end of the band
+    res["replicas_at_band_ends"] = [max(1, math.ceil(u * f * s["peak"] - 1e-9)) for f in (1 / w_end, w_end)]
     # docs/calibration.md section 5: the rows kept out of the fit, where their signed median error of the figure
     # that sizes the replicas (throughput, else the step) flatters beyond the band, and the bill at that error.
     kept = {b["metric"]: b for b in (error_bands("kept-out")[s["engine"]]

@@ -521,6 +521,6 @@ def test_the_marginal_remark_under_the_options_is_about_the_options_it_weighs():
     assert caption.startswith("Cheapest allowed option: **Call the API, cheapest row (deepinfra)**: the catalogue's "
                               "cheapest row for this model (deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo)")
     assert ("(the others are priced against the API row in the link); of those, buying the cards is the cheapest, "
-            "and within the capacity error an owned fleet for the base load with the API taking the overflow would "
-            "be. Buying") in caption
+            "and at an end of the capacity error an owned fleet for the base load with the API taking the overflow "
+            "would be the cheapest of them. Buying") in caption
     assert "(marginal:" not in caption

@@ -117,3 +117,18 @@ def test_the_links_own_card_is_planned_with_the_links_figures_for_it():
         assert f"buy_lot={s.buy_lot}" in row.link and f"usd_hr={s.usd_hr:g}" in row.link
     other = next(p for p in plan(parse("req_day=200000&buy_lot=1").scenario) if p.card == "h200-sxm" and p.gpus == 1)
     assert "buy_lot=8" in other.link  # another SXM card: its own baseboard
+
+
+def test_a_card_without_a_rent_holds_at_the_band_only_if_its_replicas_do():
+    """An RTX PRO 6000 has no rent in the catalogue, only a purchase price: the plan buys it. Whether it still carries
+    the busiest hour at the slow end of the band is a count of replicas (5 at the model's capacity, 6 at the slow
+    end for Qwen3-30B-A3B in NVFP4 at 3M requests a day), not a rent bill; the plan ticked it 'holds' and ranked it
+    first because it has no rent bill to compare."""
+    link = "model=qwen3-30b-a3b&card=b200&weights=nvfp4&kv=fp8&compute=fp4&gpus=1&engine=trtllm&req_day=3000000"
+    rows = plan(parse(link).scenario)
+    pro = next(x for x in rows if (x.card, x.gpus) == ("rtx-pro-6000", 1))
+    r = report(pro.link)
+    assert r["scenario"]["usd_hr"] is None and pro.best == "own"
+    assert (r["replicas"], r["replicas_at_band_ends"]) == (5, [3, 6])
+    assert not pro.holds_at_band
+    assert all(report(x.link)["replicas_at_band_ends"][1] <= x.replicas for x in rows if x.holds_at_band)

@@ -576,11 +576,12 @@ def test_a_card_the_set_up_cannot_run_on_is_not_priced_with_defaults():
                 engine="trtllm", req_day="3000000"))
     df = compare_cards(s, ["b200", "a100-80gb", "l40s"]).set_index("card")
     assert df.loc["b200", "fits"] and df.loc["b200", "self_host_usd_month"] > 0 and pd.isna(df.loc["b200", "refused"])
-    for card, name in (("a100-80gb", "A100 80GB SXM"), ("l40s", "L40S 48 GB")):
+    for card, name, too in (("a100-80gb", "A100 80GB SXM", ", kv"), ("l40s", "L40S 48 GB", "")):  # the L40S has FP8
         row = df.loc[card]
         assert not row["fits"] and pd.isna(row["tok_s"]) and pd.isna(row["self_host_usd_month"])
-        assert row["refused"].startswith(f"weights=nvfp4: TensorRT-LLM runs nvfp4 weights on cards with FP4 tensor "
-                                         f"cores, and {name} has none (and ")
+        assert row["usd_hr"] == catalogue.cards()[card]["usd_hr"]  # the datasheet's rent, as for any other card
+        assert row["refused"] == (f"weights=nvfp4: TensorRT-LLM runs nvfp4 weights on cards with FP4 tensor cores, and "
+                                  f"{name} has none (refused too: weights_experts, weights_attn, weights_embed{too})")
 
 
 def test_the_by_batch_sweeps_reach_the_batch_the_scenario_can_serve():

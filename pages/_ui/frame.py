@@ -187,13 +187,16 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         _batch_flag(report["max_batch"], report["break_even_batch"], f"{scenario.ctx:,} tokens", scenario)
     if accuracy:
         outside = notes.outside_measurements(scenario)
-        # Three short notes rather than one long one: the cross-validated error, the rows kept out of the fit,
-        # and what the rows did not measure of this scenario (with the band the bills use where it is not its own).
+        # Short notes rather than one long one: the cross-validated error, the band the bills use where it is not
+        # the engine's own, the rows kept out of the fit, and what the rows did not measure of this scenario.
         st.caption(accuracy_lead + words.accuracy_text(report["engine"], report["error_band"]) + ".")
+        band = words.band_clause(report, scenario).removeprefix("; ")
+        if band:
+            st.caption(words.first_upper(band) + ".")
         kept = words.kept_out_text(report["error_band_kept_out"], figures_of(report["engine"]))
         if kept:
             st.caption(kept[0].upper() + kept[1:] + ".")
-        rest = (outside + words.band_clause(report, scenario)).removeprefix("; ")
+        rest = outside.removeprefix("; ")
         st.caption((rest[0].upper() + rest[1:] + ". " if rest else "") + "(Validation page: every row.)")
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
