@@ -291,7 +291,7 @@ def compare_cards(s: Scenario, card_ids: Sequence[str]) -> pd.DataFrame:
             sheet = catalogue.cards().get(cid, {})
             rows.append({"card": cid, "gpus": s.gpus, "compute": s.compute, "mem_gib": sheet.get("mem_gib", np.nan),
                          "bw_tbs": sheet.get("bw_tbs", np.nan), "tflops": np.nan,
-                         "usd_hr": np.nan if sheet.get("usd_hr") is None else sheet["usd_hr"], "fits": None,
+                         "usd_hr": np.nan if sheet.get("usd_hr") is None else sheet["usd_hr"], "fits": False,
                          "max_batch": np.nan, "break_even_batch": np.nan, "batch": np.nan, "step_ms": np.nan,
                          "tok_s": np.nan, "usd_per_mtok": np.nan, "memory_caps_batch": None, "batch_cap": None,
                          "replicas": np.nan, "self_host_usd_month": np.nan,

@@ -134,11 +134,12 @@ ui.dataframe(regions[["engine", "card_family", "model_kind", "gpus", "packed", "
                             "metric": st.column_config.TextColumn("Figure", width=100),
                             "n": st.column_config.NumberColumn("Rows", width=45),
                             "signed_median_pct": st.column_config.NumberColumn(
-                                "Signed med. %", format="%+.1f", width=92, help="+: predicted too fast"),
-                            "p90_pct": st.column_config.NumberColumn("90th pct. %", format="%.1f", width=72),
+                                "Signed %", format="%+.1f", width=92, help="Signed median error; +: predicted too fast"),
+                            "p90_pct": st.column_config.NumberColumn("p90 %", format="%.1f", width=72,
+                                                            help="90th percentile of the absolute error"),
                             "max_pct": st.column_config.NumberColumn("Worst %", format="%.1f", width=60),
                             "engine_p90_pct": st.column_config.NumberColumn(
-                                "Engine's 90th %", format="%.1f", width=98,
+                                "Engine p90 %", format="%.1f", width=98,
                                 help="The 90th percentile of all the engine's rows of this figure"),
                             "bills_use": st.column_config.TextColumn("Bills use", width=90,
                                                                help="The band the bills of a scenario in the region are ranged with")},
