@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .engines import (
     CROSS_VALIDATED,
@@ -109,7 +109,13 @@ class Accuracy:
     region: tuple             # (engine, card family, model kind, cards per replica, weights packed)
     band_pct: float | None    # 90th percentile of the absolute error of the figure that sizes replicas
     widened_from: str | None = None  # the release family whose wider band stands in for a band of few rows
-    region_rows: int | None = None   # the rows of the scenario's own region whose wider band stands in
+    # the scenario's own region's band (region_bands), where it stands in (a dict: left out of the hash)
+    region_band: dict | None = field(default=None, hash=False)
+
+    @property
+    def region_rows(self) -> int | None:
+        """The rows of the scenario's own region whose wider band stands in, or None."""
+        return None if self.region_band is None else self.region_band["n"]
 
 
 #: An engine whose efficiencies are another's, fitted on that engine's rows (calc/data/engine_families.csv: SGLang
@@ -197,7 +203,7 @@ def _own_region(a: Accuracy, metric: str) -> Accuracy:
     # Wider as the pages write bands (whole per cent): a band 0.03 points wider would read "±22 %, wider than ±22 %".
     if own is None or own["n"] < MIN_BAND_ROWS or a.band_pct is None or round(own["p90_pct"]) <= round(a.band_pct):
         return a
-    return Accuracy(a.measured, a.region, own["p90_pct"], region_rows=own["n"])
+    return Accuracy(a.measured, a.region, own["p90_pct"], region_band=own)
 
 
 @functools.lru_cache(maxsize=256)

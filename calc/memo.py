@@ -41,6 +41,7 @@ from .words import (
     cards_text,
     cell,
     count,
+    first_upper,
     hardware_text,
     kv_text,
     model_name,
@@ -180,8 +181,7 @@ def latency_sentence(d: Decision) -> str:
     s = d.scenario
     if not d.fits or d.cap.meets_tpot or s.tpot_ms is None:
         return ""
-    text = latency_missed(s, d.cap.step_ms)
-    return text[0].upper() + text[1:] + "."
+    return first_upper(latency_missed(s, d.cap.step_ms)) + "."
 
 
 def in_flight(d: Decision) -> tuple[float, int, float] | None:

@@ -241,8 +241,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"the API row {s.api} prices {apis[s.api]['family']}, not {preset['name']}: the comparison is "
                    "with another model's price list")
     beyond = beyond_trained_context(s)
-    if ctx_beyond(s):
-        out.append(ctx_beyond(s))
+    long_ctx = ctx_beyond(s)
+    if long_ctx:
+        out.append(long_ctx)
     request = s.in_tok + s.out_tok
     if beyond:
         out.append(f"{BEYOND_CONTEXT}: {beyond}")

@@ -163,6 +163,15 @@ def hours(s: Scenario, cap: traffic.Capacity, replicas: int | None, hybrid_repli
     return Hours(r_h, on, on * per_hour, hyb, overflow)
 
 
+def _beside_api(s: Scenario, r_h: np.ndarray, per_hour: float, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For fleets of ``n`` replicas (int array, shape (m,)) each serving what it can of each hour's requests ``r_h``
+    (24,) and the API the rest: the requests each fleet serves in each hour, shape (m, 24), and the API's part of the
+    monthly bill for the rest, USD, shape (m,)."""
+    served = np.minimum(r_h[None, :], n[:, None] * per_hour)
+    api_part = s.hours / HOURS_PER_DAY * (r_h[None, :] - served).sum(axis=1) * traffic.api_usd_per_request(s)
+    return served, api_part
+
+
 def _cheapest_owned_mix(s: Scenario, r_h: np.ndarray, per_hour: float, replicas: int,
                         edges: np.ndarray) -> tuple[int, float]:
     """The owned fleet of 0 to ``replicas`` replicas beside the API with the least monthly bill (SPEC section 9;
@@ -181,8 +190,7 @@ def _cheapest_owned_mix(s: Scenario, r_h: np.ndarray, per_hour: float, replicas:
     step = np.arange(period)[None, :]
     n = np.concatenate([edges, np.clip(lo + step, lo, hi).ravel(), np.clip(hi - step, lo, hi).ravel()])
     n = np.unique(np.clip(n, 0, replicas).astype(np.int64))
-    served = np.minimum(r_h[None, :], n[:, None] * per_hour)
-    api_part = s.hours / HOURS_PER_DAY * (r_h[None, :] - served).sum(axis=1) * traffic.api_usd_per_request(s)
+    served, api_part = _beside_api(s, r_h, per_hour, n)
     with np.errstate(invalid="ignore", divide="ignore"):
         duty_n = np.where(n >= 1, served.sum(axis=1) / (HOURS_PER_DAY * n * per_hour), 0.0)
     total = own_month(s, n * g, duty_n)[0] + (n >= 1) * s.upkeep + api_part
@@ -224,26 +232,24 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
 
     hyb = hyb_n = share = hyb_own = hyb_own_n = None
     if r_h is not None:
-        # Every fleet size from none to the replicas could be priced, but each bill is linear in N between the sizes
-        # that just serve one hour's requests (r_h / per_hour, rounded either way), so its least is at one of those,
-        # at an end or at one replica (where the upkeep starts): only they are priced (np.argmin then finds the
-        # smallest size of the least bill, as over every size), and millions of replicas cost no memory.
+        # Every fleet size from none to the replicas could be priced, but the rented bill is linear in N between the
+        # sizes that just serve one hour's requests (r_h / per_hour, rounded either way), so its least is at one of
+        # those, at an end or at one replica (where the upkeep starts): only they are priced (np.argmin then finds
+        # the smallest size of the least bill, as over every size), and millions of replicas cost no memory. (The
+        # owned bill also steps by the baseboard: _cheapest_owned_mix prices more sizes between these.)
         # Under autoscale a rented fleet of N runs min(N, max(min_replicas, ceil(need))) replicas an hour, the fleet
         # sized for the busiest hour being the autoscaled rent; its bill bends at min_replicas too.
         edges = np.concatenate(([0, 1, replicas, s.min_replicas], np.floor(r_h / per_hour), np.ceil(r_h / per_hour)))
-        N = np.unique(np.clip(edges, 0, replicas).astype(np.int64))[:, None]
-        served = np.minimum(r_h[None, :], N * per_hour)
-        overflow = (r_h[None, :] - served).sum(axis=1)
-        api_part = hours / HOURS_PER_DAY * overflow * traffic.api_usd_per_request(s)
-        fleet_on = (N[:, 0] >= 1) * s.upkeep
+        N = np.unique(np.clip(edges, 0, replicas).astype(np.int64))  # sorted
         if priced:
-            rented_hours = replicas_on(s, r_h, per_hour, N).sum(axis=1) * hours / HOURS_PER_DAY
-            total = rented_hours * g * rent_hr + fleet_on + api_part
+            served, api_part = _beside_api(s, r_h, per_hour, N)
+            rented_hours = replicas_on(s, r_h, per_hour, N[:, None]).sum(axis=1) * hours / HOURS_PER_DAY
+            total = rented_hours * g * rent_hr + (N >= 1) * s.upkeep + api_part
             best_i = int(np.argmin(total))
-            hyb_n = int(N[best_i, 0])
-            hyb, share = float(total[best_i]), float(overflow[best_i] / r_h.sum())
+            hyb_n = int(N[best_i])
+            hyb, share = float(total[best_i]), float((r_h - served[best_i]).sum() / r_h.sum())
         if missing is None:
-            hyb_own_n, hyb_own = _cheapest_owned_mix(s, r_h, per_hour, replicas, N[:, 0])  # N: sorted (np.unique)
+            hyb_own_n, hyb_own = _cheapest_owned_mix(s, r_h, per_hour, replicas, N)
 
     bills = {"api": api_usd_month, "rent": rent, "own": own,
              "hybrid": hyb if is_mix(hyb_n, replicas) else None,

@@ -17,8 +17,8 @@ from .decision import Decision
 from .scenario import WEIGHT_FORMATS, Scenario, plain_checkpoint, weight_format_bits
 from .units import BILLION, MS_PER_S
 
-#: Batch sizes of the speed and cost sweeps (1..1024).
-BATCHES = np.arange(1, 1025)
+#: Duty cycles of the cost surface: 1 % to 100 % in 100 steps.
+DUTIES = np.linspace(0.01, 1.0, 100)
 #: The widest batch a by-batch chart draws (past it, a batch's step is the same straight line on a log axis).
 MAX_SWEEP_BATCH = 16_384
 
@@ -44,8 +44,6 @@ def cost_batches(s: Scenario, points: int = 41) -> np.ndarray:
 def powers_of_two(top: int) -> list[int]:
     """1, 2, 4, ... up to ``top``."""
     return [1 << k for k in range(int(top).bit_length()) if 1 << k <= top]
-#: Duty cycles of the cost surface: 1 % to 100 % in 100 steps.
-DUTIES = np.linspace(0.01, 1.0, 100)
 
 
 def card_memory(s: Scenario) -> memory.Memory:

@@ -302,10 +302,10 @@ def format_regions(regions: Sequence[dict]) -> str:
     """The cross-validated error of each measured region of 10 rows or more (calc.accuracy.region_table): its
     rows, signed median, median, 90th percentile and worst absolute error, the engine's 90th percentile beside it,
     and whether the bills of a scenario there are ranged with the region's band."""
-    lines = [f"{'engine':<{_ENGINE_W}} {'cards':<10} {'model':<6} {'TP':>3} {'weights':<9} {'metric':<21} "
+    lines = [f"{'engine':<{_ENGINE_W}} {'cards':<15} {'model':<6} {'TP':>3} {'weights':<9} {'metric':<21} "
              f"{_ERROR_HEAD} {'engine p90':>11}  bills use"]
     for r in regions:
-        lines.append(f"{r['engine']:<{_ENGINE_W}} {r['card_family']:<10} {r['model_kind']:<6} {r['gpus']:>3} "
+        lines.append(f"{r['engine']:<{_ENGINE_W}} {r['card_family']:<15} {r['model_kind']:<6} {r['gpus']:>3} "
                      f"{'packed' if r['packed'] else 'as stored':<9} {r['metric']:<21} {_errors(r)} "
                      f"{_pct(r['engine_p90_pct']):>11}  " + ("the region's" if r["bills_use"] else "the engine's"))
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
-from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_engine, region_bands
+from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_engine
 from .engines import ENGINE_NAMES, figures_of
 from .notes import display_name, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
@@ -240,17 +240,15 @@ def region_band_text(report: dict, s: Scenario) -> str:
     without it, which came out a median 9 % too fast (flattering self-hosting) and spread wider than the ±22 % of all
     the engine's rows": whose band the scenario's is where its own region's rows stand in for the engine's
     (calc.accuracy), and which way they lean; "" when they do not."""
-    rows = report.get("capacity_band_region_rows")
-    if not rows:
+    acc = accuracy(s)
+    own = acc.region_band
+    if own is None:
         return ""
     whole = capacity_band(report["error_band"])
-    where = accuracy(s).region
-    own = region_bands().get((*where, whole["metric"])) if whole else None
-    lean = ("" if own is None else
-            f" came out a median {abs(own['signed_median_pct']):.0f} % too "
+    lean = (f" came out a median {abs(own['signed_median_pct']):.0f} % too "
             f"{'fast (flattering self-hosting)' if own['signed_median_pct'] > 0 else 'slow'} and")
-    return (f"the {rows:,} published rows of {region_text(where)}, each source predicted by a fit without it, which"
-            f"{lean} spread"
+    return (f"the {own['n']:,} published rows of {region_text(acc.region)}, each source predicted by a fit without "
+            f"it, which{lean} spread"
             + (" wider than the engine's" if whole is None else
                f" wider than the {band_text(whole['p90_pct'])} of all the engine's rows"))
 

@@ -379,7 +379,7 @@ def test_cost_surface_hand_worked_cells():
 
 def test_cost_surface_default_grid_and_unpriced_card():
     total, rent, reachable = tables.cost_surface(cost_case())
-    assert total.shape == (100, 1024)  # DUTIES x BATCHES
+    assert total.shape == (100, 1024)  # DUTIES x batch_grid
     assert tables.DUTIES[0] == pytest.approx(0.01) and tables.DUTIES[-1] == 1.0
     assert int(reachable[0].sum()) == 138
     # Duty 1 (last row), B = 100 (column 99): half the duty-0.5 cell, 105/144.

@@ -195,9 +195,9 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
             st.caption(words.first_upper(band) + ".")
         kept = words.kept_out_text(report["error_band_kept_out"], figures_of(report["engine"]))
         if kept:
-            st.caption(kept[0].upper() + kept[1:] + ".")
+            st.caption(words.first_upper(kept) + ".")
         rest = outside.removeprefix("; ")
-        st.caption((rest[0].upper() + rest[1:] + ". " if rest else "") + "(Validation page: every row.)")
+        st.caption((words.first_upper(rest) + ". " if rest else "") + "(Validation page: every row.)")
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)) \
