@@ -16,6 +16,7 @@ be, mb = r["break_even_batch"], r["max_batch"]
 if not r["fits"] or mb == 0:  # no speed for a set-up that cannot hold one sequence
     st.info("No speed to show: this set-up cannot hold one sequence (see above). Change the inputs in the sidebar.",
             icon=":material/block:")
+    ui.details()  # a first draw ends here too, so the run that completes the link and the sidebar comes
     st.stop()
 if r["batch"] > mb:
     st.warning(f"**Batch {r['batch']:,} does not fit:** memory holds {mb:,} sequences at {s.ctx:,} tokens. The "

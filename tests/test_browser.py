@@ -190,6 +190,21 @@ def test_every_page_opens_without_an_exception(server, new_page, name, path):
     assert not outside, outside
 
 
+@pytest.mark.parametrize("path", ["/decision", "/speed", "/cost"])  # the pages with a branch for it
+def test_a_first_visit_on_a_set_up_that_does_not_fit_completes_the_link_and_the_sidebar(server, new_page, path):
+    """A page that has nothing to show for a set-up memory cannot hold still ends its first draw where the others do,
+    so the run that completes the link and draws the folded sidebar groups comes (the Speed page stopped before;
+    tests/test_structure.py checks every page's stops)."""
+    page = new_page()
+    page.goto(f"{server}{path}?model=llama-3.1-405b&gpus=1")
+    settle(page)
+    from playwright.sync_api import expect
+    expect(page.locator("[data-testid=stSidebar]")).to_contain_text("Serving engine", timeout=WAIT_MS)
+    q = query(page)
+    assert q.get("engine") == "vllm" and q.get("ctx") == "auto" and q.get("gpus") == "1", page.url
+    assert not exceptions(page), exceptions(page)
+
+
 def test_changing_ctx_rewrites_the_link_and_the_link_reopens_the_same_figures(server, new_page):
     page = new_page()
     page.goto(f"{server}/fit?{SEED}")

@@ -129,3 +129,39 @@ def test_every_calc_module_has_a_test_module_of_its_name():
     names = {"cli" if n == "__main__" else n for n in names}
     missing = sorted(n for n in names if not (ROOT / "tests" / f"test_{n}.py").exists())
     assert not missing, missing
+
+
+def _early_stops(text: str) -> list[int]:
+    """Lines of ``st.stop()`` calls a session's first draw can reach before the page's details begin: neither after
+    the page's own top-level ``ui.details()`` nor directly behind one in their block."""
+    def is_call(node, owner, name):
+        return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                and ast.unparse(node.value.func) == f"{owner}.{name}")
+    tree = ast.parse(text)
+    top = next((n.lineno for n in tree.body if is_call(n, "ui", "details")), None)
+    early = []
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if is_call(stmt, "st", "stop") and not (top is not None and stmt.lineno > top) \
+                        and not (i > 0 and is_call(block[i - 1], "ui", "details")):
+                    early.append(stmt.lineno)
+    return early
+
+
+def test_no_page_stops_before_its_first_draw_asks_for_the_rest():
+    """A session's first run of a page ends at ``ui.details()``, which asks the browser for the run that completes
+    the link and draws the sidebar's folded groups; a page that stops earlier (Speed on a set-up that holds no
+    sequence did) leaves the short link in the address bar and half the inputs missing."""
+    offenders = [f"{path.relative_to(ROOT)}:{line}" for path in sorted((ROOT / "pages").glob("*.py"))
+                 for line in _early_stops(path.read_text(encoding="utf-8"))]
+    assert not offenders, offenders
+
+
+def test_the_early_stop_check_finds_a_stop_before_the_details():
+    assert _early_stops("if x:\n    st.stop()\nui.details()\n") == [2]
+    assert _early_stops("if x:\n    ui.details()\n    st.stop()\nui.details()\n") == []
+    assert _early_stops("ui.details()\nif x:\n    st.stop()\n") == []
