@@ -25,24 +25,15 @@ from .engines import (
     KEPT_OUT,
     MEASUREMENTS_CSV,
     base,
+    card_arch,
     error_band,
     figures_of,
     widest_band,
 )
 from .scenario import CUSTOM, Scenario, load, packed_weights
 
-CARD_ARCH_CSV = DATA_DIR / "card_arch.csv"
 #: The leave-one-source-out error by measured region, written by ``scripts/calibrate.py``.
 REGION_ERRORS_CSV = DATA_DIR / "region_errors.csv"
-
-
-@functools.cache
-def card_arch() -> dict[str, str]:
-    """``{card preset id: architecture family}`` from ``card_arch.csv``: the vendor's architecture name, split by
-    compute capability where one name covers two kinds of chip (Ampere-SM80: A100; Ampere-SM86: A10; Blackwell-SM100:
-    B200 and GB200; Blackwell-SM120: RTX 5090 and RTX PRO 6000, another die with GDDR7 memory and other kernels)."""
-    with CARD_ARCH_CSV.open(newline="", encoding="utf-8") as f:
-        return {row["card"].strip(): row["arch"].strip() for row in csv.DictReader(f)}
 
 
 def model_kind(s: Scenario) -> str:

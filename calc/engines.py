@@ -290,13 +290,38 @@ def engine_weights(engine: str, weights: str) -> str:
     return GGUF_COUNTERPART.get(weights, weights) if base(engine) == "llamacpp" else weights
 
 
-def card_rule(engine: str, vendor: str | None, card_name: str | None) -> str | None:
-    """Why ``engine`` cannot run on a card of ``vendor`` (None: it can, or a custom card without a vendor)."""
+#: The card architectures a release family predates, with the first release that runs on them. TensorRT-LLM added
+#: Blackwell in v0.17.0, built on CUDA 12.8 (NVIDIA/TensorRT-LLM docs/source/release-notes.md, "TensorRT-LLM
+#: Release 0.17.0": "Blackwell support ... Added support for B200. Added support for GeForce RTX 50 series"; "The
+#: dependent CUDA version is updated to 12.8.0"; v0.16.0 was built on CUDA 12.6.3), so v0.5 to v0.16 ship no kernels
+#: for compute capability 10.0 (B200, GB200) or 12.0 (RTX 5090, RTX PRO 6000).
+RELEASE_PREDATES = types.MappingProxyType({
+    engine: (("Blackwell-SM100", "Blackwell-SM120"), "TensorRT-LLM added Blackwell cards in v0.17 (built on CUDA 12.8)")
+    for engine in ("trtllm-v05", "trtllm-2023", "trtllm-2024")})
+
+
+@functools.cache
+def card_arch() -> dict[str, str]:
+    """``{card preset id: architecture family}`` from ``card_arch.csv``: the vendor's architecture name, split by
+    compute capability where one name covers two kinds of chip (Ampere-SM80: A100; Ampere-SM86: A10; Blackwell-SM100:
+    B200 and GB200; Blackwell-SM120: RTX 5090 and RTX PRO 6000, another die with GDDR7 memory and other kernels)."""
+    with (DATA_DIR / "card_arch.csv").open(newline="", encoding="utf-8") as f:
+        return {row["card"].strip(): row["arch"].strip() for row in csv.DictReader(f)}
+
+
+def card_rule(engine: str, vendor: str | None, card_name: str | None, card_id: str | None = None) -> str | None:
+    """Why ``engine`` cannot run on a card of ``vendor`` (:data:`ENGINE_VENDORS`) or on preset ``card_id``, whose
+    architecture the release family predates (:data:`RELEASE_PREDATES`); None: it can, or a custom card."""
     allowed = ENGINE_VENDORS.get(base(engine))
-    if allowed is None or vendor is None or vendor in allowed:
-        return None
-    names = ", ".join(allowed[:-1]) + " and " + allowed[-1] if len(allowed) > 1 else allowed[0]
-    return f"{ENGINE_NAMES[engine]} does not run on {card_name or 'this card'} ({vendor}): it runs on {names} cards"
+    if allowed is not None and vendor is not None and vendor not in allowed:
+        names = ", ".join(allowed[:-1]) + " and " + allowed[-1] if len(allowed) > 1 else allowed[0]
+        return f"{ENGINE_NAMES[engine]} does not run on {card_name or 'this card'} ({vendor}): it runs on {names} cards"
+    arch = card_arch().get(card_id or "")
+    archs, since = RELEASE_PREDATES.get(engine, ((), ""))
+    if arch in archs:
+        return (f"{ENGINE_NAMES[engine]} does not run on {card_name or card_id} ({arch}): its releases predate the "
+                f"card; {since}, so choose a later release (engine={base(engine)} is the current one)")
+    return None
 
 
 def format_rule(engine: str, weights: str, kind: str | None) -> str | None:

@@ -132,3 +132,22 @@ def test_a_card_without_a_rent_holds_at_the_band_only_if_its_replicas_do():
     assert (r["replicas"], r["replicas_at_band_ends"]) == (5, [3, 6])
     assert not pro.holds_at_band
     assert all(report(x.link)["replicas_at_band_ends"][1] <= x.replicas for x in rows if x.holds_at_band)
+
+
+@pytest.mark.parametrize("engine", ["trtllm-v05", "trtllm-2023", "trtllm-2024"])
+@pytest.mark.parametrize("card", ["b200", "gb200", "rtx-5090", "rtx-pro-6000"])
+def test_a_release_older_than_the_card_is_refused_with_the_release_that_added_it(engine, card):
+    """TensorRT-LLM's releases before v0.17 (CUDA 12.8) ship no Blackwell kernels: such a link was priced as if they
+    ran (a v0.5 B200 at 8,306 USD a month), now it is refused by name, and the planner leaves the card out."""
+    p = parse(f"model=llama-3.1-8b&engine={engine}&card={card}")
+    assert [e.key for e in p.errors] == ["engine"]
+    assert "predate the card" in p.errors[0].message and "v0.17" in p.errors[0].message
+    assert p.scenario.engine == "vllm"  # the field's default, as for every refused value
+    rows = plan(parse(f"model=llama-3.1-8b&req_day=200000&engine={engine}").scenario, ["fp8"])
+    assert rows and card not in {r.card for r in rows}
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "trtllm-2025"])
+def test_the_releases_that_added_blackwell_run_on_it(engine):
+    assert not parse(f"model=llama-3.1-8b&engine={engine}&card=b200").errors
+    assert not parse("model=llama-3.1-8b&engine=trtllm-2023&card=h200-sxm").errors
