@@ -20,7 +20,7 @@ from . import catalogue, engines, memory, model, procure, traffic
 from .accuracy import accuracy, capacity_band, kept_out_bands
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
-from .scenario import Parsed, Scenario, load
+from .scenario import CUSTOM, Parsed, Scenario, load
 from .units import MS_PER_S
 
 Link = str | Mapping[str, Any] | None
@@ -148,6 +148,7 @@ class Band:
     capacity_kept_out_pct: float | None     # the kept-out rows' signed median error of that figure, where it
     #                                         flatters beyond b (docs/calibration.md section 5; else None)
     self_host_usd_month_kept_out: float | None  # the bill at capacity / (1 + that error)
+    break_even_req_day_kept_out: float | None   # the break-even volume at that capacity (None: never, or no such error)
     rent_median_quote_usd_hr: float | None      # the median on-demand quote for the card (catalogue), USD/card-hour
     self_host_usd_month_median_rent: float | None  # the bill at that rent, where the link's rent is below it
 
@@ -290,12 +291,13 @@ def evaluate(parsed: Parsed) -> Evaluation:
     # The published rows kept out of the fit, where they put the figure that sizes the replicas (full-load
     # throughput, else the decode step) further on the flattering side than the band: the bill at that error.
     kept_band = capacity_band(kept_out_bands(s.engine))
-    kept_pct = kept_usd = None
+    kept_pct = kept_usd = be_kept = None
     if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
         kept_pct = kept_band["signed_median_pct"]
         if fits_traffic and self_host is not None:
             kept_cap = cap.slower(1 + kept_pct / 100)
             kept_usd = float(traffic.monthly_costs(s, s.req_day, kept_cap)["self_host_usd_month"][()])
+            be_kept = traffic.break_even_req_day(s, kept_cap)
     low = high = be_low = be_high = None
     if self_host is not None and band_ends:
         low, high = (float(c["self_host_usd_month"][()]) for _, c in band_ends)
@@ -386,6 +388,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "break_even_req_day_high": be_high,
         "capacity_kept_out_pct": kept_pct,
         "self_host_usd_month_kept_out": kept_usd,
+        "break_even_req_day_kept_out": be_kept,
         "rent_median_quote_usd_hr": median_rent,
         "self_host_usd_month_median_rent": median_usd,
         "spec_tok_s": float(spec.tok_s),
@@ -419,10 +422,19 @@ def evaluate(parsed: Parsed) -> Evaluation:
                         "fleet this large needs; set upkeep to your own figure before trusting the bill")
     if fits_traffic and not cap.meets_tpot and s.tpot_ms is not None:
         warnings.append(latency_missed(s, cap.step_ms))
+    ignored = [k for k, v in (("out_spread", s.out_spread != "none"), ("out_max", bool(s.out_max))) if v]
+    if ignored and not s.run_prompts:
+        one = len(ignored) == 1
+        warnings.append(f"{' and '.join(ignored)} describe{'s' if one else ''} a benchmark run and "
+                        f"change{'s' if one else ''} nothing without run_prompts (the requests sent at once); every bill uses steady load")
+    elif s.out_max and s.out_spread == "none":
+        warnings.append("out_max is the longest reply of an 'exp' spread and changes nothing with out_spread=none "
+                        "(every reply out_tok tokens)")
     if fits_traffic and own_missing:
         warnings.append(f"owning is not priced: the link has no {own_missing} "
-                        + ("(the card preset has no public price)" if own_missing == "card_usd"
-                           else "(a custom card has no datasheet power)"))
+                        + (("(a custom card has no purchase price: give card_usd, USD a card)" if s.card == CUSTOM
+                            else "(the card preset has no public price)") if own_missing == "card_usd"
+                           else "(a custom card has no datasheet power: give power_w, watts a card)"))
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     for k in bad:
         values[k] = None

@@ -29,7 +29,7 @@ from .notes import (
     outside_measurements,
     scenario_warnings,
 )
-from .scenario import CUSTOM, KEY_TABLE, KEYS, Parsed, Scenario
+from .scenario import CUSTOM, KEY_TABLE, KEYS, WEIGHT_FORMATS, Parsed, Scenario
 from .words import (
     ENGINE_NAMES,
     METRIC_NAMES,
@@ -84,9 +84,17 @@ def _sentence(text: str) -> str:
 
 def checkpoint_text(s: Scenario) -> str:
     """The weights as stored, part by part: "bf16 weights (16 bits)", or where parts of the checkpoint are in other
-    formats (:func:`calc.notes.checkpoint_parts`) "bf16 weights (16 bits; routed experts in mxfp4)"."""
+    formats (:func:`calc.notes.checkpoint_parts`) "int4-g128 weights (4.25 bits; embeddings and LM head in bf16)"; an
+    MoE checkpoint whose routed experts are stored otherwise names them first, "mxfp4 routed experts (4.25 bits) and
+    bf16 weights elsewhere (16 bits)"."""
     weights = weights_text(s)
     parts = checkpoint_parts(s)
+    if s.experts and s.weights_experts != s.weights and s.weights_experts in WEIGHT_FORMATS:
+        # The routed experts hold most of an MoE checkpoint's bytes: named first, not as an aside to the rest's format.
+        rest = [p for p in parts.rsplit(", the rest in", 1)[0].split(", ") if not p.startswith("routed experts")]
+        weights = (f"{s.weights_experts} routed experts ({WEIGHT_FORMATS[s.weights_experts]:g} bits) and "
+                   + weights.replace(" weights (", " weights elsewhere (", 1))
+        return weights[:-1] + "; " + ", ".join(rest) + ")" if rest and weights.endswith(")") else weights
     if parts and weights.endswith(")"):
         weights = weights[:-1] + "; " + parts.rsplit(", the rest in", 1)[0] + ")"
     return weights
@@ -154,7 +162,22 @@ def volume_sentence(d: Decision) -> str:
         text += "; at this volume the replica just added tips it back to the API"
     elif d.verdict == "self-host" and not steps:
         text += "; below that the API is cheaper"
-    return text + "." + break_even_band_text(d)
+    return text + "." + break_even_band_text(d) + break_even_kept_out_text(d)
+
+
+def break_even_kept_out_text(d: Decision) -> str:
+    """Where the published rows kept out of the fit put the capacity further on the flattering side than the band
+    (:func:`kept_out_sentence`), the break-even volume at their median error, as a sentence; "" otherwise. A volume
+    bullet that said "cheaper at every volume above" beside a verdict that self-hosting costs more than the API at
+    that error read as two answers."""
+    r = d.report
+    if d.kept_out_pct is None or r["self_host_usd_month_kept_out"] is None or d.break_even is None:
+        return ""
+    be = r["break_even_req_day_kept_out"]
+    where = ("it would never break even" if be is None else
+             f"it would break even at about {sig(be, 3)} requests a day")
+    return (f" At the median error of the published rows kept out of the fit (capacity predicted "
+            f"{d.kept_out_pct:.0f} % too high), {where}.")
 
 
 def break_even_band_text(d: Decision) -> str:
@@ -364,8 +387,17 @@ def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     row = catalogue.apis()[api_id]
     sh = d.self_host_usd_month
     flips = cheaper_api_wins(d) or (sh is not None and d.verdict == "self-host" and bill <= sh)
-    after = (" At that price the API is cheaper than self-hosting." if flips else
-             f" Self-hosting costs {money(sh)}." if sh is not None else "")
+    r = d.report
+    best = r.get("best")
+    bills = {"rent": r.get("rent_usd_month"), "own": r.get("own_usd_month"), "hybrid": r.get("hybrid_usd_month"),
+             "hybrid_own": r.get("hybrid_own_usd_month")}
+    below = bills.get(best) if best in ("own", "hybrid", "hybrid_own") else None
+    if flips and below is not None and below < bill:  # renting loses to the row, the answer (buying, a mix) does not
+        after = (f" At that price the API is cheaper than renting the cards ({money(sh)}), but not than "
+                 f"{OPTION_WORDS[best]} ({money(below)}), the cheapest way to serve this traffic.")
+    else:
+        after = (" At that price the API is cheaper than self-hosting." if flips else
+                 f" Self-hosting costs {money(sh)}." if sh is not None else "")
     note = price_stand_in_note(d.scenario)
     if note:  # the link's row stands in for another model's price, and so does the cheaper row: say whose
         what = f"**A cheaper API row for {cheaper_row_model(d)}:**"

@@ -190,6 +190,12 @@ def latency_missed(s: Scenario, single_stream_ms: float) -> str:
             f"{single_stream_ms:,.1f} ms per token here, so these figures assume one stream per replica")
 
 
+#: NVIDIA's licence for the GeForce driver ("No Datacenter Deployment. The SOFTWARE is not licensed for datacenter
+#: deployment, except that blockchain processing in a datacenter is permitted": the GeForce software licence,
+#: www.nvidia.com/en-us/drivers/geforce-license/, read 2026-12-05).
+CONSUMER_PREFIX = "GeForce"
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
@@ -221,6 +227,10 @@ def scenario_warnings(s: Scenario) -> list[str]:
                        f"({card['link_kind']}): the all-reduces that leave it run over PCIe or the network (tens of "
                        f"GB/s: PCIe 5.0 x16 is 64, one 400 Gb/s port 50), not the {card['link_gbs']:g} GB/s the "
                        "figures assume, so the step and the bill are optimistic; set link_gbs to that speed")
+        if card["name"].startswith(CONSUMER_PREFIX):
+            out.append(f"{card['name']} is a consumer card: NVIDIA's licence for the GeForce driver excludes "
+                       "datacenter deployment, so the replicas priced here need a place the licence allows (a "
+                       "workstation, an office, a provider that offers them), which no bill here checks")
         if card.get("vendor") != "NVIDIA":
             parts = (("weights", s.weights), ("routed experts", s.weights_experts if s.experts else None),
                      ("attention projections", s.weights_attn if s.weights_attn != s.weights else None))

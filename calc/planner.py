@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from . import catalogue
 from .evaluate import evaluate
-from .notes import checkpoint_label
+from .notes import CONSUMER_PREFIX, checkpoint_label
 from .scenario import Scenario, parse, with_change
 
 #: Cards per replica the planner tries (tensor parallel within one server).
@@ -100,12 +100,6 @@ def rank_key(row: PlanRow) -> tuple:
     engine runs as fast as its fitted figures (Holds unticked) would need one more replica if it runs at the slow
     end, so it does not rank above one that holds: ranking it first would flatter it."""
     return (not row.meets_tpot, not row.holds_at_band, row.best_usd_month, row.cards, row.card, row.gpus)
-
-
-#: NVIDIA's licence for the GeForce driver ("No Datacenter Deployment. The SOFTWARE is not licensed for datacenter
-#: deployment, except that blockchain processing in a datacenter is permitted": the GeForce software licence,
-#: www.nvidia.com/en-us/drivers/geforce-license/, read 2026-12-05).
-CONSUMER_PREFIX = "GeForce"
 
 
 def consumer_note(card_ids: Sequence[str]) -> str:

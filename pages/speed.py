@@ -138,8 +138,11 @@ per_seq = alt.Chart(tp).mark_line(color="#72b7b2", strokeDash=[2, 2]).encode(
     x=x, y=alt.Y("tok_s_per_seq:Q", title="tokens/s per sequence"))
 st.altair_chart(alt.layer(alt.layer(tp_chart, rules, tp_labels), per_seq).resolve_scale(y="independent"), width="stretch")
 st.caption("Solid: total tokens/s (grey where memory cannot hold that many sequences). Dotted, right axis: "
-           "tokens/s each sequence sees. Up to the break-even batch a sequence costs almost nothing extra; "
-           "past it the step lengthens and each user waits longer.")
+           "tokens/s each sequence sees. "
+           + ("Up to the break-even batch a sequence costs almost nothing extra; past it the step lengthens and each "
+              "user waits longer." if be is not None else
+              "With no break-even batch, each sequence added reads its own KV cache, so the step lengthens a little "
+              "with every one, and each user waits a little longer."))
 
 st.subheader("The step's parts")
 # Powers of two up to twice the batches that matter (the cap, memory's or the engine's, and the knee), so the

@@ -514,6 +514,10 @@ def resolve(params) -> dict:
         _bad("engine", s["engine"], "an engine that runs on the card")
     if ENGINE_BASE[s["engine"]] == "llamacpp" and vendor == "Intel":
         _bad("engine", s["engine"], "an engine that runs on the card")
+    # docs/method.md section 5: TensorRT-LLM before v0.17 has no Blackwell kernels.
+    if s["engine"] in ("trtllm-v05", "trtllm-2023", "trtllm-2024") and s["card"] != "custom" and \
+            _card_arch().get(s["card"], "").startswith("Blackwell"):
+        _bad("engine", s["engine"], "a release that runs on the card")
     if ENGINE_BASE[s["engine"]] == "trtllm" and s["weights"] in GGUF_FORMATS:
         _bad("weights", s["weights"], "a format TensorRT-LLM loads")
     if ENGINE_BASE[s["engine"]] == "llamacpp" and s["weights"] in GGUF_COUNTERPART:

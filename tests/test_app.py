@@ -544,3 +544,15 @@ def test_a_context_beyond_the_trained_one_is_a_warning_on_the_pages_priced_at_it
     assert ("**The context is longer than the model was trained for:** ctx 200,000 is beyond Llama 3.1 8B's trained "
             "context of 131,072 tokens") in warning
     assert "is beyond Llama 3.1 8B's trained context" not in texts(at.caption)
+
+
+def test_the_throughput_caption_speaks_of_a_break_even_batch_only_where_there_is_one():
+    """Qwen3-Next has no break-even batch (its cache reads outrun its arithmetic at every batch):
+    the throughput caption said "Up to the break-even batch ..." right under "No break-even batch"."""
+    import calc
+    link = {"model": "qwen3-next-80b-a3b"}
+    assert calc.evaluate(calc.parse("model=qwen3-next-80b-a3b")).report()["break_even_batch"] is None
+    said = texts(open_app(link, "pages/speed.py").caption)
+    assert "No break-even batch at this context" in said and "Up to the break-even batch" not in said
+    assert "each sequence added reads its own KV cache" in said
+    assert "Up to the break-even batch" in texts(open_app({}, "pages/speed.py").caption)

@@ -65,3 +65,18 @@ def test_a_set_up_that_does_not_fit_has_no_self_hosting_price_per_million():
     r = report("model=llama-3.1-405b&weights=bf16")
     assert r["verdict"] == "does not fit" and r["self_host_usd_per_mtok_out"] is None
     assert r["api_usd_per_mtok_out"] > 0
+
+
+def test_run_keys_without_a_run_are_named_not_silently_dropped():
+    """out_spread and out_max describe a finite benchmark run (run_prompts): alone they change nothing, and the
+    report says so instead of ignoring them."""
+    def warned(link: str) -> list[str]:
+        return evaluate(parse(link)).report()["warnings"]
+    assert any(w.startswith("out_spread describes a benchmark run and changes nothing without run_prompts")
+               for w in warned("out_spread=exp"))
+    assert any(w.startswith("out_spread and out_max describe a benchmark run and change nothing")
+               for w in warned("out_spread=exp&out_max=3000"))
+    assert any(w.startswith("out_max is the longest reply of an 'exp' spread")
+               for w in warned("run_prompts=1000&out_max=2000"))
+    assert not any("benchmark run" in w or "out_max" in w
+                   for w in warned("run_prompts=1000&out_spread=exp&out_max=2000"))

@@ -45,7 +45,8 @@ def test_sentence_on_defaults():
         "Self-hosting first breaks even "
         "at about 484,000 requests a day and is cheaper at every volume above about 641,000. Within the capacity "
         "error (±19 %) the break-even volume is about 326,000 requests a day with the replicas at the fast end and "
-        "about 1,110,000 requests a day at the slow end. The catalogue's cheapest "
+        "about 1,110,000 requests a day at the slow end. At the median error of the published rows kept out of "
+        "the fit (capacity predicted 47 % too high), it would never break even. The catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
         "int4-g128 "
@@ -262,3 +263,44 @@ def test_buying_as_the_answer_says_what_its_bill_leaves_out():
     l40s = options_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5"
                                            "&colo_usd=50")).decision)
     assert "colo_usd" not in l40s and "buy_lot" not in l40s and "power counted for the cards" in l40s
+
+
+def test_a_cheaper_api_row_that_only_beats_renting_says_the_answer_beats_it():
+    """At a trillion requests a day on RTX 4090s buying is the answer (794 million USD a month); the cheaper API
+    row (870 million) undercuts renting (2.4 billion), not buying: the callout under "Buy the cards" said "cheaper
+    than self-hosting", which read as a contradiction."""
+    from calc.memo import cheaper_api_callout
+    d = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-4090")).decision
+    assert d.report["recommendation"] == "own"
+    text = cheaper_api_callout(d)[0]
+    assert "cheaper than self-hosting" not in text
+    assert ("the API is cheaper than renting the cards (2,448,931,058 USD), but not than buying the cards "
+            "(794,298,616 USD), the cheapest way to serve this traffic") in text
+    d = evaluate(parse("req_day=5000000&model=llama-3.1-8b&card=l40s")).decision  # the row is the answer
+    assert cheaper_api_callout(d)[0].endswith("At that price the API is cheaper than self-hosting.")
+
+
+def test_an_moe_checkpoint_names_its_routed_experts_format_first():
+    """gpt-oss-120b's routed experts (most of its bytes) are MXFP4: "with bf16 weights (16 bits; routed experts in
+    mxfp4)" read as a 16-bit model."""
+    from calc.memo import checkpoint_text
+    assert checkpoint_text(parse("model=gpt-oss-120b").scenario) == (
+        "mxfp4 routed experts (4.25 bits) and bf16 weights elsewhere (16 bits)")
+    assert checkpoint_text(parse("model=gpt-oss-120b&weights_embed=fp8").scenario) == (
+        "mxfp4 routed experts (4.25 bits) and bf16 weights elsewhere (16 bits; embeddings and LM head in fp8)")
+    assert checkpoint_text(parse("model=llama-3.1-70b").scenario) == (
+        "int4-g128 weights (4.25 bits; embeddings and LM head in bf16)")
+
+
+def test_the_volume_bullet_gives_the_break_even_at_the_kept_out_error_too():
+    """At 2,000,000 requests a day the verdict says self-hosting would cost more than the API at the error of vLLM's
+    rows kept out of the fit (+47 %); the volume bullet beside it said flatly "cheaper at every volume above about
+    641,000". It now gives the break-even at that error: never (the report's break_even_req_day_kept_out, null)."""
+    from calc.memo import volume_sentence
+    d = evaluate(parse("req_day=2000000")).decision
+    assert d.report["self_host_usd_month_kept_out"] > d.api_usd_month and d.report["break_even_req_day_kept_out"] is None
+    assert volume_sentence(d).endswith("At the median error of the published rows kept out of the fit (capacity "
+                                       "predicted 47 % too high), it would never break even.")
+    # An engine whose kept-out rows flatter no further than its band says nothing more.
+    d = evaluate(parse("req_day=2000000&engine=trtllm&weights=fp8&kv=fp8")).decision
+    assert d.report["break_even_req_day_kept_out"] is None and "kept out" not in volume_sentence(d)

@@ -175,3 +175,15 @@ def test_a_replica_beyond_its_cards_fast_link_and_nvfp4_on_other_vendors_are_sai
     assert said("model=llama-3.1-8b&card=mi300x&weights=nvfp4", "weights in nvfp4 on Instinct MI300X 192 GB: NVFP4 "
                 "is NVIDIA's format")
     assert not said("model=llama-3.1-8b&card=b200&weights=nvfp4", "NVFP4 is NVIDIA's format")
+
+
+def test_a_consumer_card_is_named_on_every_page_and_in_the_memo():
+    """A bill on GeForce cards (the answer 'Buy the cards' at a trillion requests a day on RTX 4090s) said nothing
+    of the driver's licence beside it; only the card plan did. Every page's notes and the memo now say it."""
+    from calc.memo import memo
+    from calc.notes import scenario_warnings
+    said = scenario_warnings(parse("card=rtx-4090&model=llama-3.1-8b").scenario)
+    assert any(w.startswith("GeForce RTX 4090 24 GB is a consumer card: NVIDIA's licence for the GeForce driver "
+                            "excludes datacenter deployment") for w in said)
+    assert "is a consumer card" in memo(parse("card=rtx-5090&model=llama-3.1-8b&req_day=300000"))
+    assert not any("consumer card" in w for w in scenario_warnings(parse("card=l40s").scenario))
