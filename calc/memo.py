@@ -64,7 +64,8 @@ DEFAULT_BASE_URL = "http://localhost:8501"
 #: Reasons to self-host that no cost figure captures: (id, text). The ids ticked on the Decision page are kept in
 #: the link's ``why`` key; the memo lists every reason, ticked ones checked.
 REASONS: tuple[tuple[str, str], ...] = (
-    ("residency", "Data cannot leave our own infrastructure (data residency, contracts, regulation)."),
+    ("residency", "Data cannot go to an API provider (data residency, contracts, regulation): only cards we rent "
+                  "or own may serve it."),
     ("finetune", "We need a fine-tuned or in-house model that no API provider serves."),
     ("latency", "We need a latency that a network round trip to a provider cannot meet."),
     ("capacity", "We need predictable capacity: no provider rate limits, quotas, outages or model retirements."),
@@ -560,6 +561,11 @@ def options_sentence(d: Decision) -> str:
                  if r["payback_months_rent"] is not None else ")")
     if row_wins:
         text += f", more than the cheaper API row's {money(d.cheaper_api[1])}"
+    if residency(d) and best == "rent" and bills["own"] is not None:
+        # Rented cards serve only the company, in a cloud it chooses; a rule that keeps the data on its own premises
+        # leaves buying.
+        text += (f" (cards rented for the company alone; where the data may not leave premises it runs, buying is "
+                 f"the option, at {money(bills['own'])} a month)")
     return text + marginal_best_text(r) + "." + (buying_caveats(d) if best in ("own", "hybrid_own") else "")
 
 

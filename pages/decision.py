@@ -270,7 +270,7 @@ st.caption(f"Cheapest allowed option: **{best}**" + (f"{dm.cheaper_row_beats_tex
               + ("; autoscaled, a rented mix runs only the replicas each hour needs" if s.autoscale else "")
               + "). " if s.profile else
               "a fleet plus the API needs the day's traffic (Traffic: profile), hour by hour. ")
-           + ("The data may not leave (why=residency): the API and the mixed options are not allowed. "
+           + ("The data may not go to an API provider (why=residency): the API and the mixed options are not allowed. "
               if not opts["allowed"].all() else "")
            + ("The verdict above weighs the API against a fleet for the busiest hour rented all day; these totals "
               "sit beside it." if s.autoscale and s.profile else

@@ -304,3 +304,13 @@ def test_the_volume_bullet_gives_the_break_even_at_the_kept_out_error_too():
     # An engine whose kept-out rows flatter no further than its band says nothing more.
     d = evaluate(parse("req_day=2000000&engine=trtllm&weights=fp8&kv=fp8")).decision
     assert d.report["break_even_req_day_kept_out"] is None and "kept out" not in volume_sentence(d)
+
+
+def test_residency_says_renting_keeps_the_data_with_the_company_and_buying_on_its_premises():
+    """why=residency leaves renting and buying (SPEC section 9); a reader whose rule is "our own premises" is told
+    that renting is cards rented for the company alone and what buying costs."""
+    from calc.memo import REASONS, options_sentence
+    assert dict(REASONS)["residency"].startswith("Data cannot go to an API provider")
+    text = options_sentence(evaluate(parse("why=residency")).decision)
+    assert text.startswith("Of every way to serve this traffic, the cheapest allowed is renting the cards, at 5,800 USD")
+    assert "where the data may not leave premises it runs, buying is the option, at 11,441 USD a month" in text
