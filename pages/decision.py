@@ -144,12 +144,15 @@ colors = alt.Color("option:N", scale=alt.Scale(domain=drawn, range=[LINE_COLORS[
                    legend=alt.Legend(title=None, orient="bottom", columns=4, labelLimit=0))
 tip = [alt.Tooltip("req_day:Q", format=",.0f", title="requests/day"), "option:N",
        alt.Tooltip("usd_month:Q", format=",.0f", title="USD/month"), alt.Tooltip("replicas:Q", title="replicas")]
-base = alt.Chart(curve).encode(x=x, y=y, color=colors, tooltip=tip)
+# Each line's dash is encoded beside its colour, so the legend's swatches are drawn as the lines are.
+LINE_DASHES = {"API": [1, 0], tables.CHEAPEST_API: [2, 2], "Self-hosting": [1, 0], "Buying the cards": [6, 3]}
+dashes = alt.StrokeDash("option:N", scale=alt.Scale(domain=drawn, range=[LINE_DASHES[o] for o in drawn]),
+                        legend=alt.Legend(title=None, orient="bottom", columns=4, labelLimit=0))
+base = alt.Chart(curve).encode(x=x, y=y, color=colors, strokeDash=dashes, tooltip=tip)
 api_line = base.transform_filter(alt.datum.option == "API").mark_line(strokeWidth=2.5)
-cheapest_line = base.transform_filter(alt.datum.option == tables.CHEAPEST_API).mark_line(strokeWidth=2,
-                                                                                       strokeDash=[2, 2])
+cheapest_line = base.transform_filter(alt.datum.option == tables.CHEAPEST_API).mark_line(strokeWidth=2)
 sh_line = base.transform_filter(alt.datum.option == "Self-hosting").mark_line(strokeWidth=2.5, interpolate="step-after")
-own_line = base.transform_filter(alt.datum.option == "Buying the cards").mark_line(strokeWidth=2, strokeDash=[6, 3],
+own_line = base.transform_filter(alt.datum.option == "Buying the cards").mark_line(strokeWidth=2,
                                                                                   interpolate="step-after")
 now = marks[marks["what"] == "current"]
 rule = alt.Chart(now).mark_rule(color="#888888", strokeDash=[5, 3]).encode(x="req_day:Q")
