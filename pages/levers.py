@@ -61,11 +61,11 @@ formats = ui.format_table(s.to_query())
 ui.dataframe(formats, pin="format", column_config={
     "format": TEXT("Format", width=75), "bits": NUM("Bits/weight", format="%.2f", width=75),
     "weights_gib": NUM("Weights GiB", format="%.1f", width=80), "max_batch": NUM("Seqs that fit", format="%d", width=85),
-    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=100),
-    "quality_delta": TEXT("Quality cost", width=165,
+    "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=80),
+    "quality_delta": TEXT("Quality cost", width=168,
                           help="The published quality cost against 16-bit, on the model beside it; the benchmark and "
                                "the whole sentence in the CSV"),
-    "quality_model": TEXT("Measured on", width=157,
+    "quality_model": TEXT("Measured on", width=177,
                           help="The model the published quality cost was measured on: often not this scenario's"),
     "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=55),
 }, column_order=["format", "bits", "weights_gib", "max_batch", "self_host_usd_month", "verdict", "quality_delta",
