@@ -20,6 +20,7 @@ from .accuracy import MIN_BAND_ROWS, band_text, capacity_band, kept_out_bands, k
 from .decision import TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
+    LATENCY_MISSED,
     api_stand_in,
     beyond_trained_context,
     checkpoint_parts,
@@ -27,7 +28,6 @@ from .notes import (
     latency_missed,
     other_vllm_release_fits,
     outside_measurements,
-    scenario_warnings,
 )
 from .scenario import CUSTOM, KEY_TABLE, KEYS, WEIGHT_FORMATS, Parsed, Scenario
 from .words import (
@@ -136,7 +136,15 @@ def _does_not_fit(d: Decision) -> str:
 
 def volume_sentence(d: Decision) -> str:
     """The request volume at which the verdict changes, in words (what to enter where renting is not priced; empty
-    where nothing fits)."""
+    where nothing fits). The volumes are against the API row priced in the link, which the sentence says where the
+    catalogue's cheaper row is the answer (as the rent bullet does)."""
+    text = _volume_sentence(d)
+    if text and d.priced and cheaper_api_wins(d):
+        text = f"Against the API row priced in the link ({money(d.api_usd_month)} a month), {text[0].lower()}{text[1:]}"
+    return text
+
+
+def _volume_sentence(d: Decision) -> str:
     s = d.scenario
     if not d.fits:
         return ""
@@ -396,6 +404,10 @@ def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     if flips and below is not None and below < bill:  # renting loses to the row, the answer (buying, a mix) does not
         after = (f" At that price the API is cheaper than renting the cards ({money(sh)}), but not than "
                  f"{OPTION_WORDS[best]} ({money(below)}), the cheapest way to serve this traffic.")
+    elif sh is None and below is not None:  # no rent: buying is what the row is weighed against
+        after = (f" {first_upper(OPTION_WORDS[best])} costs {money(below)} a month, "
+                 + ("less than that row: it stays the cheapest way to serve this traffic." if below < bill else
+                    "more than that row."))
     else:
         after = (" At that price the API is cheaper than self-hosting." if flips else
                  f" Self-hosting costs {money(sh)}." if sh is not None else "")
@@ -507,7 +519,7 @@ def residency_sentence(d: Decision) -> str:
     """Said first when the data may not leave: the API is not an option, whatever it costs."""
     if not residency(d):
         return ""
-    return ("The data may not leave your own infrastructure (why=residency), so the API is not an option: the "
+    return ("The data may not go to an API provider (why=residency), so the API is not an option: the "
             "comparison with it below is for reference only.")
 
 
@@ -564,8 +576,8 @@ def options_sentence(d: Decision) -> str:
     if residency(d) and best == "rent" and bills["own"] is not None:
         # Rented cards serve only the company, in a cloud it chooses; a rule that keeps the data on its own premises
         # leaves buying.
-        text += (f" (cards rented for the company alone; where the data may not leave premises it runs, buying is "
-                 f"the option, at {money(bills['own'])} a month)")
+        text += (f" (rented cards serve the company alone; if the data may not leave the company's own premises, "
+                 f"buying them is the option, at {money(bills['own'])} a month)")
     return text + marginal_best_text(r) + "." + (buying_caveats(d) if best in ("own", "hybrid_own") else "")
 
 
@@ -1055,7 +1067,7 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
     out += ["## Monthly cost by volume", "",
             md_table(["Requests a day", "Replicas", "Cards", "Renting USD/month"]
                      + (["Buying USD/month"] if own else []) + ["API USD/month"]
-                     + (["Cheapest API row USD/month"] if cheapest else []) + ["Cheaper"],
+                     + (["Cheapest API row USD/month"] if cheapest else []) + ["Cheapest"],
                      [(volume_text(r.req_day) + (" (this scenario)" if r.current else ""),
                        None if pd.isna(r.replicas) else int(r.replicas), None if pd.isna(r.cards) else int(r.cards),
                        None if math.isnan(r.self_host_usd_month) else amount(r.self_host_usd_month),
@@ -1069,7 +1081,8 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
                      [(r.input, r.value, f"`{r.key}`") for r in inputs_table(s).itertuples()]), ""]
 
     out += ["## Assumptions and sources", ""] + [f"- {a}" for a in assumptions(s)] + [""]
-    notes = scenario_warnings(s)
+    # Every note the pages show (the report's warnings), but the missed latency target, said above in its own words.
+    notes = [w for w in d.report["warnings"] if not w.startswith(LATENCY_MISSED)]
     if notes:
         out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
 

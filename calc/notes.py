@@ -102,7 +102,8 @@ def outside_measurements(s: Scenario) -> str:
     measured ("" otherwise, and for the roofline, which is not calibrated)."""
     if s.engine == "roofline":
         return ""
-    models, cards, any_packed, metrics = measured_scope(s.engine)
+    # A release family that shares every speed figure with another (trtllm-2024, vllm-0.21) is measured by its rows.
+    models, cards, any_packed, metrics = measured_scope(engines.figures_of(s.engine))
     if not models:
         return ""
     out = []

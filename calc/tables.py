@@ -338,15 +338,17 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
     api = c["api_usd_month"]
     own = own_usd_month(s, c) if fits else None
     cheapest = cheapest_api_usd_month(d, x)
-    apis = api if cheapest is None else np.minimum(api, cheapest)
-    api_name = "API" if cheapest is None else np.where(cheapest < api, CHEAPEST_API, "API")
-    # Without a rent, renting is not priced; buying, where the card has a price, is the self-hosting weighed.
-    host, host_name = (sh, "self-host") if own is None or not np.isnan(sh).all() else (own, "buying")
-    cheaper = np.where(np.isnan(host), "—", np.where(host < apis, host_name, api_name))
-    if procure.data_stays(s.why):  # the data may not leave: the API is no option, so the column weighs the other two
-        bought = np.full_like(sh, np.inf) if own is None else np.nan_to_num(own, nan=np.inf)
-        rented = np.nan_to_num(sh, nan=np.inf)
-        cheaper = np.where(np.isinf(np.minimum(bought, rented)), "—", np.where(bought < rented, "buying", "renting"))
+    # The cheapest of the columns the table shows: renting ("self-host" where buying is not priced), buying, the
+    # link's API row and the catalogue's cheapest row; where the data may not leave (why=residency) the API is no
+    # option, and where nothing is self-hosted (nothing fits) the column says "—".
+    rented = np.nan_to_num(sh, nan=np.inf)
+    bought = np.full_like(rented, np.inf) if own is None else np.nan_to_num(own, nan=np.inf)
+    no_api = np.full_like(rented, np.inf)
+    stays = procure.data_stays(s.why)
+    bills = np.stack([rented, bought, no_api if stays else api, no_api if stays or cheapest is None else cheapest])
+    names = np.array(["renting" if own is not None or stays else "self-host", "buying", "API", CHEAPEST_API])
+    best = np.argmin(bills, axis=0)  # ties go to the first: renting, buying, the link's row, the cheaper row
+    cheaper = np.where(np.isinf(np.minimum(rented, bought)), "—", names[best])
     out = pd.DataFrame({
         "req_day": x,
         "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),

@@ -229,7 +229,8 @@ ui.dataframe(vt,
                                 "Cheapest API USD/mo", format=cheapest_fmt, width=140,
                                 help="The catalogue's cheapest row for this model, the same tokens at its prices: "
                                      "USD a month"),
-                            "cheaper": st.column_config.TextColumn("Cheaper", width=135),
+                            "cheaper": st.column_config.TextColumn("Cheapest", width=135,
+                                                                  help="The cheapest of the bills on the row"),
                             "current": st.column_config.CheckboxColumn("This scenario", width=90)},
              # the verdict next to the volume, so a phone shows both without scrolling sideways
              column_order=["req_day", "cheaper", "self_host_usd_month", "own_usd_month", "api_usd_month",
@@ -275,8 +276,9 @@ st.caption(f"Cheapest allowed option: **{best}**" + (f"{dm.cheaper_row_beats_tex
               "a fleet plus the API needs the day's traffic (Traffic: profile), hour by hour. ")
            + ("The data may not go to an API provider (why=residency): the API and the mixed options are not allowed. "
               if not opts["allowed"].all() else "")
-           + ("The verdict above weighs the API against a fleet for the busiest hour rented all day; these totals "
-              "sit beside it." if s.autoscale and s.profile else
+           + ("The verdict above is the cheapest of these." if r["recommendation"] in ("own", "hybrid", "hybrid_own")
+              else "The verdict above weighs the API against a fleet for the busiest hour rented all day; these "
+              "totals sit beside it." if s.autoscale and s.profile else
               "The verdict above is the rent-or-API answer; these totals sit beside it."))
 ui.download_csv(opts, "decision-options", "Download this table (CSV)")
 

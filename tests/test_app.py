@@ -556,3 +556,8 @@ def test_the_throughput_caption_speaks_of_a_break_even_batch_only_where_there_is
     assert "No break-even batch at this context" in said and "Up to the break-even batch" not in said
     assert "each sequence added reads its own KV cache" in said
     assert "Up to the break-even batch" in texts(open_app({}, "pages/speed.py").caption)
+
+
+def test_the_validation_page_does_not_point_to_itself_and_the_others_do():
+    assert "(Validation page: every row.)" not in texts(open_app({}, "pages/validation.py").caption)
+    assert "(Validation page: every row.)" in texts(open_app({}, "pages/fit.py").caption)

@@ -443,9 +443,14 @@ def test_a_card_without_a_rent_is_weighed_by_buying_at_every_volume():
     bought = curve[(curve["option"] == "Buying the cards") & (curve["req_day"] == 200000)]["usd_month"]
     assert bought.iloc[0] == pytest.approx(now["own_usd_month"])
     assert "buying's bill beside the API's" in dm.volume_sentence(e.decision)
-    # Rented and priced, the verdict column stays renting's against the API (SPEC section 6); buying is beside it.
+    # Rented and priced, the column names the cheapest of the bills on the row, buying among them: at a trillion
+    # requests a day on RTX 4090s buying (794 million USD) beats the cheaper API row (870 million), as the verdict says.
     rented = tables.volume_table(evaluate(parse("model=llama-3.1-70b&req_day=200000")).decision, ())
-    assert rented["cheaper"].iloc[0] in ("self-host", "API", "API, cheapest row") and "own_usd_month" in rented
+    assert rented["cheaper"].iloc[0] in ("renting", "buying", "API", "API, cheapest row") and "own_usd_month" in rented
+    huge = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-4090")).decision
+    row = tables.volume_table(huge, ()).iloc[0]
+    assert row["own_usd_month"] < row["api_cheapest_usd_month"] < row["self_host_usd_month"]
+    assert row["cheaper"] == "buying" and huge.report["recommendation"] == "own"
 
 
 def test_the_downloaded_memo_names_a_value_the_page_refused():

@@ -313,4 +313,27 @@ def test_residency_says_renting_keeps_the_data_with_the_company_and_buying_on_it
     assert dict(REASONS)["residency"].startswith("Data cannot go to an API provider")
     text = options_sentence(evaluate(parse("why=residency")).decision)
     assert text.startswith("Of every way to serve this traffic, the cheapest allowed is renting the cards, at 5,800 USD")
-    assert "where the data may not leave premises it runs, buying is the option, at 11,441 USD a month" in text
+    assert ("(rented cards serve the company alone; if the data may not leave the company's own premises, buying "
+            "them is the option, at 11,441 USD a month)") in text
+
+
+def test_the_memo_lists_every_note_the_pages_show():
+    """out_spread without run_prompts is named on every page (the report's warnings); the memo's notes left it out."""
+    from calc.memo import memo
+    text = memo(parse("out_spread=exp"))
+    assert "- out_spread describes a benchmark run and changes nothing without run_prompts" in text
+
+
+def test_without_a_rent_the_cheaper_api_callout_weighs_the_row_against_buying():
+    """An RTX 5090 has no rent: at a trillion requests a day buying (728 million USD) is the answer and beats the
+    cheaper row (870 million); the callout said only what the row bills."""
+    from calc.memo import cheaper_api_callout, volume_sentence
+    d = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-5090")).decision
+    assert cheaper_api_callout(d)[0].endswith(
+        "Buying the cards costs 728,485,496 USD a month, less than that row: it stays the cheapest way to serve "
+        "this traffic.")
+    # Where the cheaper row is the answer, the volume bullet says its volumes are against the link's row.
+    d = evaluate(parse("req_day=2000000")).decision
+    assert d.report["recommendation"] == "api-cheaper-row"
+    assert volume_sentence(d).startswith("Against the API row priced in the link (68,640 USD a month), self-hosting "
+                                         "first breaks even at about 484,000")

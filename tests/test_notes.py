@@ -187,3 +187,15 @@ def test_a_consumer_card_is_named_on_every_page_and_in_the_memo():
                             "excludes datacenter deployment") for w in said)
     assert "is a consumer card" in memo(parse("card=rtx-5090&model=llama-3.1-8b&req_day=300000"))
     assert not any("consumer card" in w for w in scenario_warnings(parse("card=l40s").scenario))
+
+
+@pytest.mark.parametrize("engine", ["trtllm-2024", "vllm-0.21", "vllm-2025"])
+def test_a_release_that_shares_its_speed_figures_is_measured_by_their_rows(engine):
+    """trtllm-2024, vllm-0.21 and vllm-2025 have no rows of their own: they carry trtllm's or vllm's figures and
+    band, so the "not measured" note of those rows' scope is theirs too (it was missing, beside a verdict quoting
+    the widest band)."""
+    from calc.notes import outside_measurements
+    base = "trtllm" if engine.startswith("trtllm") else "vllm"
+    mine = outside_measurements(parse(f"engine={engine}&card=h100-sxm").scenario)
+    assert mine.startswith("not measured: no published row covers")
+    assert mine == outside_measurements(parse(f"engine={base}&card=h100-sxm").scenario)

@@ -129,7 +129,7 @@ def test_the_headline_never_recommends_an_option_the_link_rules_out():
     assert d.verdict == "api"  # the rent-or-API comparison alone
     assert headline(d) == "Buy the cards (the data may not leave)"
     text = verdict_sentence(d)
-    assert text.startswith("The data may not leave") and "the cheapest allowed is buying the cards" in text
+    assert text.startswith("The data may not go to an API provider") and "the cheapest allowed is buying the cards" in text
 
 
 def test_the_verdict_names_a_cheaper_way_than_the_two_it_compares():

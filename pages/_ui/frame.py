@@ -91,7 +91,8 @@ def frame(page: Any = None) -> None:
     header(*current(), traffic=path == "decision", flags=path not in QUIET_PAGES,
            accuracy=path != "quant-lab", scenario_notes=path != "quant-lab",
            # The Validation page shows no speed or cost of the scenario: its engine's band is what it quotes.
-           accuracy_lead="The scenario's engine, " if path == "validation" else "Speeds and costs on this page: ")
+           accuracy_lead="The scenario's engine, " if path == "validation" else "Speeds and costs on this page: ",
+           rows_link=path != "validation")
     st.session_state["_frame"] = True
 
 
@@ -123,12 +124,14 @@ QUIET_PAGES = ("catalogue", "quant-lab", "validation")
 
 
 def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool = True, accuracy: bool = True,
-           accuracy_lead: str = "Speeds and costs on this page: ", scenario_notes: bool = True) -> None:
+           accuracy_lead: str = "Speeds and costs on this page: ", scenario_notes: bool = True,
+           rows_link: bool = True) -> None:
     """What every page shows on top: rejected link values and the memory-before-compute flag, at the worst-case
     context (the Fit, Speed and Cost figures) or, with ``traffic``, at a request's prompt + output tokens (the
     Decision page's figures); without ``flags`` only the rejected values and whether the weights fit; with
     ``accuracy`` how far the engine's figures were from published measurements; without ``scenario_notes`` (a page
-    whose figures are not the scenario's, the quantization lab) none of the scenario's notes."""
+    whose figures are not the scenario's, the quantization lab) none of the scenario's notes; without ``rows_link``
+    (the Validation page itself) no pointer to the Validation page."""
     for w in report["warnings"]:
         if w.startswith(notes.WHAT_IF):  # a fixed context or duty: said first, with the traffic's figure
             st.info(plain(w[0].upper() + w[1:]) + ".", icon=":material/science:")
@@ -197,7 +200,10 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         if kept:
             st.caption(words.first_upper(kept) + ".")
         rest = outside.removeprefix("; ")
-        st.caption((words.first_upper(rest) + ". " if rest else "") + "(Validation page: every row.)")
+        said = " ".join(x for x in (words.first_upper(rest) + "." if rest else "",
+                                    "(Validation page: every row.)" if rows_link else "") if x)
+        if said:
+            st.caption(said)
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)) \
