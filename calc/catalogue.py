@@ -73,6 +73,8 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 #: Accepted band for an API price, USD per 1M tokens (both ends included).
 API_PRICE_MIN = 0.01
 API_PRICE_MAX = 200.0
+#: A provider quoting one price for this many open-weight model families or more is taken as a placeholder.
+PLACEHOLDER_FAMILIES = 4
 
 #: Precisions a card may have a dense peak for (keys of ``cards()[id]["peaks"]``).
 PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4")
@@ -240,7 +242,9 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
     (input, output); the threshold in prompt tokens.
 
     A row is rejected, with its reason, when its ``flag`` cell is not empty (the source marked it
-    wrong), when a price is zero (a placeholder, not a quote) or when a price lies outside
+    wrong), when its provider lists the same price for :data:`PLACEHOLDER_FAMILIES` or more open-weight model
+    families (a placeholder copied across rows: hyperbolic's 0.12 / 0.30 for 3B to 405B models in the 2026-07-24
+    list), when a price is zero (a placeholder, not a quote) or when a price lies outside
     ``API_PRICE_MIN``..``API_PRICE_MAX`` (0.01..200 USD per 1M, which catches prices off by
     orders of magnitude); the tier's prices are held to the same band. Each rejection is logged:
     at INFO when the source had flagged the row, at WARNING otherwise.
@@ -294,6 +298,21 @@ def load_api_prices(path) -> tuple[dict, list[tuple[str, str]]]:
             log.log(level, "API price row %r rejected: %s", key, reason)
         else:
             accepted[key] = rec
+    # One provider's one price for many open-weight model families (3B to 405B alike) is a placeholder copied across
+    # its rows, not a quote: no provider sells a 405B model's tokens at its 3B model's price.
+    same: dict[tuple, list[str]] = {}
+    for key, rec in accepted.items():
+        if rec["kind"] == "open-weight":
+            same.setdefault((rec["provider"], rec["api_in"], rec["api_out"]), []).append(key)
+    for (provider, api_in, api_out), keys in same.items():
+        families = sorted({accepted[k]["family"] for k in keys})
+        if len(families) >= PLACEHOLDER_FAMILIES:
+            reason = (f"{provider} lists one price, {api_in:g} / {api_out:g} USD per 1M, for {len(families)} model "
+                      f"families ({', '.join(families)}): a placeholder copied across its rows, not a quote")
+            for k in keys:
+                del accepted[k]
+                rejected.append((k, reason))
+                log.info("API price row %r rejected: %s", k, reason)
     return accepted, rejected
 
 

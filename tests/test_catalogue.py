@@ -468,3 +468,19 @@ def test_every_source_is_an_address_anyone_can_open():
             for row in csv.DictReader(f):
                 for col, text in row.items():
                     assert "index id" not in (text or "").lower(), (name, col, text[:80])
+
+
+def test_one_price_for_many_model_families_is_a_placeholder(tmp_path):
+    """The 2026-07-24 list gives hyperbolic 0.12 / 0.30 USD per 1M for every model from Llama 3.2 3B to Llama 3.1
+    405B; as a cheaper row it called the API for a 405B model at 12,600 USD a month. One provider's one price for
+    PLACEHOLDER_FAMILIES or more open-weight families is refused; for fewer, kept."""
+    rows = [{**_row(f"p/m{i}", 0.12, 0.3), "provider": "p", "family": f"fam-{i}"} for i in range(4)]
+    rows += [{**_row(f"q/m{i}", 0.12, 0.3), "provider": "q", "family": f"fam-{i}"} for i in range(3)]
+    rows += [{**_row("p/other", 0.5, 0.9), "provider": "p", "family": "fam-9"}]
+    accepted, rejected = cat.load_api_prices(_price_file(tmp_path, rows))
+    assert set(accepted) == {"q/m0", "q/m1", "q/m2", "p/other"}
+    assert dict(rejected)["p/m0"].startswith("p lists one price, 0.12 / 0.3 USD per 1M, for 4 model families")
+    shipped = dict(cat.rejected_apis())
+    assert "placeholder copied across its rows" in shipped["hyperbolic/meta-llama/meta-llama-3.1-405b-instruct"]
+    assert not any(k.startswith("hyperbolic/meta-llama") for k in cat.apis())
+    assert "hyperbolic/deepseek-ai/deepseek-v3" in cat.apis()  # its own price, kept
