@@ -285,3 +285,13 @@ def test_speculation_is_weighed_at_the_batch_the_traffic_is_served_at():
     assert drafted["tpot_ms"] == pytest.approx(float(model.speculative(s4, 1, ev.capacity.n).tpot_s) * 1e3)
     assert drafted["tpot_ms"] < plain == pytest.approx(ev.capacity.step_ms * 1)
     assert "slower replies" not in drafted["price"]
+
+
+def test_a_weights_lever_on_an_moe_checkpoint_says_its_experts_change_too():
+    """gpt-oss-120b stores its routed experts in mxfp4: the 'Weights in fp8' lever's link raises them to fp8 too,
+    which its description left out."""
+    from calc import evaluate, levers, parse
+    found = {lv.name: lv.what for lv in levers.levers(evaluate(parse("model=gpt-oss-120b&engine=vllm-0.21")))}
+    assert found["Weights in fp8"] == "weights bf16 (16 bits) → fp8 (8 bits) and routed experts mxfp4 → fp8"
+    dense = {lv.name: lv.what for lv in levers.levers(evaluate(parse("")))}
+    assert dense["Weights in fp8"] == "weights int4-g128 (4.25 bits) → fp8 (8 bits)"
