@@ -604,7 +604,7 @@ def procurement_section(d: Decision) -> list[str]:
     if not d.fits:
         return []
     opts = tables.options_table(r)
-    rows = [(o.option + ("" if o.allowed else " (not allowed: the data may not leave)"),
+    rows = [(o.option + ("" if o.allowed else " (not allowed: the data may not go to an API)"),
              None if o.usd_month is None else amount(o.usd_month),
              None if o.usd_per_mtok_out is None else usd(o.usd_per_mtok_out, 3),
              None if o.replicas is None or o.replicas != o.replicas else f"{int(o.replicas):,}",
@@ -707,7 +707,7 @@ def headline(d: Decision) -> str:
         return "No request can be served as set"
     if residency(d) and d.verdict in ("api", "self-host"):
         best = d.report.get("best")
-        return {"own": "Buy the cards (the data may not leave)"}.get(best, "Self-host (the data may not leave)")
+        return {"own": "Buy the cards (the data may not go to an API)"}.get(best, "Self-host (the data may not go to an API)")
     if cheaper_api_wins(d):
         return "Call the API, at the cheaper provider below"
     best = d.report["recommendation"]

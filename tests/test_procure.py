@@ -127,7 +127,7 @@ def test_the_headline_never_recommends_an_option_the_link_rules_out():
     # One card bought alone (buy_lot=1: a server with a free slot); bought by the 8-card board, renting would win.
     d = evaluate(parse("model=llama-3.1-8b&req_day=50000&profile=office&why=residency&buy_lot=1")).decision
     assert d.verdict == "api"  # the rent-or-API comparison alone
-    assert headline(d) == "Buy the cards (the data may not leave)"
+    assert headline(d) == "Buy the cards (the data may not go to an API)"
     text = verdict_sentence(d)
     assert text.startswith("The data may not go to an API provider") and "the cheapest allowed is buying the cards" in text
 
