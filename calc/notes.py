@@ -408,8 +408,11 @@ def vllm_release_note(s: Scenario) -> str | None:
         return (f"The link names no vLLM release, so the KV cache is charged as {_RELEASE_WORDS[used]} allocate "
                 f"it, the accounting that leaves less: {size(now)}; {_RELEASE_WORDS[other]} leave {size(then)}"
                 f"{differ}. Name the release with engine={other} or engine={used} to compare a log with its own")
-    return (f"{_RELEASE_WORDS[other]} size this KV cache at {size(then)}, not {size(now)}{differ}; compare a log "
-            f"of one of them with engine={other}")
+    def room(x: float) -> str:
+        return f"{x:,.2f} GiB per card" if x > 0 else f"none (short by {-x:,.2f} GiB per card)"
+
+    return (f"{_RELEASE_WORDS[other]} leave {room(then)} for the KV cache, against {room(now)} here{differ}; compare "
+            f"a log of one of them with engine={other}")
 
 
 def other_vllm_release_fits(s: Scenario, n: int) -> tuple[str, str, float, int] | None:

@@ -82,9 +82,9 @@ def test_a_vllm_scenario_says_which_release_accounting_sized_the_cache():
     assert "2025 releases (v0.10 to v0.14) allocate it" in note[0] and "1.94 GiB per card" in note[0]
     assert "v0.21 and later leave 7.81 GiB per card" in note[0] and "MXFP4" in note[0]
     new = [w for w in scenario_warnings(load(link + "vllm-0.21").scenario) if "2025 releases" in w]
-    assert len(new) == 1 and "1.94 GiB per card, not 7.81" in new[0] and "engine=vllm-2025" in new[0]
+    assert len(new) == 1 and "leave 1.94 GiB per card for the KV cache, against 7.81 GiB per card here" in new[0] and "engine=vllm-2025" in new[0]
     old = [w for w in scenario_warnings(load(link + "vllm-2025").scenario) if "v0.21 and later" in w]
-    assert len(old) == 1 and "7.81 GiB per card, not 1.94" in old[0] and "engine=vllm-0.21" in old[0]
+    assert len(old) == 1 and "leave 7.81 GiB per card for the KV cache, against 1.94 GiB per card here" in old[0] and "engine=vllm-0.21" in old[0]
     # Where the two accountings agree within 10 %, nothing is said.
     assert not [w for w in scenario_warnings(load("model=llama-3.1-8b&card=l40s").scenario) if "release" in w]
 
