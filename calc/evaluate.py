@@ -431,10 +431,10 @@ def evaluate(parsed: Parsed) -> Evaluation:
         warnings.append("out_max is the longest reply of an 'exp' spread and changes nothing with out_spread=none "
                         "(every reply out_tok tokens)")
     if fits_traffic and own_missing:
-        warnings.append(f"owning is not priced: the link has no {own_missing} "
-                        + (("(a custom card has no purchase price: give card_usd, USD a card)" if s.card == CUSTOM
-                            else "(the card preset has no public price)") if own_missing == "card_usd"
-                           else "(a custom card has no datasheet power: give power_w, watts a card)"))
+        why = {"card_usd": "(a custom card has no purchase price: give card_usd, USD a card)" if s.card == CUSTOM
+               else "(the card preset has no public price)",
+               "power_w": "(a custom card has no datasheet power: give power_w, watts a card)"}[own_missing]
+        warnings.append(f"owning is not priced: the link has no {own_missing} {why}")
     bad = [k for k, v in values.items() if isinstance(v, float) and not math.isfinite(v)]
     for k in bad:
         values[k] = None

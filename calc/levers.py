@@ -78,11 +78,11 @@ def levers(ev: Evaluation) -> list[Lever]:
         if not runs and WEIGHT_FORMATS[fmt] >= s.weight_bits:
             continue
         if fmt != s.weights and WEIGHT_FORMATS[fmt] != s.weight_bits and not _refused(s, "weights", fmt):
-            changed = parse(with_change(s.to_params(), "weights", fmt)).scenario
-            # An MoE checkpoint's routed experts stored otherwise (gpt-oss's mxfp4) follow the new format too: say so.
-            experts = (f" and routed experts {s.weights_experts} → {changed.weights_experts}"
-                       if s.experts and s.weights_experts != s.weights and changed.weights_experts != s.weights_experts
-                       else "")
+            experts = ""
+            if s.experts and s.weights_experts != s.weights:
+                # An MoE checkpoint's routed experts stored otherwise (gpt-oss's mxfp4) follow the new format: say so.
+                moved = parse(with_change(s.to_params(), "weights", fmt)).scenario.weights_experts
+                experts = f" and routed experts {s.weights_experts} → {moved}" if moved != s.weights_experts else ""
             out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)"
                              + experts, _quality_text(fmt)))

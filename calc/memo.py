@@ -17,13 +17,13 @@ import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
 from .accuracy import MIN_BAND_ROWS, band_text, capacity_band, kept_out_bands, kept_out_engine
-from .decision import TIE_SHARE, Decision, is_tie
+from .decision import OTHER_WAYS, TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
     LATENCY_MISSED,
     api_stand_in,
     beyond_trained_context,
-    checkpoint_parts,
+    checkpoint_part_words,
     context_refusal,
     latency_missed,
     other_vllm_release_fits,
@@ -85,19 +85,18 @@ def _sentence(text: str) -> str:
 
 def checkpoint_text(s: Scenario) -> str:
     """The weights as stored, part by part: "bf16 weights (16 bits)", or where parts of the checkpoint are in other
-    formats (:func:`calc.notes.checkpoint_parts`) "int4-g128 weights (4.25 bits; embeddings and LM head in bf16)"; an
+    formats (:func:`calc.notes.checkpoint_part_words`) "int4-g128 weights (4.25 bits; embeddings and LM head in bf16)"; an
     MoE checkpoint whose routed experts are stored otherwise names them first, "mxfp4 routed experts (4.25 bits) and
     bf16 weights elsewhere (16 bits)"."""
     weights = weights_text(s)
-    parts = checkpoint_parts(s)
-    if s.experts and s.weights_experts != s.weights and s.weights_experts in WEIGHT_FORMATS:
-        # The routed experts hold most of an MoE checkpoint's bytes: named first, not as an aside to the rest's format.
-        rest = [p for p in parts.rsplit(", the rest in", 1)[0].split(", ") if not p.startswith("routed experts")]
+    # The routed experts hold most of an MoE checkpoint's bytes: named first, not as an aside to the rest's format.
+    lead = bool(s.experts) and s.weights_experts != s.weights and s.weights_experts in WEIGHT_FORMATS
+    parts = checkpoint_part_words(s, experts=not lead)
+    if lead:
         weights = (f"{s.weights_experts} routed experts ({WEIGHT_FORMATS[s.weights_experts]:g} bits) and "
                    + weights.replace(" weights (", " weights elsewhere (", 1))
-        return weights[:-1] + "; " + ", ".join(rest) + ")" if rest and weights.endswith(")") else weights
     if parts and weights.endswith(")"):
-        weights = weights[:-1] + "; " + parts.rsplit(", the rest in", 1)[0] + ")"
+        weights = weights[:-1] + "; " + ", ".join(parts) + ")"
     return weights
 
 
@@ -179,10 +178,9 @@ def break_even_kept_out_text(d: Decision) -> str:
     (:func:`kept_out_sentence`), the break-even volume at their median error, as a sentence; "" otherwise. A volume
     bullet that said "cheaper at every volume above" beside a verdict that self-hosting costs more than the API at
     that error read as two answers."""
-    r = d.report
-    if d.kept_out_pct is None or r["self_host_usd_month_kept_out"] is None or d.break_even is None:
+    if d.kept_out_pct is None or d.self_host_kept_out is None or d.break_even is None:
         return ""
-    be = r["break_even_req_day_kept_out"]
+    be = d.report["break_even_req_day_kept_out"]
     where = ("it would never break even" if be is None else
              f"it would break even at about {sig(be, 3)} requests a day")
     return (f" At the median error of the published rows kept out of the fit (capacity predicted "
@@ -396,11 +394,8 @@ def cheaper_api_callout(d: Decision) -> tuple[str, str] | None:
     row = catalogue.apis()[api_id]
     sh = d.self_host_usd_month
     flips = cheaper_api_wins(d) or (sh is not None and d.verdict == "self-host" and bill <= sh)
-    r = d.report
-    best = r.get("best")
-    bills = {"rent": r.get("rent_usd_month"), "own": r.get("own_usd_month"), "hybrid": r.get("hybrid_usd_month"),
-             "hybrid_own": r.get("hybrid_own_usd_month")}
-    below = bills.get(best) if best in ("own", "hybrid", "hybrid_own") else None
+    best = d.report.get("best")
+    below = option_bills(d.report)[best] if best in OTHER_WAYS else None
     if flips and below is not None and below < bill:  # renting loses to the row, the answer (buying, a mix) does not
         after = (f" At that price the API is cheaper than renting the cards ({money(sh)}), but not than "
                  f"{OPTION_WORDS[best]} ({money(below)}), the cheapest way to serve this traffic.")
@@ -548,6 +543,13 @@ def cheaper_row_beats_text(d: Decision) -> str:
             "than any other way (the others are priced against the API row in the link)")
 
 
+def option_bills(r: dict) -> dict[str, float | None]:
+    """The monthly bill (USD) of each self-hosting option of SPEC section 9 in a report: ``rent``, ``own``,
+    ``hybrid``, ``hybrid_own`` (None where it is not priced)."""
+    return {"rent": r["rent_usd_month"], "own": r["own_usd_month"], "hybrid": r["hybrid_usd_month"],
+            "hybrid_own": r["hybrid_own_usd_month"]}
+
+
 def options_sentence(d: Decision) -> str:
     """The cheapest of every way to serve the traffic (SPEC section 9), when it is neither of the two compared, or
     when another option would be cheapest within the capacity band."""
@@ -558,8 +560,7 @@ def options_sentence(d: Decision) -> str:
         return ""
     if best == "api" or (best == "rent" and d.verdict == "self-host"):
         return f"Of every way to serve this traffic, {OPTION_WORDS[best]} is the cheapest{marginal_best_text(r)}."
-    bills = {"rent": r["rent_usd_month"], "own": r["own_usd_month"], "hybrid": r["hybrid_usd_month"],
-             "hybrid_own": r["hybrid_own_usd_month"]}
+    bills = option_bills(r)
     row_wins = cheaper_api_wins(d)
     if row_wins:  # not the answer: the cheapest only beside the link's row, which the cheaper row undercuts
         text = (f"Against the API row in the link alone ({money(d.api_usd_month)} a month), the cheapest way to serve "

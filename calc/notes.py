@@ -393,8 +393,8 @@ def vllm_release_note(s: Scenario) -> str | None:
     if abs(then - now) <= RELEASE_GAP * max(abs(now), 1e-9) and not (now <= 0 < then or then <= 0 < now):
         return None
 
-    def size(x: float) -> str:
-        return f"{x:,.2f} GiB per card" if x > 0 else f"no KV cache (short by {-x:,.2f} GiB per card)"
+    def size(x: float, nothing: str = "no KV cache") -> str:
+        return f"{x:,.2f} GiB per card" if x > 0 else f"{nothing} (short by {-x:,.2f} GiB per card)"
 
     why = []
     if s.overhead_gib is None:
@@ -408,11 +408,8 @@ def vllm_release_note(s: Scenario) -> str | None:
         return (f"The link names no vLLM release, so the KV cache is charged as {_RELEASE_WORDS[used]} allocate "
                 f"it, the accounting that leaves less: {size(now)}; {_RELEASE_WORDS[other]} leave {size(then)}"
                 f"{differ}. Name the release with engine={other} or engine={used} to compare a log with its own")
-    def room(x: float) -> str:
-        return f"{x:,.2f} GiB per card" if x > 0 else f"none (short by {-x:,.2f} GiB per card)"
-
-    return (f"{_RELEASE_WORDS[other]} leave {room(then)} for the KV cache, against {room(now)} here{differ}; compare "
-            f"a log of one of them with engine={other}")
+    return (f"{_RELEASE_WORDS[other]} leave {size(then, 'none')} for the KV cache, against {size(now, 'none')} "
+            f"here{differ}; compare a log of one of them with engine={other}")
 
 
 def other_vllm_release_fits(s: Scenario, n: int) -> tuple[str, str, float, int] | None:
@@ -436,18 +433,27 @@ def checkpoint_parts(s: Scenario) -> str | None:
     """The parts of the scenario's checkpoint stored in another format than ``weights``, in words ("routed experts
     in mxfp4, the rest in bf16"); None when every part is in ``weights`` (a dense model's expert format does not
     count)."""
-    other = [(name, fmt) for name, fmt, used in (
-        ("routed experts", s.weights_experts, bool(s.experts)), ("attention projections", s.weights_attn, True),
-        ("embeddings and LM head", s.weights_embed, True)) if used and fmt != s.weights]
-    if not other and not s.layers_full:
+    words = checkpoint_part_words(s)
+    if not words:
         return None
-    def fmt_name(fmt: str) -> str:
-        return fmt if fmt in WEIGHT_FORMATS else f"{fmt}-bit"
+    return ", ".join(words) + f", the rest in {_format_name(s.weights)}"
 
-    words = [f"{name} in {fmt_name(fmt)}" for name, fmt in other]
+
+def _format_name(fmt: str) -> str:
+    return fmt if fmt in WEIGHT_FORMATS else f"{fmt}-bit"
+
+
+def checkpoint_part_words(s: Scenario, experts: bool = True) -> list[str]:
+    """Each part of the checkpoint stored in another format than ``weights``, in words ("routed experts in mxfp4",
+    "embeddings and LM head in bf16", "2 blocks whole at 16 bits"); without ``experts`` the routed experts are left
+    out (a sentence that names them first)."""
+    words = [f"{name} in {_format_name(fmt)}" for name, fmt, used in (
+        ("routed experts", s.weights_experts, bool(s.experts) and experts),
+        ("attention projections", s.weights_attn, True),
+        ("embeddings and LM head", s.weights_embed, True)) if used and fmt != s.weights]
     if s.layers_full:
         words.append(f"{s.layers_full} block{'s' if s.layers_full != 1 else ''} whole at 16 bits")
-    return ", ".join(words) + f", the rest in {fmt_name(s.weights)}"
+    return words
 
 
 def checkpoint_label(s: Scenario) -> str:

@@ -7,6 +7,7 @@ import streamlit as st
 from calc import memo as dm
 from calc import notes, parse, planner, tables, with_change, words
 from calc.accuracy import band_text
+from calc.decision import OTHER_WAYS
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -276,7 +277,7 @@ st.caption(f"Cheapest allowed option: **{best}**" + (f"{dm.cheaper_row_beats_tex
               "a fleet plus the API needs the day's traffic (Traffic: profile), hour by hour. ")
            + ("The data may not go to an API provider (why=residency): the API and the mixed options are not allowed. "
               if not opts["allowed"].all() else "")
-           + ("The verdict above is the cheapest of these." if r["recommendation"] in ("own", "hybrid", "hybrid_own")
+           + ("The verdict above is the cheapest of these." if r["recommendation"] in OTHER_WAYS
               else "The verdict above weighs the API against a fleet for the busiest hour rented all day; these "
               "totals sit beside it." if s.autoscale and s.profile else
               "The verdict above is the rent-or-API answer; these totals sit beside it."))

@@ -63,7 +63,8 @@ ui.dataframe(formats, pin="format", column_config={
     "weights_gib": NUM("Stored GiB", format="%.1f", width=80,
                        help="The checkpoint's weights as stored, all cards together. The sequences that fit come from "
                             "the weights as the engine loads them (the Fit page's figure), which a format the card "
-                            "has no kernel for (mxfp4 on Hopper, unpacked or padded) makes larger"), "max_batch": NUM("Seqs that fit", format="%d", width=85),
+                            "has no kernel for (mxfp4 on Hopper, unpacked or padded) makes larger"),
+    "max_batch": NUM("Seqs that fit", format="%d", width=85),
     "self_host_usd_month": NUM("Self-host USD/mo", format="%,.0f", width=115), "verdict": TEXT("Verdict", width=80),
     "quality_delta": TEXT("Quality cost", width=168,
                           help="The published quality cost against 16-bit, on the model beside it; the benchmark and "

@@ -200,10 +200,9 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         if kept:
             st.caption(words.first_upper(kept) + ".")
         rest = outside.removeprefix("; ")
-        said = " ".join(x for x in (words.first_upper(rest) + "." if rest else "",
-                                    "(Validation page: every row.)" if rows_link else "") if x)
+        said = ([words.first_upper(rest) + "."] if rest else []) + (["(Validation page: every row.)"] if rows_link else [])
         if said:
-            st.caption(said)
+            st.caption(" ".join(said))
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)) \
