@@ -27,6 +27,7 @@ from .engines import (
     base,
     card_arch,
     error_band,
+    family_name,
     figures_of,
     widest_band,
 )
@@ -47,9 +48,9 @@ def model_kind(s: Scenario) -> str:
 
 
 def region(s: Scenario) -> tuple[str, str, str, int, bool]:
-    """(engine, card family, model kind, cards per replica, weights packed) of a scenario; a custom
-    card's family is ``"unknown"``."""
-    arch = "unknown" if s.card == CUSTOM else card_arch().get(s.card, "unknown")
+    """(engine, card family, model kind, cards per replica, weights packed) of a scenario; a custom card's family is
+    the link's ``arch`` (``"unknown"`` where it gives none)."""
+    arch = (family_name(s.arch) or "unknown") if s.card == CUSTOM else card_arch().get(s.card, "unknown")
     return figures_of(s.engine), arch, model_kind(s), int(s.gpus), packed_weights(s.weight_bits)
 
 

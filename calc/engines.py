@@ -309,18 +309,59 @@ def card_arch() -> dict[str, str]:
         return {row["card"].strip(): row["arch"].strip() for row in csv.DictReader(f)}
 
 
-def card_rule(engine: str, vendor: str | None, card_name: str | None, card_id: str | None = None) -> str | None:
-    """Why ``engine`` cannot run on a card of ``vendor`` (:data:`ENGINE_VENDORS`) or on preset ``card_id``, whose
-    architecture the release family predates (:data:`RELEASE_PREDATES`); None: it can, or a custom card."""
+CARD_FAMILIES_CSV = DATA_DIR / "card_families.csv"
+
+
+@functools.cache
+def card_families() -> Mapping[str, Mapping[str, Any]]:
+    """``{family: {"eff_card", "basis", "source", "fitted_on"}}`` from ``card_families.csv``: the share of the engine
+    profiles' bandwidth (``eff_bw``, ``eff_kv``) a card family reaches, 1 for the families the profiles are fitted
+    on (``reference``) and fitted by scripts/calibrate.py on a family whose rows lean one way (docs/calibration.md
+    section 3). Raises :class:`EngineDataError` on a share outside (0, 1] or a preset card's family missing."""
+    out: dict[str, Mapping[str, Any]] = {}
+    with CARD_FAMILIES_CSV.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            share = _number(row["eff_card"], f"card_families.csv {row['family']}")
+            if share is None or not 0 < share <= 1:
+                raise EngineDataError(f"card_families.csv: {row['family']}'s eff_card must be in (0, 1], "
+                                      f"not {row['eff_card']!r}")
+            out[row["family"].strip()] = types.MappingProxyType(
+                {"eff_card": share, "basis": row["basis"].strip(), "source": row["source"].strip(),
+                 "fitted_on": row["fitted_on"].strip()})
+    missing = sorted(set(card_arch().values()) - set(out))
+    if missing:
+        raise EngineDataError(f"card_families.csv: no row for the preset cards' families {', '.join(missing)}")
+    return types.MappingProxyType(out)
+
+
+def family_name(arch: str | None) -> str | None:
+    """A card family as ``card_families.csv`` spells it (``Turing``) from a link's ``arch`` in any case
+    (``turing``); None for ``unknown`` or no family."""
+    return {f.lower(): f for f in card_families()}.get((arch or "").lower())
+
+
+def family_share(arch: str | None) -> float:
+    """The bandwidth share of card family ``arch`` in any case (:func:`card_families`); 1 for a family with no row or
+    none named (a custom card whose family the link does not give)."""
+    name = family_name(arch)
+    return 1.0 if name is None else float(card_families()[name]["eff_card"])
+
+
+def card_rule(engine: str, vendor: str | None, card_name: str | None, card_id: str | None = None,
+              arch: str | None = None) -> str | None:
+    """Why ``engine`` cannot run on a card of ``vendor`` (:data:`ENGINE_VENDORS`) or on preset ``card_id`` (or a
+    custom card of family ``arch``, a link's in any case), whose architecture the release family predates
+    (:data:`RELEASE_PREDATES`); None: it can, or a custom card of unknown family."""
     allowed = ENGINE_VENDORS.get(base(engine))
     if allowed is not None and vendor is not None and vendor not in allowed:
         names = ", ".join(allowed[:-1]) + " and " + allowed[-1] if len(allowed) > 1 else allowed[0]
         return f"{ENGINE_NAMES[engine]} does not run on {card_name or 'this card'} ({vendor}): it runs on {names} cards"
-    arch = card_arch().get(card_id or "")
+    arch = card_arch().get(card_id or "") or family_name(arch)
     archs, since = RELEASE_PREDATES.get(engine, ((), ""))
     if arch in archs:
-        return (f"{ENGINE_NAMES[engine]} does not run on {card_name or card_id} ({arch}): its releases predate the "
-                f"card; {since}, so choose a later release (engine={base(engine)} is the current one)")
+        card = f"{card_name or card_id} ({arch})" if card_id in card_arch() else f"a custom {arch} card"
+        return (f"{ENGINE_NAMES[engine]} does not run on {card}: its releases predate the card; {since}, so choose a "
+                f"later release (engine={base(engine)} is the current one)")
     return None
 
 

@@ -188,8 +188,8 @@ class Peaks:
     bytes/s reading the KV cache."""
 
     flops: float    # g * tflops * 1e12 * eff_flops (times eff_fp4 at compute=fp4)
-    weights: float  # g * bw_tbs * 1e12 * eff_bw
-    kv: float       # g * bw_tbs * 1e12 * eff_kv
+    weights: float  # g * bw_tbs * 1e12 * eff_bw * eff_card
+    kv: float       # g * bw_tbs * 1e12 * eff_kv * eff_card
     prefill: float  # g * tflops * 1e12 * eff_prefill (times eff_fp4 at compute=fp4)
 
 
@@ -208,10 +208,12 @@ def arithmetic_share(s: Scenario, prefill: bool = False) -> float:
 
 def peaks(s: Scenario) -> Peaks:
     """The effective peak of each part of a step: ``g * peak * eff_part`` (docs/method.md section 8), with ``g``
-    the cards that work at once (:func:`speed_cards`) and the arithmetic's share :func:`arithmetic_share`."""
+    the cards that work at once (:func:`speed_cards`), the arithmetic's share :func:`arithmetic_share` and the
+    card family's share of the bandwidth figures ``eff_card`` (1 but for a family whose rows read slower)."""
     g = speed_cards(s)
-    return Peaks(g * s.tflops * TERA * arithmetic_share(s), g * s.bw_tbs * TERA * s.eff_bw,
-                 g * s.bw_tbs * TERA * s.eff_kv, g * s.tflops * TERA * arithmetic_share(s, prefill=True))
+    bw = g * s.bw_tbs * TERA * s.eff_card
+    return Peaks(g * s.tflops * TERA * arithmetic_share(s), bw * s.eff_bw, bw * s.eff_kv,
+                 g * s.tflops * TERA * arithmetic_share(s, prefill=True))
 
 
 def moe_split(s: Scenario) -> tuple[float, float]:

@@ -139,7 +139,8 @@ def region_text(region: tuple) -> str:
     """A measured region (calc.accuracy.region) in words: "TensorRT-LLM on Blackwell cards with an MoE model in
     weights stored below 8 bits or in scaled blocks on 1 card per replica"."""
     engine, arch, kind, gpus, packed = region
-    return (f"{ENGINE_NAMES.get(engine, engine)} on {'a custom card' if arch == 'unknown' else arch + ' cards'} with "
+    card = "a custom card of unknown family (arch names it)" if arch == "unknown" else arch + " cards"
+    return (f"{ENGINE_NAMES.get(engine, engine)} on {card} with "
             f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
             f"{'in weights stored below 8 bits or in scaled blocks ' if packed else ''}on {gpus} "
             f"card{'s' if gpus != 1 else ''} per replica")

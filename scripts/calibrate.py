@@ -61,6 +61,10 @@ from calc.validate import (  # noqa: E402
 )
 
 SCRIPT = "scripts/calibrate.py"
+#: Card families with a bandwidth share of their own (``eff_card``, calc/data/card_families.csv; docs/calibration.md
+#: section 3): the share every engine reaches on them, against the families the profiles are fitted on (1). One
+#: figure a family, shared by every engine; a family left without rows (in cross-validation) stays at 1.
+FAMILY_FITTED = ("Turing",)
 DATA = "calc/data/measurements.csv"
 
 #: Bounds of every fitted figure (both ends allowed). 5 ms per step is above the largest fixed cost the batch-1 rows
@@ -68,13 +72,13 @@ DATA = "calc/data/measurements.csv"
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
           "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0),
-          "eff_fp4": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0)}
+          "eff_fp4": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0), "eff_card": (0.3, 1.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time;
 #: and no gain from FP4 arithmetic that no row measures (eff_fp4 0.5: the FP4 peak, twice FP8's, delivers FP8's
 #: FLOP/s), so a fit without FP4 rows, as in cross-validation, never credits FP4 with a speed-up nobody measured.
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0,
-         "eff_fp4": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0}
+         "eff_fp4": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0, "eff_card": 1.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
                "eager_us": 100.0, "expert_us": 10.0}
@@ -340,6 +344,7 @@ class FastRows:
         self.is_step = np.array([r.metric == "step_ms" for r in self.rows])
         self.engine = np.array([r.engine for r in self.rows])
         self.source = np.array([source_of(r) for r in self.rows])
+        self.family = np.array([region(load(r.link).scenario)[1] for r in self.rows])
         cols: dict[str, list[float]] = {k: [] for k in self.COLS}
         self.link_figures = {k: [] for k in FIGURES}
         # A throughput measured as a finite benchmark run (run_prompts, traffic.run_throughput): the steps it spends
@@ -438,7 +443,7 @@ class FastRows:
     def subset(self, mask: np.ndarray) -> FastRows:
         out = FastRows.__new__(FastRows)
         out.rows = [r for r, m in zip(self.rows, mask, strict=True) if m]
-        for k in (*self.COLS, "measured", "is_step", "engine", "source", "run_tokens", "run_n"):
+        for k in (*self.COLS, "measured", "is_step", "engine", "source", "family", "run_tokens", "run_n"):
             setattr(out, k, getattr(self, k)[mask])
         out.link_figures = {k: v[mask] for k, v in self.link_figures.items()}
         keep = mask[self.run_row]
@@ -448,13 +453,17 @@ class FastRows:
 
     def predict(self, f: dict[str, np.ndarray]) -> np.ndarray:
         """Each row's metric under per-row figures ``f`` (NaN where nothing fits; ``max_seqs`` NaN = no cap)."""
+        # The card family's share of both bandwidth figures (model.peaks: eff_card); 1 but for FAMILY_FITTED.
+        shares = f.get("eff_card", {})
+        card = np.array([shares.get(fam, 1.0) for fam in self.family], dtype=float)
         f = {k: np.where(np.isnan(self.link_figures[k]), np.asarray(v, dtype=float), self.link_figures[k])
-             for k, v in f.items()}
+             for k, v in f.items() if k != "eff_card"}
+        gbw_card = self.gbw * card
         GiB = model.GiB
         # The arithmetic's peak at eff_flops, times eff_fp4 at FP4 (model.arithmetic_share).
         gT = self.gT * np.where(self.fp4 > 0, f["eff_fp4"], 1.0)
         # Packed weights are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
-        bw, dq = self.gbw * f["eff_bw"], f["eff_dequant"]
+        bw, dq = gbw_card * f["eff_bw"], f["eff_dequant"]
 
         every = slice(None)
 
@@ -470,7 +479,7 @@ class FastRows:
 
         def tau(B, ix=every):  # traffic.load_step_seconds
             return (np.maximum(weights_s(B, ix) + B * (self.C_load[ix] + f["kv_reread"][ix] * self.X_load[ix])
-                               / (self.gbw[ix] * f["eff_kv"][ix]),
+                               / (gbw_card[ix] * f["eff_kv"][ix]),
                                B * self.fl_load[ix] / (gT[ix] * f["eff_flops"][ix]))
                     + B * self.cb[ix] / f["eff_link"][ix] + self.cl[ix] + fixed(B, ix) + B * f["tok_us"][ix] * 1e-6)
 
@@ -478,7 +487,7 @@ class FastRows:
         t_pf = (self.Fp / (gT * f["eff_prefill"]) + self.PFx * f["expert_us"] + self.I * self.cb / f["eff_link"])
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum(weights_s(self.B_step)
-                           + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (self.gbw * f["eff_kv"]),
+                           + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (gbw_card * f["eff_kv"]),
                            self.fl / (gT * f["eff_flops"]))
                 + self.comm_step + fixed(self.B_step)) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
@@ -529,7 +538,8 @@ class Plan:
                 if k == "eff_link" and home not in multi and donor in multi:
                     owner[(e, k)] = donor
         self.owner = owner
-        self.slots = sorted({f"{home}.{k}" for (e, k), home in owner.items()})
+        self.slots = sorted({f"{home}.{k}" for (e, k), home in owner.items()}) + [
+            f"card.{fam}.eff_card" for fam in FAMILY_FITTED]
 
     def figures(self, x: np.ndarray, engine: np.ndarray) -> dict[str, np.ndarray]:
         """Per-row figure arrays for parameter vector ``x`` and the rows' profiles ``engine``."""
@@ -540,6 +550,7 @@ class Plan:
             sel = engine == e
             for k in FIGURES:
                 out[k][sel] = np.nan if fe[k] is None else fe[k]
+        out["eff_card"] = {fam: vals[f"card.{fam}.eff_card"] for fam in FAMILY_FITTED}
         return out
 
     def profile(self, vals: dict[str, float], e: str) -> dict[str, float | None]:
@@ -723,6 +734,34 @@ def write_engines(path: Path, table: dict, date: str) -> None:
                 w.writerow([e, name, "" if value is None else value, basis, source, date])
 
 
+def family_table(fast: FastRows, plan: Plan, vals: dict, data_name: str) -> dict[str, tuple]:
+    """``{family: (eff_card, basis, source)}`` of every card family: fitted for :data:`FAMILY_FITTED` where a row
+    constrains it, else 1."""
+    out = {}
+    for fam in engines.card_families():
+        slot = f"card.{fam}.eff_card"
+        if fam not in FAMILY_FITTED:
+            out[fam] = (1.0, "reference", "the engine profiles' bandwidth shares are fitted on this family's rows "
+                                          f"({SCRIPT}): its own share is theirs, 1 by definition")
+        elif constrained(fast, plan, vals, slot):
+            ids = " ".join(r.id for r, f in zip(fast.rows, fast.family, strict=True) if f == fam)
+            bound = on_bound("eff_card", vals[slot])
+            note = f" (on its {bound} bound)" if bound else ""
+            out[fam] = (rounded("eff_card", vals[slot]), "fitted",
+                        f"{SCRIPT} on {data_name} rows {ids}, one figure shared by every engine{note}")
+        else:
+            out[fam] = (1.0, "prior", f"no row on a {fam} card constrains it: the prior of {SCRIPT}")
+    return out
+
+
+def write_families(path: Path, families: dict[str, tuple], date: str) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["family", "eff_card", "basis", "source", "fitted_on"])
+        for fam, (value, basis, source) in families.items():
+            w.writerow([fam, value, basis, source, date])
+
+
 def write_errors(path: Path, bs: list[dict], date: str) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
@@ -770,12 +809,13 @@ def write_regions(path: Path, bs: list[dict], date: str) -> None:
                         f"{SCRIPT}: each source's rows predicted by a fit without that source, by measured region"])
 
 
-def check_against_report(fast: FastRows, table: dict) -> np.ndarray:
-    """Every row through ``calc.report`` with the figures now in ``engines.csv`` equals the fast copy; returns the
-    report's predictions (NaN where none)."""
-    for name in ("_table", "profiles", "_bands"):
+def check_against_report(fast: FastRows, table: dict, families: dict[str, tuple]) -> np.ndarray:
+    """Every row through ``calc.report`` with the figures now in ``engines.csv`` and ``card_families.csv`` equals the
+    fast copy; returns the report's predictions (NaN where none)."""
+    for name in ("_table", "profiles", "_bands", "card_families"):
         getattr(engines, name).cache_clear()
     f = {k: np.array([np.nan if table[e][k][0] is None else table[e][k][0] for e in fast.engine]) for k in FIGURES}
+    f["eff_card"] = {fam: v for fam, (v, _, _) in families.items()}
     quick = fast.predict(f)
     slow = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(fast.rows)])
     if not np.allclose(quick, slow, rtol=1e-9, equal_nan=True):
@@ -802,12 +842,16 @@ def main(argv=None) -> int:
     inside = fast.predict(plan.figures(x, fast.engine))
     cv = cross_validate(fast, fixed)
     table = build_table(fast, plan, vals, notes, data_name)
+    families = family_table(fast, plan, vals, data_name)
 
     for e in ENGINES:
         print(f"{e}:")
         for k in FIGURES:
             v, basis, source = table[e][k]
             print(f"  {k:<13} {'none' if v is None else f'{v:g}':>8}  {basis:<10} {source[:100]}")
+    for fam, (v, basis, source) in families.items():
+        if basis != "reference":
+            print(f"card family {fam}: eff_card {v:g}  {basis:<10} {source[:100]}")
     cv_bands = summaries(rows, cv, CROSS_VALIDATED)
     print("\nin-sample (rows the figures were fitted to):")
     print(format_summary(summaries(rows, inside, IN_SAMPLE)))
@@ -825,7 +869,8 @@ def main(argv=None) -> int:
 
     date = args.date
     write_engines(ROOT / "calc" / "data" / "engines.csv", table, date)
-    inside = check_against_report(fast, table)
+    write_families(ROOT / "calc" / "data" / "card_families.csv", families, date)
+    inside = check_against_report(fast, table, families)
     out = []
     # Roofline is fitted to nothing, so its error on every row is out of sample on both counts.
     roofline = summarise(evaluate(rows, engine="roofline"), by_engine=False)
@@ -845,9 +890,9 @@ def main(argv=None) -> int:
     write_errors(ROOT / "calc" / "data" / "engine_errors.csv", out, date)
     write_cv(ROOT / "calc" / "data" / "engine_cv.csv", fast, inside, cv)
     write_regions(ROOT / "calc" / "data" / "region_errors.csv", region_summaries(rows, cv), date)
-    for name in ("_table", "profiles", "_bands"):
+    for name in ("_table", "profiles", "_bands", "card_families"):
         getattr(engines, name).cache_clear()
-    print(f"\nwrote calc/data/engines.csv, engine_errors.csv, engine_cv.csv and region_errors.csv (fit date {date})")
+    print(f"\nwrote calc/data/engines.csv, card_families.csv, engine_errors.csv, engine_cv.csv and region_errors.csv (fit date {date})")
     return 0
 
 

@@ -144,14 +144,14 @@ LINK_KEYS = (
     "duty", "upkeep", "hours", "attn",
     # docs/method.md sections 2-5
     "hidden", "experts", "experts_active", "kv_latent", "window", "window_layers", "compute",
-    "link_gbs", "link_us", "embed_b", "clock_ghz",
+    "link_gbs", "link_us", "embed_b", "clock_ghz", "arch",
     # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
     "vocab", "linear_layers", "state_kib", "state_layers", "torch_gib", "weights_attn", "weights_embed", "layers_full",
     "max_batched_tokens", "cuda_graphs", "flash_attn", "dequant_q8",
     # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
     # docs/method.md section 8
-    "engine", *PROFILE_KEYS,
+    "engine", *PROFILE_KEYS, "eff_card",
     # SPEC section 8 (levers; docs/method.md section 9)
     "spec_k", "spec_alpha", "spec_c", "prefix_hit", "api_cached", "discount",
     # SPEC section 9
@@ -373,6 +373,20 @@ def resolve(params) -> dict:
     prof = profiles()[s["engine"]]
     for key in ("eff_bw", "eff_kv", "eff_flops"):
         s[key] = _real(p, key, s["eff"] if "eff" in p else prof[key], 0, lo_open=True, hi=1)
+    # docs/method.md section 8: the card family (a preset's own from card_arch.csv, refused if the link names another;
+    # a custom card's from the link, else unknown) and its share of both bandwidth figures (card_families.csv): the
+    # link's, else 1 for the roofline or beside the link's eff, else the family's (1 for an unknown family).
+    with open(DATA / "card_families.csv", newline="", encoding="utf-8") as f:
+        shares = {r["family"].lower(): float(r["eff_card"]) for r in csv.DictReader(f)}
+    with open(DATA / "card_arch.csv", newline="", encoding="utf-8") as f:
+        own = {r["card"]: r["arch"].lower() for r in csv.DictReader(f)}.get(s["card"])
+    arch = _choice({k: str(v).strip().lower() for k, v in p.items() if k == "arch"}, "arch", own or "unknown",
+                   set(shares) | {"unknown"})
+    if own is not None and arch != own:
+        _bad("arch", p["arch"], f"{own}, the card's own family")
+    s["arch"] = arch
+    s["eff_card"] = _real(p, "eff_card", 1.0 if s["engine"] == "roofline" or "eff" in p else shares.get(arch, 1.0),
+                          0, lo_open=True, hi=1)
     # docs/method.md section 8: a link that gives eff_flops or eff sets the arithmetic's share at every precision
     s["eff_fp4"] = _real(p, "eff_fp4", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp4"], 0, lo_open=True,
                          hi=1)
@@ -610,8 +624,9 @@ def _si(s) -> dict:
         # docs/method.md section 8: a prefill's arithmetic at eff_prefill (times eff_fp4 at compute=fp4)
         Fpf=gs * s["tflops"] * 1e12 * s["eff_prefill"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0),
         expert_s=s["expert_us"] * 1e-6,
-        BW=gs * s["bw_tbs"] * 1e12 * s["eff_bw"],  # docs/method.md section 8: reading weights
-        BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_kv"],  # docs/method.md section 8: reading the KV cache
+        # docs/method.md section 8: reading weights, reading the KV cache (both times the card family's eff_card)
+        BW=gs * s["bw_tbs"] * 1e12 * s["eff_card"] * s["eff_bw"],
+        BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_card"] * s["eff_kv"],
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], torch=s["torch_gib"],
         V=s["vocab"], Llin=s["linear_layers"], state=s["state_layers"] * s["state_kib"] * 1024,

@@ -19,6 +19,7 @@ def test_a_region_names_the_card_family_and_a_custom_card_has_none():
         "vllm", "Hopper", "dense", 2, False)
     assert region(parse("model=llama-3.1-8b&card=h100-sxm&gpus=2").scenario)[4]  # int4-g128: below 8 bits
     assert region(parse("card=custom").scenario)[1] == "unknown"
+    assert region(parse("card=custom&arch=TURING").scenario)[1] == "Turing"  # a custom card named by its family
     assert all(r[1] != "unknown" for r in measured_regions())
 
 

@@ -3,6 +3,7 @@ stays under, and the calibration's error on the published measurements."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import math
 import sys
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from calc import catalogue, engines, load, memory, model, parse, report, traffic
 from calc.engines import ENGINES, FIGURES, ROOFLINE
 from calc.scenario import ScenarioError
-from calc.validate import read_measurements
+from calc.validate import flattering_pct, read_measurements
 
 try:
     from tests.test_reference_agreement import scenarios
@@ -551,3 +552,82 @@ def test_vulkan_time_per_layer_follows_the_card_clock():
     # the CUDA build's time per layer does not follow the clock
     cuda = link.replace("engine=llamacpp-vulkan", "engine=llamacpp")
     assert report(cuda + "&clock_ghz=1")["step_ms"] == report(cuda)["step_ms"]
+
+
+# --------------------------------------------------------------------------- card families (eff_card)
+
+RTX_2070 = ("model=custom&params_b=4.02&active_b=4.02&layers=36&heads=32&kv_heads=8&head_dim=128&hidden=2560&embed_b=0"
+            "&card=custom&mem_gib=8&bw_tbs=0.448&tflops=59.7&link_gbs=16&clock_ghz=1.62&weights=5.06&kv=fp16&gpus=1"
+            "&batch=1&ctx=64&engine=llamacpp-vulkan-2025")
+
+
+def test_card_families_cover_every_preset_and_only_turing_has_a_share_of_its_own():
+    """docs/calibration.md section 3: the families the profiles are fitted on take 1 (basis reference); Turing's share
+    is fitted on its two rows, below 1 and inside the fit's bounds."""
+    fams = engines.card_families()
+    assert set(engines.card_arch().values()) <= set(fams)
+    assert {f for f, row in fams.items() if row["basis"] != "reference"} == {"Turing"}
+    assert all(row["eff_card"] == 1.0 for f, row in fams.items() if row["basis"] == "reference")
+    turing = fams["Turing"]
+    assert turing["basis"] == "fitted" and 0.3 < turing["eff_card"] < 1
+    assert "bf0e54b0" in turing["source"] and "d4d2f4a0" in turing["source"]
+    assert engines.family_name("TURING") == "Turing" and engines.family_name("unknown") is None
+    assert engines.family_share("turing") == turing["eff_card"] and engines.family_share(None) == 1.0
+
+
+def test_a_custom_card_named_turing_reads_at_the_familys_share_of_the_bandwidth():
+    """docs/method.md section 3.1: both bandwidth figures times eff_card; the weights of the step are read at
+    eff_bw * eff_card * eff_dequant, so the step's memory time grows by 1 / eff_card and the fixed time does not."""
+    share = engines.family_share("turing")
+    plain, turing = parse(RTX_2070).scenario, parse(RTX_2070 + "&arch=turing").scenario
+    assert plain.arch == "unknown" and plain.eff_card == 1.0
+    assert turing.arch == "turing" and turing.eff_card == share
+    fixed_ms = float(model.fixed_step_seconds(plain, 1)) * 1e3
+    grown = (report(RTX_2070 + "&arch=turing")["step_ms"] - fixed_ms) / (report(RTX_2070)["step_ms"] - fixed_ms)
+    assert grown == pytest.approx(1 / share, rel=1e-9)
+    # The printed scenario pins the family and its share: refitting the share later keeps this link's numbers.
+    printed = turing.to_params()
+    assert printed["arch"] == "turing" and float(printed["eff_card"]) == share
+    assert report(RTX_2070 + f"&arch=turing&eff_card={share / 2!r}")["step_ms"] > report(
+        RTX_2070 + "&arch=turing")["step_ms"]
+
+
+@pytest.mark.parametrize("link", ["card=h100-sxm", "card=rtx-4090&engine=llamacpp-vulkan", "card=custom",
+                                  "card=custom&arch=turing&engine=roofline", "card=custom&arch=turing&eff=0.6"])
+def test_the_families_the_profiles_were_fitted_on_the_roofline_and_a_links_own_eff_take_no_share(link):
+    """A preset card of a reference family, a custom card of unknown family, the roofline (0.7 of every card by
+    definition) and a link that states its own eff (the share of datasheet bandwidth it wants) read eff_card = 1."""
+    assert parse(link).scenario.eff_card == 1.0
+
+
+def test_a_preset_card_keeps_its_own_family():
+    """arch names a custom card's family: a link naming another for a preset card is refused by name, the same
+    family in any case is accepted, and an unknown family is refused with the accepted list."""
+    assert parse("card=h100-sxm&arch=HOPPER").scenario.arch == "hopper"
+    with pytest.raises(ScenarioError, match=r"arch='turing' is not accepted beside the other inputs .*Hopper card"):
+        load("card=h100-sxm&arch=turing")
+    with pytest.raises(ScenarioError, match=r"arch='volta' is not accepted: arch takes one of hopper, .*turing, unknown"):
+        load("card=custom&arch=volta")
+    assert parse("card=rtx-5090").scenario.arch == "blackwell-sm120"
+
+
+def test_the_turing_rows_are_met_once_their_family_is_named():
+    """The two Turing rows (docs/calibration.md section 3) name arch=turing; cross-validated, each is predicted by a
+    share fitted on the other alone and both Vulkan families meet the capacity issue's bounds."""
+    rows = {r.id: r for r in read_measurements()}
+    assert all("arch=turing" in rows[i].link for i in ("bf0e54b0", "d4d2f4a0"))
+    for e in ("llamacpp-vulkan", "llamacpp-vulkan-2025"):
+        (band,) = engines.error_band(e)
+        assert band["median_pct"] <= 12 and band["max_pct"] <= 40 and abs(band["signed_median_pct"]) <= 10
+    with (engines.DATA_DIR / "engine_cv.csv").open(newline="", encoding="utf-8") as f:
+        cv = {r["id"]: r for r in csv.DictReader(f)}
+    for i in ("bf0e54b0", "d4d2f4a0"):  # step_ms rows: too fast is a predicted step shorter than measured
+        error_pct = (float(cv[i]["predicted_cv"]) / float(cv[i]["measured"]) - 1) * 100
+        assert flattering_pct("step_ms", error_pct) <= 30
+
+
+def test_a_custom_card_named_by_its_family_is_refused_by_releases_that_predate_it():
+    """engines.RELEASE_PREDATES reads a custom card's arch as it reads a preset's family."""
+    with pytest.raises(ScenarioError, match="does not run on a custom Blackwell-SM100 card: its releases predate"):
+        load("card=custom&arch=blackwell-sm100&engine=trtllm-v05")
+    assert parse("card=custom&arch=hopper&engine=trtllm-v05").scenario.engine == "trtllm-v05"

@@ -293,6 +293,10 @@ def scenarios(draw):
     ):
         if maybe():
             p[key] = draw(strat)
+    if ckind == "custom" and maybe():  # a custom card named by its family: that family's eff_card
+        p["arch"] = draw(st.sampled_from(["turing", "hopper", "unknown"]))
+    if maybe():
+        p["eff_card"] = draw(_floats(0.3, 1))
     if maybe():  # several cards: KV heads copied when gpus does not divide kv_heads, or exceeds it
         p["gpus"] = draw(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64]))
 

@@ -15,11 +15,13 @@ from typing import Any, Protocol
 
 from .. import catalogue
 from ..engines import (
+    card_arch,
     default_batched_tokens,
     default_cuda_graphs,
     default_flash_attn,
     default_max_seqs,
     engine_weights,
+    family_share,
     format_rule,
 )
 
@@ -159,6 +161,32 @@ def tflops(r: Resolving, base: Any) -> Any:
 def link_gbs(r: Resolving, base: Any) -> Any:
     """The card's interconnect; PCIe 5.0 x16 where the catalogue has none (as for a custom card)."""
     return CUSTOM_LINK_GBS if base is None else base
+
+
+#: A card whose family the link does not give (a custom card): no family's share applies.
+UNKNOWN_FAMILY = "unknown"
+
+
+def arch(r: Resolving, base: Any) -> Any:
+    """The card's family: a preset card's own (calc/data/card_arch.csv), a custom card's from the link, else
+    unknown. Raises :class:`Conflict` on ``arch`` where a link names another family for a preset card."""
+    own = card_arch().get(r.get("card")) if r.row("card") is not None else None
+    if own is None:
+        return base or UNKNOWN_FAMILY
+    if r.given("arch") and base != own.lower():
+        raise Conflict(("arch",), f"{r.row('card')['name']} is a {own} card: arch names a custom card's family")
+    return own.lower()
+
+
+def eff_card(r: Resolving, base: Any) -> Any:
+    """The share of the profile's bandwidth the card's family reaches (docs/method.md section 8; calibration.md
+    section 3): the link's, else 1 for the roofline (its 0.7 is every card's by definition) or beside a link's own
+    eff, else the family's (1 for an unknown family)."""
+    if base is not None:
+        return base
+    if r.get("engine") == "roofline" or r.given("eff"):
+        return 1.0
+    return family_share(r.get("arch"))
 
 
 # --------------------------------------------------------------------------- the checkpoint (docs/method.md 2.1, 8)

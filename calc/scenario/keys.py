@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import catalogue
-from ..engines import DEFAULT_ENGINE, ENGINES
+from ..engines import DEFAULT_ENGINE, ENGINES, card_families
 from . import derive as d
 from .derive import AUTO
 
@@ -19,6 +19,9 @@ DEFAULT_MODEL = "llama-3.1-70b"
 DEFAULT_CARD = "h100-sxm"
 CUSTOM = "custom"
 
+#: The card families a link's ``arch`` names (calc/data/card_families.csv, in file order), in lower case as a
+#: link's choices are (``turing``; :func:`calc.engines.family_name` spells them as the file does).
+ARCH_FAMILIES: tuple[str, ...] = tuple(f.lower() for f in card_families())
 #: Bits per weight of each named weight format, scales included (docs/method.md), with the source of each
 #: figure in ``calc/data/weight_formats.csv``.
 WEIGHT_FORMATS: dict[str, float] = {name: row["bits"] for name, row in catalogue.weight_formats().items()}
@@ -270,6 +273,11 @@ KEY_TABLE: tuple[Key, ...] = (
        "a preset with none published, has it unknown: the time per layer as the profile states it.", "hardware",
        lo=0.1, hi=10, unit="GHz", step=0.1, fmt="%g", empty=UNKNOWN, slider=("log", 0.5, 4),
        preset="card", custom=None, shape=True),
+    _K("arch", "choice", "Card family",
+       "The card's architecture family (calc/data/card_arch.csv). A preset card's is its own; for a custom card, "
+       "naming its family applies that family's share of the engine's bandwidth (eff_card) and the error band "
+       "measured on it; unknown: neither.", "hardware",
+       default=None, choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",)),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
     _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
@@ -367,6 +375,12 @@ KEY_TABLE: tuple[Key, ...] = (
        "Fraction of datasheet bandwidth reached reading the KV cache; default: the link's eff, else the profile's.",
        "engine", lo=0.001, hi=1, step=0.05, fmt="%g",
        preset="engine", derive=d.eff_kv, after=("eff",)),
+    _K("eff_card", "float", "Bandwidth share of the card family (fraction of eff_bw and eff_kv)",
+       "Share of the engine's bandwidth figures (eff_bw, eff_kv) a card of this family reaches: 1 for the families "
+       "the profiles are fitted on, fitted for a family whose own rows read slower (calc/data/card_families.csv); "
+       "default: the family's (arch), 1 for the roofline, beside a link's own eff, or an unknown family.",
+       "engine", default=None, lo=0.001, hi=1, step=0.05, fmt="%g", derive=d.eff_card,
+       after=("arch", "engine", "eff")),
     _K("eff_flops", "float", "Compute reached (fraction of dense peak)",
        "Fraction of the dense peak reached by a decode step's arithmetic (and by a prefill's, unless eff_prefill "
        "is given); default: the link's eff, else the profile's.",

@@ -161,7 +161,8 @@ def _engine_rule(r: _Resolving) -> None:
     """The engine must run on the card (engines.card_rule), load the weight format (derive.weights_refusal) and
     accept the tensor-parallel size (engines.tp_rule)."""
     card = r.row("card")
-    rule = card_rule(r.get("engine"), card and card.get("vendor"), card and card.get("name"), r.get("card"))
+    rule = card_rule(r.get("engine"), card and card.get("vendor"), card and card.get("name"), r.get("card"),
+                     r.get("arch"))
     if rule:
         raise Conflict(("engine",), rule)
     rule = weights_refusal(r.get("engine"), r.get("weights"))

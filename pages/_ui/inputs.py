@@ -11,7 +11,7 @@ from calc import (
     catalogue,
     parse,
 )
-from calc.engines import ENGINE_NAMES, kv_rule, tp_rule
+from calc.engines import ENGINE_NAMES, family_name, kv_rule, tp_rule
 from calc.hf_config import HFConfigError, from_hf_config_json_with_notes
 from calc.scenario import (
     CUSTOM,
@@ -132,9 +132,12 @@ def _preset_options(key: str) -> list[str]:
 
 
 def _choice_text(key: str) -> Any:
-    """How a choice of ``key`` reads: an engine by its name, a precision marked where the card lacks it."""
+    """How a choice of ``key`` reads: an engine by its name, a card family as its vendor spells it, a precision marked
+    where the card lacks it."""
     if key == "engine":
         return lambda v: ENGINE_NAMES.get(v, v)
+    if key == "arch":
+        return lambda v: family_name(v) or "unknown"
     if key == "compute":
         card = catalogue.cards().get(st.session_state.get("card", ""))
         return lambda v: v if card is None or card["peaks"].get(v) is not None else f"{v} (not on this card)"
