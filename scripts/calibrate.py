@@ -20,7 +20,8 @@ gives. A profile left without rows by that takes its release sibling's figures (
 prediction for a source nobody fitted to.
 
 Writes ``calc/data/engines.csv`` (every figure of every profile with its basis and source),
-``calc/data/engine_errors.csv`` (per profile and metric, in-sample and leave-one-source-out: n, signed median,
+``calc/data/card_families.csv`` (each card family's share of the bandwidth figures, ``eff_card``: fitted for
+:data:`FAMILY_FITTED`, 1 for the others), ``calc/data/engine_errors.csv`` (per profile and metric, in-sample and leave-one-source-out: n, signed median,
 median, 90th percentile and worst absolute error in per cent) and ``calc/data/engine_cv.csv`` (each row's in-sample
 and cross-validated prediction) and ``calc/data/region_errors.csv`` (the leave-one-source-out error by measured
 region: profile x card family x model kind x cards per replica x packed weights). Roofline is docs/method.md sections 2, 5 and 6 by definition.

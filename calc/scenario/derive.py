@@ -172,18 +172,17 @@ def arch(r: Resolving, base: Any) -> Any:
     unknown. Raises :class:`Conflict` on ``arch`` where a link names another family for a preset card."""
     own = card_arch().get(r.get("card")) if r.row("card") is not None else None
     if own is None:
-        return base or UNKNOWN_FAMILY
+        return base if r.given("arch") else UNKNOWN_FAMILY
     if r.given("arch") and base != own.lower():
         raise Conflict(("arch",), f"{r.row('card')['name']} is a {own} card: arch names a custom card's family")
     return own.lower()
 
 
+@unless_given("eff_card")
 def eff_card(r: Resolving, base: Any) -> Any:
     """The share of the profile's bandwidth the card's family reaches (docs/method.md section 8; calibration.md
     section 3): the link's, else 1 for the roofline (its 0.7 is every card's by definition) or beside a link's own
     eff, else the family's (1 for an unknown family)."""
-    if base is not None:
-        return base
     if r.get("engine") == "roofline" or r.given("eff"):
         return 1.0
     return family_share(r.get("arch"))

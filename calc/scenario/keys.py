@@ -277,7 +277,7 @@ KEY_TABLE: tuple[Key, ...] = (
        "The card's architecture family (calc/data/card_arch.csv). A preset card's is its own; for a custom card, "
        "naming its family applies that family's share of the engine's bandwidth (eff_card) and the error band "
        "measured on it; unknown: neither.", "hardware",
-       default=None, choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",)),
+       choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",)),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
     _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
@@ -379,7 +379,7 @@ KEY_TABLE: tuple[Key, ...] = (
        "Share of the engine's bandwidth figures (eff_bw, eff_kv) a card of this family reaches: 1 for the families "
        "the profiles are fitted on, fitted for a family whose own rows read slower (calc/data/card_families.csv); "
        "default: the family's (arch), 1 for the roofline, beside a link's own eff, or an unknown family.",
-       "engine", default=None, lo=0.001, hi=1, step=0.05, fmt="%g", derive=d.eff_card,
+       "engine", lo=0.001, hi=1, step=0.05, fmt="%g", derive=d.eff_card,
        after=("arch", "engine", "eff")),
     _K("eff_flops", "float", "Compute reached (fraction of dense peak)",
        "Fraction of the dense peak reached by a decode step's arithmetic (and by a prefill's, unless eff_prefill "
