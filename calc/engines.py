@@ -314,10 +314,11 @@ CARD_FAMILIES_CSV = DATA_DIR / "card_families.csv"
 
 @functools.cache
 def card_families() -> Mapping[str, Mapping[str, Any]]:
-    """``{family: {"eff_card", "basis", "source", "fitted_on"}}`` from ``card_families.csv``: the share of the engine
-    profiles' bandwidth (``eff_bw``, ``eff_kv``) a card family reaches, 1 for the families the profiles are fitted
-    on (``reference``) and fitted by scripts/calibrate.py on a family whose rows lean one way (docs/calibration.md
-    section 3). Raises :class:`EngineDataError` on a share outside (0, 1] or a preset card's family missing."""
+    """``{family: {"eff_card", "engines", "basis", "source", "fitted_on"}}`` from ``card_families.csv``: the share of
+    the engine profiles' bandwidth (``eff_bw``, ``eff_kv``) a card family reaches under the profiles ``engines`` (a
+    tuple; empty: every profile), 1 for the families the profiles are fitted on (``reference``) and fitted by
+    scripts/calibrate.py where a family's rows lean one way (docs/calibration.md section 3). Raises
+    :class:`EngineDataError` on a share outside (0, 1], an unknown profile or a preset card's family missing."""
     out: dict[str, Mapping[str, Any]] = {}
     with CARD_FAMILIES_CSV.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -325,8 +326,12 @@ def card_families() -> Mapping[str, Mapping[str, Any]]:
             if share is None or not 0 < share <= 1:
                 raise EngineDataError(f"card_families.csv: {row['family']}'s eff_card must be in (0, 1], "
                                       f"not {row['eff_card']!r}")
+            under = tuple((row.get("engines") or "").split())
+            if set(under) - set(ENGINES):
+                raise EngineDataError(f"card_families.csv: {row['family']} names unknown engine profiles "
+                                      f"{sorted(set(under) - set(ENGINES))}")
             out[row["family"].strip()] = types.MappingProxyType(
-                {"eff_card": share, "basis": row["basis"].strip(), "source": row["source"].strip(),
+                {"eff_card": share, "engines": under, "basis": row["basis"].strip(), "source": row["source"].strip(),
                  "fitted_on": row["fitted_on"].strip()})
     missing = sorted(set(card_arch().values()) - set(out))
     if missing:
@@ -340,11 +345,15 @@ def family_name(arch: str | None) -> str | None:
     return {f.lower(): f for f in card_families()}.get((arch or "").lower())
 
 
-def family_share(arch: str | None) -> float:
-    """The bandwidth share of card family ``arch`` in any case (:func:`card_families`); 1 for a family with no row or
-    none named (a custom card whose family the link does not give)."""
+def family_share(arch: str | None, engine: str) -> float:
+    """The bandwidth share of card family ``arch`` (in any case) under profile ``engine`` (:func:`card_families`); 1
+    for a family with no row or none named (a custom card whose family the link does not give), and under a profile
+    the family's share does not cover."""
     name = family_name(arch)
-    return 1.0 if name is None else float(card_families()[name]["eff_card"])
+    if name is None:
+        return 1.0
+    row = card_families()[name]
+    return float(row["eff_card"]) if not row["engines"] or engine in row["engines"] else 1.0
 
 
 def card_rule(engine: str, vendor: str | None, card_name: str | None, card_id: str | None = None,

@@ -20,8 +20,8 @@ gives. A profile left without rows by that takes its release sibling's figures (
 prediction for a source nobody fitted to.
 
 Writes ``calc/data/engines.csv`` (every figure of every profile with its basis and source),
-``calc/data/card_families.csv`` (each card family's share of the bandwidth figures, ``eff_card``: fitted for
-:data:`FAMILY_FITTED`, 1 for the others), ``calc/data/engine_errors.csv`` (per profile and metric, in-sample and leave-one-source-out: n, signed median,
+``calc/data/card_families.csv`` (each card family's share of the bandwidth figures, ``eff_card``, and the profiles
+it covers: fitted for :data:`FAMILY_FITTED`, 1 for the others), ``calc/data/engine_errors.csv`` (per profile and metric, in-sample and leave-one-source-out: n, signed median,
 median, 90th percentile and worst absolute error in per cent) and ``calc/data/engine_cv.csv`` (each row's in-sample
 and cross-validated prediction) and ``calc/data/region_errors.csv`` (the leave-one-source-out error by measured
 region: profile x card family x model kind x cards per replica x packed weights). Roofline is docs/method.md sections 2, 5 and 6 by definition.
@@ -63,9 +63,10 @@ from calc.validate import (  # noqa: E402
 
 SCRIPT = "scripts/calibrate.py"
 #: Card families with a bandwidth share of their own (``eff_card``, calc/data/card_families.csv; docs/calibration.md
-#: section 3): the share every engine reaches on them, against the families the profiles are fitted on (1). One
-#: figure a family, shared by every engine; a family left without rows (in cross-validation) stays at 1.
-FAMILY_FITTED = ("Turing",)
+#: section 3), and the profiles it covers: those whose rows on the family read slower than the profiles' shares
+#: (measured on the families the profiles are fitted on, 1). One figure a family, shared by the profiles named; a
+#: family left without rows (in cross-validation) stays at 1.
+FAMILY_FITTED = {"Turing": ("llamacpp-vulkan", "llamacpp-vulkan-2025")}
 DATA = "calc/data/measurements.csv"
 
 #: Bounds of every fitted figure (both ends allowed). 5 ms per step is above the largest fixed cost the batch-1 rows
@@ -455,8 +456,9 @@ class FastRows:
     def predict(self, f: dict[str, np.ndarray]) -> np.ndarray:
         """Each row's metric under per-row figures ``f`` (NaN where nothing fits; ``max_seqs`` NaN = no cap)."""
         # The card family's share of both bandwidth figures (model.peaks: eff_card); 1 but for FAMILY_FITTED.
-        shares = f.get("eff_card", {})
-        card = np.array([shares.get(fam, 1.0) for fam in self.family], dtype=float)
+        shares = f.get("eff_card", {})  # {family: (share, profiles covered; empty: all)}
+        card = np.array([shares[fam][0] if fam in shares and (not shares[fam][1] or e in shares[fam][1]) else 1.0
+                         for fam, e in zip(self.family, self.engine, strict=True)], dtype=float)
         f = {k: np.where(np.isnan(self.link_figures[k]), np.asarray(v, dtype=float), self.link_figures[k])
              for k, v in f.items() if k != "eff_card"}
         gbw_card = self.gbw * card
@@ -551,7 +553,7 @@ class Plan:
             sel = engine == e
             for k in FIGURES:
                 out[k][sel] = np.nan if fe[k] is None else fe[k]
-        out["eff_card"] = {fam: vals[f"card.{fam}.eff_card"] for fam in FAMILY_FITTED}
+        out["eff_card"] = {fam: (vals[f"card.{fam}.eff_card"], under) for fam, under in FAMILY_FITTED.items()}
         return out
 
     def profile(self, vals: dict[str, float], e: str) -> dict[str, float | None]:
@@ -736,31 +738,33 @@ def write_engines(path: Path, table: dict, date: str) -> None:
 
 
 def family_table(fast: FastRows, plan: Plan, vals: dict, data_name: str) -> dict[str, tuple]:
-    """``{family: (eff_card, basis, source)}`` of every card family: fitted for :data:`FAMILY_FITTED` where a row
-    constrains it, else 1."""
+    """``{family: (eff_card, profiles covered, basis, source)}`` of every card family: fitted for
+    :data:`FAMILY_FITTED` where a row constrains it, else 1."""
     out = {}
     for fam in engines.card_families():
         slot = f"card.{fam}.eff_card"
         if fam not in FAMILY_FITTED:
-            out[fam] = (1.0, "reference", "the engine profiles' bandwidth shares are fitted on this family's rows "
-                                          f"({SCRIPT}): its own share is theirs, 1 by definition")
-        elif constrained(fast, plan, vals, slot):
+            out[fam] = (1.0, (), "reference", "the engine profiles' bandwidth shares are fitted on this family's rows "
+                                              f"({SCRIPT}): its own share is theirs, 1 by definition")
+            continue
+        under = FAMILY_FITTED[fam]
+        if constrained(fast, plan, vals, slot):
             ids = " ".join(r.id for r, f in zip(fast.rows, fast.family, strict=True) if f == fam)
             bound = on_bound("eff_card", vals[slot])
             note = f" (on its {bound} bound)" if bound else ""
-            out[fam] = (rounded("eff_card", vals[slot]), "fitted",
-                        f"{SCRIPT} on {data_name} rows {ids}, one figure shared by every engine{note}")
+            out[fam] = (rounded("eff_card", vals[slot]), under, "fitted",
+                        f"{SCRIPT} on {data_name} rows {ids}, one figure for the profiles named{note}")
         else:
-            out[fam] = (1.0, "prior", f"no row on a {fam} card constrains it: the prior of {SCRIPT}")
+            out[fam] = (1.0, under, "prior", f"no row on a {fam} card constrains it: the prior of {SCRIPT}")
     return out
 
 
 def write_families(path: Path, families: dict[str, tuple], date: str) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["family", "eff_card", "basis", "source", "fitted_on"])
-        for fam, (value, basis, source) in families.items():
-            w.writerow([fam, value, basis, source, date])
+        w.writerow(["family", "eff_card", "engines", "basis", "source", "fitted_on"])
+        for fam, (value, under, basis, source) in families.items():
+            w.writerow([fam, value, " ".join(under), basis, source, date])
 
 
 def write_errors(path: Path, bs: list[dict], date: str) -> None:
@@ -816,7 +820,7 @@ def check_against_report(fast: FastRows, table: dict, families: dict[str, tuple]
     for name in ("_table", "profiles", "_bands", "card_families"):
         getattr(engines, name).cache_clear()
     f = {k: np.array([np.nan if table[e][k][0] is None else table[e][k][0] for e in fast.engine]) for k in FIGURES}
-    f["eff_card"] = {fam: v for fam, (v, _, _) in families.items()}
+    f["eff_card"] = {fam: (v, under) for fam, (v, under, _, _) in families.items()}
     quick = fast.predict(f)
     slow = np.array([r.predicted if r.predicted is not None else np.nan for r in evaluate(fast.rows)])
     if not np.allclose(quick, slow, rtol=1e-9, equal_nan=True):
@@ -850,9 +854,10 @@ def main(argv=None) -> int:
         for k in FIGURES:
             v, basis, source = table[e][k]
             print(f"  {k:<13} {'none' if v is None else f'{v:g}':>8}  {basis:<10} {source[:100]}")
-    for fam, (v, basis, source) in families.items():
+    for fam, (v, under, basis, source) in families.items():
         if basis != "reference":
-            print(f"card family {fam}: eff_card {v:g}  {basis:<10} {source[:100]}")
+            print(f"card family {fam} under {', '.join(under) or 'every profile'}: eff_card {v:g}  {basis:<10} "
+                  f"{source[:100]}")
     cv_bands = summaries(rows, cv, CROSS_VALIDATED)
     print("\nin-sample (rows the figures were fitted to):")
     print(format_summary(summaries(rows, inside, IN_SAMPLE)))

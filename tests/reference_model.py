@@ -375,9 +375,11 @@ def resolve(params) -> dict:
         s[key] = _real(p, key, s["eff"] if "eff" in p else prof[key], 0, lo_open=True, hi=1)
     # docs/method.md section 8: the card family (a preset's own from card_arch.csv, refused if the link names another;
     # a custom card's from the link, else unknown) and its share of both bandwidth figures (card_families.csv): the
-    # link's, else 1 for the roofline or beside the link's eff, else the family's (1 for an unknown family).
+    # link's, else 1 for the roofline or beside the link's eff, else the family's under the profiles it names (1 for an
+    # unknown family or another profile).
     with open(DATA / "card_families.csv", newline="", encoding="utf-8") as f:
-        shares = {r["family"].lower(): float(r["eff_card"]) for r in csv.DictReader(f)}
+        shares = {r["family"].lower(): float(r["eff_card"]) if not r["engines"].split()
+                  or s["engine"] in r["engines"].split() else 1.0 for r in csv.DictReader(f)}
     with open(DATA / "card_arch.csv", newline="", encoding="utf-8") as f:
         own = {r["card"]: r["arch"].lower() for r in csv.DictReader(f)}.get(s["card"])
     arch = _choice({k: str(v).strip().lower() for k, v in p.items() if k == "arch"}, "arch", own or "unknown",

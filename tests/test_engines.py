@@ -566,19 +566,22 @@ def test_card_families_cover_every_preset_and_only_turing_has_a_share_of_its_own
     is fitted on its two rows, below 1 and inside the fit's bounds."""
     fams = engines.card_families()
     assert set(engines.card_arch().values()) <= set(fams)
+    assert fams["Turing"]["engines"] == ("llamacpp-vulkan", "llamacpp-vulkan-2025")
     assert {f for f, row in fams.items() if row["basis"] != "reference"} == {"Turing"}
     assert all(row["eff_card"] == 1.0 for f, row in fams.items() if row["basis"] == "reference")
     turing = fams["Turing"]
     assert turing["basis"] == "fitted" and 0.3 < turing["eff_card"] < 1
     assert "bf0e54b0" in turing["source"] and "d4d2f4a0" in turing["source"]
     assert engines.family_name("TURING") == "Turing" and engines.family_name("unknown") is None
-    assert engines.family_share("turing") == turing["eff_card"] and engines.family_share(None) == 1.0
+    assert engines.family_share("turing", "llamacpp-vulkan-2025") == turing["eff_card"]
+    assert engines.family_share(None, "llamacpp-vulkan") == 1.0
+    assert engines.family_share("turing", "llamacpp") == 1.0  # no CUDA row on a Turing card measured a loss
 
 
 def test_a_custom_card_named_turing_reads_at_the_familys_share_of_the_bandwidth():
     """docs/method.md section 3.1: both bandwidth figures times eff_card; the weights of the step are read at
     eff_bw * eff_card * eff_dequant, so the step's memory time grows by 1 / eff_card and the fixed time does not."""
-    share = engines.family_share("turing")
+    share = engines.family_share("turing", "llamacpp-vulkan-2025")
     plain, turing = parse(RTX_2070).scenario, parse(RTX_2070 + "&arch=turing").scenario
     assert plain.arch == "unknown" and plain.eff_card == 1.0
     assert turing.arch == "turing" and turing.eff_card == share
@@ -593,10 +596,12 @@ def test_a_custom_card_named_turing_reads_at_the_familys_share_of_the_bandwidth(
 
 
 @pytest.mark.parametrize("link", ["card=h100-sxm", "card=rtx-4090&engine=llamacpp-vulkan", "card=custom",
-                                  "card=custom&arch=turing&engine=roofline", "card=custom&arch=turing&eff=0.6"])
+                                  "card=custom&arch=turing&engine=roofline", "card=custom&arch=turing&eff=0.6",
+                                  "card=custom&arch=turing&engine=llamacpp", "card=custom&arch=turing"])
 def test_the_families_the_profiles_were_fitted_on_the_roofline_and_a_links_own_eff_take_no_share(link):
     """A preset card of a reference family, a custom card of unknown family, the roofline (0.7 of every card by
-    definition) and a link that states its own eff (the share of datasheet bandwidth it wants) read eff_card = 1."""
+    definition), a link that states its own eff (the share of datasheet bandwidth it wants) and an engine no row on a
+    Turing card measured (llama.cpp's CUDA builds, vLLM) read eff_card = 1."""
     assert parse(link).scenario.eff_card == 1.0
 
 

@@ -182,10 +182,10 @@ def arch(r: Resolving, base: Any) -> Any:
 def eff_card(r: Resolving, base: Any) -> Any:
     """The share of the profile's bandwidth the card's family reaches (docs/method.md section 8; calibration.md
     section 3): the link's, else 1 for the roofline (its 0.7 is every card's by definition) or beside a link's own
-    eff, else the family's (1 for an unknown family)."""
+    eff, else the family's under the engine (1 for an unknown family, or an engine its share does not cover)."""
     if r.get("engine") == "roofline" or r.given("eff"):
         return 1.0
-    return family_share(r.get("arch"))
+    return family_share(r.get("arch"), r.get("engine"))
 
 
 # --------------------------------------------------------------------------- the checkpoint (docs/method.md 2.1, 8)
