@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from . import catalogue
+from . import catalogue, engines
 from .evaluate import evaluate
 from .scenario import ScenarioError, load, split_link
 
@@ -121,9 +121,9 @@ def _quant_lab(args: argparse.Namespace) -> int:
 
 
 def card_line(card_id: str, card: dict) -> str:
-    """One line of ``--list cards``: id, name (with the marketing label), memory in GiB (MiB) as the driver
-    reports it, and where that figure comes from with the date it was read; tab-separated."""
-    return "\t".join((card_id, card["name"], catalogue.memory_text(card),
+    """One line of ``--list cards``: id, name (with the marketing label), family (``arch``), memory in GiB (MiB) as
+    the driver reports it, and where that figure comes from with the date it was read; tab-separated."""
+    return "\t".join((card_id, card["name"], engines.card_arch().get(card_id, "unknown"), catalogue.memory_text(card),
                       f"{card['mem_source']} (read {card['mem_read_on']})"))
 
 

@@ -139,7 +139,7 @@ def region_text(region: tuple) -> str:
     """A measured region (calc.accuracy.region) in words: "TensorRT-LLM on Blackwell cards with an MoE model in
     weights stored below 8 bits or in scaled blocks on 1 card per replica"."""
     engine, arch, kind, gpus, packed = region
-    card = "a custom card of unknown family (arch names it)" if arch == "unknown" else arch + " cards"
+    card = "a custom card whose family the link does not name (arch)" if arch == "unknown" else arch + " cards"
     return (f"{ENGINE_NAMES.get(engine, engine)} on {card} with "
             f"{'an' if kind[0] in 'AEIOMU' else 'a'} {kind} model "
             f"{'in weights stored below 8 bits or in scaled blocks ' if packed else ''}on {gpus} "
@@ -221,6 +221,14 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"hours={s.hours:g} is the month's length, not the hours the cards run: it scales the traffic "
                    f"too (requests a day x {s.hours:g} / 24 are the month's requests); for a fleet that runs part of "
                    "the day, keep hours at 720 and give the day's traffic (profile) with autoscale=1")
+    family = engines.family_name(s.arch)
+    if s.eff_card != 1:
+        own = engines.family_share(s.arch, s.engine)
+        why = (f"the share the rows on {family} cards measured under {ENGINE_NAMES.get(s.engine, s.engine)}, "
+               "calc/data/card_families.csv" if s.eff_card == own and own != 1 else "set in the link")
+        out.append(f"a {family or 'custom'} card: the weights and the KV cache are read at {s.eff_card:g} of the "
+                   f"engine's bandwidth figures (eff_card: {why}), so each step's memory time is "
+                   f"{1 / s.eff_card:.2f} times the profile's")
     card = catalogue.cards().get(s.card)
     if card is not None:
         domain = scale_up_cards(s.card)

@@ -224,14 +224,15 @@ def models_table() -> pd.DataFrame:
 
 
 def cards_table() -> pd.DataFrame:
-    """The card catalogue: dense peaks per precision, memory (as the driver reports it, and as CUDA reports it,
-    each with its source), bandwidth, interconnect and rent."""
-    from . import catalogue
+    """The card catalogue: family (calc/data/card_arch.csv), dense peaks per precision, memory (as the driver reports
+    it, and as CUDA reports it, each with its source), bandwidth, interconnect and rent."""
+    from . import catalogue, engines
 
     rows = []
     for cid, c in catalogue.cards().items():
         rows.append({
-            "id": cid, "name": c["name"], "vendor": c["vendor"], "mem_gib": c["mem_gib"], "mem_mib": c["mem_mib"],
+            "id": cid, "name": c["name"], "vendor": c["vendor"], "arch": engines.card_arch().get(cid),
+            "mem_gib": c["mem_gib"], "mem_mib": c["mem_mib"],
             "mem_source": c["mem_source"], "mem_read_on": c["mem_read_on"], "torch_gib": c["torch_gib"],
             "torch_source": c["torch_source"], "bw_tbs": c["bw_tbs"],
             **{f"{p}_tflops": c["peaks"].get(p) for p in ("bf16", "fp8", "int8", "fp4")},

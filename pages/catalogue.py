@@ -90,7 +90,7 @@ ui.download_csv(models, "catalogue-models")
 st.subheader("Cards")
 cards = ui.catalogue_table("cards_table")
 ui.dataframe(cards, pin="id", column_config={
-    "name": st.column_config.TextColumn("name", width=200),
+    "name": st.column_config.TextColumn("name", width=200), "arch": "Family (arch)",
     "mem_gib": NUM("Memory (GiB, driver)", format="%.2f"), "mem_mib": NUM("Memory (MiB, driver)", format="%d"),
     "mem_source": "Memory source", "mem_read_on": "Memory read on",
     "torch_gib": NUM("Memory (GiB, CUDA)", format="%.2f"), "torch_source": "CUDA memory source",

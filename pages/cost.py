@@ -98,7 +98,9 @@ if not grid["reachable"].all():
                "them.")
 
 st.subheader("By duty cycle, for a few batches")
-picks = ([1, max(1, r["max_batch"]), r["batch"]] + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
+capped_at = [s.max_seqs] if s.max_seqs is not None and s.max_seqs < r["max_batch"] else []  # the engine's cap
+picks = ([1, max(1, r["max_batch"]), r["batch"], *capped_at]
+         + ([round(r["break_even_batch"])] if r["break_even_batch"] else [])
          + ([r["serving_batch"]] if held_by_target else []))
 by_duty = ui.table("cost_by_duty", s, [b for b in picks if b >= 1], (0.1, 0.3, 0.6, 1.0), r["upkeep_replicas"])
 wide = by_duty.pivot_table(index=["batch", "fits_in_memory", "tok_s"], columns="duty", values="usd_per_mtok").reset_index()
@@ -112,8 +114,10 @@ ui.dataframe(wide,
                             **{c: st.column_config.NumberColumn(c, format="%,.3f") for c in duty_cols}})
 st.caption("USD per 1M output tokens, rent plus upkeep, decode steps only"
            + ("; no price where the batch cannot run (reachable unticked)" if not wide["fits_in_memory"].all() else "")
-           + ". Rows: a single stream, the batch memory holds, the batch in use, "
-           "and the break-even batch (the textbook figure)"
+           + ". Rows: a single stream, the batch memory holds, the batch in use"
+           + (f", the engine's cap of {s.max_seqs:,} sequences a step (max_seqs), the most a replica runs at"
+              if capped_at else "")
+           + ", and the break-even batch (the textbook figure)"
            + (f", and batch {r['serving_batch']:,}, which the latency target allows" if held_by_target else "")
            + ("; a batch that is two of these is one row." if len(set(wide["batch"])) < len(picks) else "."))
 ui.download_csv(by_duty, "cost-by-duty")

@@ -375,8 +375,8 @@ def resolve(params) -> dict:
         s[key] = _real(p, key, s["eff"] if "eff" in p else prof[key], 0, lo_open=True, hi=1)
     # docs/method.md section 8: the card family (a preset's own from card_arch.csv, refused if the link names another;
     # a custom card's from the link, else unknown) and its share of both bandwidth figures (card_families.csv): the
-    # link's, else 1 for the roofline or beside the link's eff, else the family's under the profiles it names (1 for an
-    # unknown family or another profile).
+    # link's, else 1 for the roofline, else the family's under the profiles it names (1 for an unknown family or
+    # another profile); it multiplies eff_bw and eff_kv whether the profile's or the link's.
     with open(DATA / "card_families.csv", newline="", encoding="utf-8") as f:
         shares = {r["family"].lower(): float(r["eff_card"]) if not r["engines"].split()
                   or s["engine"] in r["engines"].split() else 1.0 for r in csv.DictReader(f)}
@@ -387,7 +387,7 @@ def resolve(params) -> dict:
     if own is not None and arch != own:
         _bad("arch", p["arch"], f"{own}, the card's own family")
     s["arch"] = arch
-    s["eff_card"] = _real(p, "eff_card", 1.0 if s["engine"] == "roofline" or "eff" in p else shares.get(arch, 1.0),
+    s["eff_card"] = _real(p, "eff_card", 1.0 if s["engine"] == "roofline" else shares.get(arch, 1.0),
                           0, lo_open=True, hi=1)
     # docs/method.md section 8: a link that gives eff_flops or eff sets the arithmetic's share at every precision
     s["eff_fp4"] = _real(p, "eff_fp4", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp4"], 0, lo_open=True,

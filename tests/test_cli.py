@@ -74,18 +74,18 @@ def test_list_prints_preset_ids_one_per_line():
         assert must in ids, (what, must)
 
 
-def test_list_cards_shows_the_driver_memory_and_its_source():
+def test_list_cards_shows_the_family_the_driver_memory_and_its_source():
     out = run("--list", "cards")
     assert out.returncode == 0 and out.stderr == ""
     lines = {line.split("\t")[0]: line.split("\t") for line in out.stdout.splitlines()}
-    assert all(len(fields) == 4 for fields in lines.values())
-    _, name, memory, source = lines["l40s"]
-    assert name == "L40S 48 GB" and memory == "44.99 GiB (46,068 MiB)"
+    assert all(len(fields) == 5 for fields in lines.values())
+    _, name, family, memory, source = lines["l40s"]
+    assert name == "L40S 48 GB" and family == "Ada" and memory == "44.99 GiB (46,068 MiB)"
     assert "46068 MiB" in source and "(read 2026-11-30)" in source
-    assert lines["h100-sxm"][1:3] == ["H100 SXM 80 GB", "79.65 GiB (81,559 MiB)"]
-    assert lines["a100-80gb"][2] == "80.00 GiB (81,920 MiB)"
-    assert lines["mi325x"][2] == "256 GiB (label; driver figure not found)"
-    assert all(fields[3].strip() for fields in lines.values())
+    assert lines["h100-sxm"][1:4] == ["H100 SXM 80 GB", "Hopper", "79.65 GiB (81,559 MiB)"]
+    assert lines["a100-80gb"][3] == "80.00 GiB (81,920 MiB)"
+    assert lines["mi325x"][2:4] == ["CDNA3", "256 GiB (label; driver figure not found)"]
+    assert all(fields[4].strip() for fields in lines.values())
 
 
 def test_a_bare_query_whose_value_holds_an_address_is_still_read():

@@ -600,9 +600,12 @@ def test_a_custom_card_named_turing_reads_at_the_familys_share_of_the_bandwidth(
                                   "card=custom&arch=turing&engine=llamacpp", "card=custom&arch=turing"])
 def test_the_families_the_profiles_were_fitted_on_the_roofline_and_a_links_own_eff_take_no_share(link):
     """A preset card of a reference family, a custom card of unknown family, the roofline (0.7 of every card by
-    definition), a link that states its own eff (the share of datasheet bandwidth it wants) and an engine no row on a
-    Turing card measured (llama.cpp's CUDA builds, vLLM) read eff_card = 1."""
+    definition) and an engine no row on a Turing card measured (llama.cpp's CUDA builds, vLLM, with or without its
+    own eff) read eff_card = 1; under llama.cpp's Vulkan builds a link's own eff is multiplied by the share, as the
+    profile's figures are (in the app every key is in the link)."""
     assert parse(link).scenario.eff_card == 1.0
+    vulkan = parse("card=custom&arch=turing&engine=llamacpp-vulkan&eff=0.6").scenario
+    assert vulkan.eff_card == engines.family_share("turing", "llamacpp-vulkan") and vulkan.eff_bw == 0.6
 
 
 def test_a_preset_card_keeps_its_own_family():

@@ -146,3 +146,30 @@ def test_the_validation_page_lists_the_scenarios_engine_rows_first(engine):
     n = int((rows["engine"] == measured).sum())
     assert n > 0 and (rows["engine"].iloc[:n] == measured).all()
     assert "the scenario's engine, come first" in texts(at.caption)
+
+
+TURING_CARD = dict(model="llama-3.1-8b", card="custom", mem_gib="8", bw_tbs="0.448", tflops="59.7", arch="unknown",
+                   weights="q4_k_m", engine="llamacpp-vulkan", batch="1")
+
+
+def test_naming_a_custom_cards_family_in_the_sidebar_brings_its_share_and_says_so():
+    """Card family → Turing brings the family's eff_card into the figures and the link (it was kept at 1 while the
+    link's eff, always in an app's link, switched the share off); Ada takes it away, Turing brings it back; the
+    page's notes say why the step is slower."""
+    share = engines.family_share("turing", "llamacpp-vulkan")
+    at = open_app(TURING_CARD, "pages/speed.py")
+    assert at.query_params["eff_card"] == "1" and not at.selectbox(key="arch").disabled
+    at.selectbox(key="arch").select("turing").run()
+    assert not at.exception and float(at.query_params["eff_card"]) == share
+    assert f"read at {share:g} of the engine's bandwidth figures (eff_card: the share the rows on Turing cards " \
+           "measured under llama.cpp Vulkan" in texts(at.caption)
+    at.selectbox(key="arch").select("ada").run()
+    assert at.query_params["eff_card"] == "1"
+    at.selectbox(key="arch").select("turing").run()
+    assert float(at.query_params["eff_card"]) == share
+
+
+def test_a_preset_cards_family_is_shown_not_chosen():
+    at = open_app({"card": "l40s"}, "pages/speed.py")
+    box = at.selectbox(key="arch")
+    assert box.disabled and box.value == "ada" and at.query_params["arch"] == "ada"

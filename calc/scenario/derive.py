@@ -174,16 +174,19 @@ def arch(r: Resolving, base: Any) -> Any:
     if own is None:
         return base if r.given("arch") else UNKNOWN_FAMILY
     if r.given("arch") and base != own.lower():
-        raise Conflict(("arch",), f"{r.row('card')['name']} is a {own} card: arch names a custom card's family")
+        article = "an" if own[0] in "AEIOU" else "a"
+        raise Conflict(("arch",), f"{r.row('card')['name']} is {article} {own} card: arch names a custom card's "
+                                  "family")
     return own.lower()
 
 
 @unless_given("eff_card")
 def eff_card(r: Resolving, base: Any) -> Any:
     """The share of the profile's bandwidth the card's family reaches (docs/method.md section 8; calibration.md
-    section 3): the link's, else 1 for the roofline (its 0.7 is every card's by definition) or beside a link's own
-    eff, else the family's under the engine (1 for an unknown family, or an engine its share does not cover)."""
-    if r.get("engine") == "roofline" or r.given("eff"):
+    section 3): the link's, else 1 for the roofline (its 0.7 is every card's by definition), else the family's under
+    the engine (1 for an unknown family, or an engine its share does not cover). It multiplies eff_bw and eff_kv
+    whether they are the profile's or the link's (eff)."""
+    if r.get("engine") == "roofline":
         return 1.0
     return family_share(r.get("arch"), r.get("engine"))
 

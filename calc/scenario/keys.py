@@ -274,9 +274,10 @@ KEY_TABLE: tuple[Key, ...] = (
        lo=0.1, hi=10, unit="GHz", step=0.1, fmt="%g", empty=UNKNOWN, slider=("log", 0.5, 4),
        preset="card", custom=None, shape=True),
     _K("arch", "choice", "Card family",
-       "The card's architecture family (calc/data/card_arch.csv). A preset card's is its own; for a custom card, "
-       "naming its family applies that family's share of the engine's bandwidth where one was measured (eff_card: "
-       "Turing cards under llama.cpp's Vulkan builds) and the error band measured on it; unknown: neither.", "hardware",
+       "The card's architecture family (a preset card's own, calc/data/card_arch.csv; it cannot be changed for a "
+       "preset). For a custom card, naming its family applies that family's share of the engine's bandwidth where "
+       "one was measured (eff_card, calc/data/card_families.csv: Turing cards under llama.cpp's Vulkan builds) and "
+       "the error band measured on that family; unknown (the default for a custom card): neither.", "hardware",
        choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",)),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
@@ -379,9 +380,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "Share of the engine's bandwidth figures (eff_bw, eff_kv) a card of this family reaches: 1 for the families "
        "the profiles are fitted on, fitted where a family's own rows read slower (Turing under llama.cpp's Vulkan "
        "builds: calc/data/card_families.csv); default: the family's under the engine (arch), 1 for the roofline, "
-       "beside a link's own eff, for an unknown family or an engine no such row measured.",
+       "for an unknown family or an engine no such row measured.",
        "engine", lo=0.001, hi=1, step=0.05, fmt="%g", derive=d.eff_card,
-       after=("arch", "engine", "eff")),
+       after=("arch", "engine")),
     _K("eff_flops", "float", "Compute reached (fraction of dense peak)",
        "Fraction of the dense peak reached by a decode step's arithmetic (and by a prefill's, unless eff_prefill "
        "is given); default: the link's eff, else the profile's.",

@@ -171,9 +171,11 @@ def _widget(key: str) -> None:
         st.selectbox(_label(key), _options_with(_preset_options(key), st.session_state.get(key)),
                      format_func=_preset_text(key), on_change=_on_parent, args=(key,), **common)
     elif spec.kind == "choice":
+        # A preset card's family is its own (the link may not name another): shown, not chosen.
+        fixed = key == "arch" and st.session_state.get("card") != CUSTOM
         st.selectbox(_label(key), list(spec.choices), format_func=_choice_text(key),
                      on_change=_on_parent if key in DEPENDENTS else _on_override,
-                     args=(key,) if key in DEPENDENTS else (key, None), **common)
+                     args=(key,) if key in DEPENDENTS else (key, None), disabled=fixed, **common)
     elif spec.kind in ("weights", "kv"):
         formats = KV_FORMATS if spec.kind == "kv" else WEIGHT_FORMATS
         names = [f for f in formats if spec.kind != "kv" or kv_rule(str(st.session_state.get("engine")), f) is None]
