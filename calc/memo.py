@@ -181,6 +181,8 @@ def break_even_kept_out_text(d: Decision) -> str:
     if d.kept_out_pct is None or d.self_host_kept_out is None or d.break_even is None:
         return ""
     be = d.report["break_even_req_day_kept_out"]
+    if be is not None and sig(be, 3) == sig(d.break_even, 3):
+        return ""  # the same volume, to the figure shown: nothing to add
     where = ("it would never break even" if be is None else
              f"it would break even at about {sig(be, 3)} requests a day")
     return (f" At the median error of the published rows kept out of the fit (capacity predicted "
@@ -543,6 +545,20 @@ def cheaper_row_beats_text(d: Decision) -> str:
             "than any other way (the others are priced against the API row in the link)")
 
 
+def ticked_best_text(d: Decision, ticked: str | None) -> str:
+    """What follows the option the options table ticks (``ticked``: its key) as the cheapest: where the catalogue's
+    cheapest API row wins, why (:func:`cheaper_row_beats_text`); where the tick is that row but the report's ``best``
+    is another (the options are priced against the link's row), that the others are; then the marginal remark about
+    the options as priced (:func:`marginal_best_text`), so that it never reads as about the ticked row."""
+    r = d.report
+    row_wins = cheaper_row_beats_text(d)
+    if row_wins:
+        return row_wins + marginal_best_text(r, True)
+    if ticked is not None and ticked != r["best"]:
+        return " (the others are priced against the API row in the link)" + marginal_best_text(r, True)
+    return marginal_best_text(r)
+
+
 def option_bills(r: dict) -> dict[str, float | None]:
     """The monthly bill (USD) of each self-hosting option of SPEC section 9 in a report: ``rent``, ``own``,
     ``hybrid``, ``hybrid_own`` (None where it is not priced)."""
@@ -622,7 +638,7 @@ def procurement_section(d: Decision) -> list[str]:
         words = OPTION_WORDS.get(best["key"], best["option"])
         lines.append(f"**Cheapest{' allowed' if residency(d) else ''}:** {words[0].lower() + words[1:]}, "
                      f"{money(best['usd_month'])} a month"
-                     f"{marginal_best_text(r) if best['key'] == r['best'] else ' (the others are priced against the API row in the link)'}.")
+                     f"{marginal_best_text(r) if best['key'] == r['best'] else ' (the others are priced against the API row in the link)' + marginal_best_text(r, True)}.")
     if r["own_usd_month"] is not None:
         running = r["own_usd_month"] - r["own_capital_usd_month"]
         life = s.years * 12

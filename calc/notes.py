@@ -7,7 +7,7 @@ import functools
 import math
 
 from . import catalogue, engines, memory, model, traffic
-from .accuracy import accuracy, band_text, measured_scope
+from .accuracy import accuracy, band_text, measured_rows, measured_scope, region
 from .catalogue import scale_up_cards
 from .engines import ENGINE_NAMES
 from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, packed_weights, preset_figures
@@ -224,9 +224,13 @@ def scenario_warnings(s: Scenario) -> list[str]:
     family = engines.family_name(s.arch)
     if s.eff_card != 1:
         own = engines.family_share(s.arch, s.engine)
-        why = (f"the share the rows on {family} cards measured under {ENGINE_NAMES.get(s.engine, s.engine)}, "
+        rows = sum(1 for e, _, m in measured_rows() if region(m)[1] == family and e in
+                   engines.card_families()[family]["engines"]) if family and own != 1 else 0
+        why = (f"the share the {rows} rows on {family} cards measured under {ENGINE_NAMES.get(s.engine, s.engine)}, "
                "calc/data/card_families.csv" if s.eff_card == own and own != 1 else "set in the link")
-        out.append(f"a {family or 'custom'} card: the weights and the KV cache are read at {s.eff_card:g} of the "
+        name = family or "custom"
+        out.append(f"{'an' if name[0] in 'AEIOU' else 'a'} {name} card: the weights and the KV cache are read at "
+                   f"{s.eff_card:g} of the "
                    f"engine's bandwidth figures (eff_card: {why}), so each step's memory time is "
                    f"{1 / s.eff_card:.2f} times the profile's")
     card = catalogue.cards().get(s.card)

@@ -262,11 +262,10 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
 ui.dataframe(opts[["option", "sensitive_to"]], pin="option", column_config={
     "option": st.column_config.TextColumn("Option", width=250),
     "sensitive_to": st.column_config.TextColumn("Moves most with (each input 10 % higher)", width="large")})
-best = next(iter(opts.loc[opts["best"], "option"]), "none")  # the row ticked: the cheaper API row where it decides
-# The marginal remark is about the options priced against the link's row: after the cheaper row's text where it wins.
-row_wins = bool(dm.cheaper_row_beats_text(d))
-st.caption(f"Cheapest allowed option: **{best}**" + (f"{dm.cheaper_row_beats_text(d)}{dm.marginal_best_text(r, True)}"
-                                                     if row_wins else dm.marginal_best_text(r))
+ticked = opts.loc[opts["best"]]  # the row ticked: the cheaper API row where it bills least
+best = next(iter(ticked["option"]), "none")
+# The marginal remark is about the options priced against the link's row, never about the ticked cheaper row.
+st.caption(f"Cheapest allowed option: **{best}**" + dm.ticked_best_text(d, next(iter(ticked["key"]), None))
            + f". Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
            f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); "

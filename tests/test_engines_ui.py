@@ -161,7 +161,7 @@ def test_naming_a_custom_cards_family_in_the_sidebar_brings_its_share_and_says_s
     assert at.query_params["eff_card"] == "1" and not at.selectbox(key="arch").disabled
     at.selectbox(key="arch").select("turing").run()
     assert not at.exception and float(at.query_params["eff_card"]) == share
-    assert f"read at {share:g} of the engine's bandwidth figures (eff_card: the share the rows on Turing cards " \
+    assert f"read at {share:g} of the engine's bandwidth figures (eff_card: the share the 2 rows on Turing cards " \
            "measured under llama.cpp Vulkan" in texts(at.caption)
     at.selectbox(key="arch").select("ada").run()
     assert at.query_params["eff_card"] == "1"

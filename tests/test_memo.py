@@ -337,3 +337,18 @@ def test_without_a_rent_the_cheaper_api_callout_weighs_the_row_against_buying():
     assert d.report["recommendation"] == "api-cheaper-row"
     assert volume_sentence(d).startswith("Against the API row priced in the link (68,640 USD a month), self-hosting "
                                          "first breaks even at about 484,000")
+
+
+def test_the_marginal_remark_is_never_about_the_ticked_cheaper_api_row():
+    """At 5,000,000 requests a day of Llama 3.1 8B on L40S cards under llama.cpp Vulkan the options table ticks the
+    catalogue's cheapest API row (4,350 USD a month); the band's other answer (buying) is against the link's own row
+    (35,100 USD), so the caption says the others are priced against that row, not that buying beats the tick."""
+    from calc import tables
+    from calc.memo import ticked_best_text
+    d = evaluate(parse("req_day=5000000&model=llama-3.1-8b&card=l40s&engine=llamacpp-vulkan")).decision
+    opts = tables.options_table(d.report)
+    (ticked,) = opts.loc[opts["best"], "key"]
+    assert ticked == "api_cheapest" and d.report["best"] == "api" and d.report["best_marginal"]
+    text = ticked_best_text(d, ticked)
+    assert text.startswith(" (the others are priced against the API row in the link); of those, calling the API")
+    assert "(marginal: within the capacity error" not in text

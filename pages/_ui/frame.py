@@ -192,17 +192,20 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         outside = notes.outside_measurements(scenario)
         # Short notes rather than one long one: the cross-validated error, the band the bills use where it is not
         # the engine's own, the rows kept out of the fit, and what the rows did not measure of this scenario.
-        st.caption(accuracy_lead + words.accuracy_text(report["engine"], report["error_band"]) + ".")
+        said = [accuracy_lead + words.accuracy_text(report["engine"], report["error_band"]) + "."]
         band = words.band_clause(report, scenario).removeprefix("; ")
         if band:
-            st.caption(words.first_upper(band) + ".")
+            said.append(words.first_upper(band) + ".")
         kept = words.kept_out_text(report["error_band_kept_out"], figures_of(report["engine"]))
         if kept:
-            st.caption(words.first_upper(kept) + ".")
+            said.append(words.first_upper(kept) + ".")
         rest = outside.removeprefix("; ")
-        said = ([words.first_upper(rest) + "."] if rest else []) + (["(Validation page: every row.)"] if rows_link else [])
-        if said:
-            st.caption(" ".join(said))
+        if rest:
+            said.append(words.first_upper(rest) + ".")
+        if rows_link:  # the pointer ends the last of these notes, never a paragraph of its own
+            said[-1] += " (Validation page: every row.)"
+        for text in said:
+            st.caption(text)
     for w in report["warnings"] if scenario_notes else ():
         if not w.startswith(("the weights do not fit", "the weights fit but not one", notes.WHAT_IF,
                              notes.BEYOND_CONTEXT, notes.LATENCY_MISSED, *LINK_WARNINGS)) \
