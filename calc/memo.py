@@ -948,8 +948,9 @@ def assumptions(s: Scenario) -> list[str]:
             f"{s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
          + (f", the KV cache read {model.kv_read_factor(s):g} times a step (one read per query head)"
             if model.kv_read_factor(s) > 1 else "")
+         # Why the share is what it is (the family's measured share, or the link's) is the Notes section's.
          + (f", both bandwidth shares times {s.eff_card:g} on a {engines.family_name(s.arch) or 'custom'} card "
-            f"(eff_card: the share its rows measured, calc/data/card_families.csv)" if s.eff_card != 1 else "")
+            "(eff_card)" if s.eff_card != 1 else "")
          + f", {s.mem_util:.0%} of each card's memory"
          + (f", at most {s.max_seqs:,} sequences per step" if s.max_seqs else "")
          + " (eff_bw, eff_kv, eff_flops, step_us, layer_us, eager_us, eff_dequant, dequant_q8, kv_reread, mem_util, "

@@ -221,13 +221,15 @@ def scenario_warnings(s: Scenario) -> list[str]:
         out.append(f"hours={s.hours:g} is the month's length, not the hours the cards run: it scales the traffic "
                    f"too (requests a day x {s.hours:g} / 24 are the month's requests); for a fleet that runs part of "
                    "the day, keep hours at 720 and give the day's traffic (profile) with autoscale=1")
-    family = engines.family_name(s.arch)
     if s.eff_card != 1:
-        own = engines.family_share(s.arch, s.engine)
-        rows = sum(1 for e, _, m in measured_rows() if region(m)[1] == family and e in
-                   engines.card_families()[family]["engines"]) if family and own != 1 else 0
-        why = (f"the share the {rows} rows on {family} cards measured under {ENGINE_NAMES.get(s.engine, s.engine)}, "
-               "calc/data/card_families.csv" if s.eff_card == own and own != 1 else "set in the link")
+        family = engines.family_name(s.arch)
+        own = engines.family_share(s.arch, s.engine)  # 1 unless the family has a share under this engine
+        why = "set in the link"
+        if own != 1 and s.eff_card == own:
+            covered = engines.card_families()[family]["engines"]
+            rows = sum(1 for e, _, m in measured_rows() if e in covered and region(m)[1] == family)
+            why = (f"the share the {rows} rows on {family} cards measured under "
+                   f"{ENGINE_NAMES.get(s.engine, s.engine)}, calc/data/card_families.csv")
         name = family or "custom"
         out.append(f"{'an' if name[0] in 'AEIOU' else 'a'} {name} card: the weights and the KV cache are read at "
                    f"{s.eff_card:g} of the "

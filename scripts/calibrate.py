@@ -346,7 +346,6 @@ class FastRows:
         self.is_step = np.array([r.metric == "step_ms" for r in self.rows])
         self.engine = np.array([r.engine for r in self.rows])
         self.source = np.array([source_of(r) for r in self.rows])
-        self.family = np.array([region(load(r.link).scenario)[1] for r in self.rows])
         cols: dict[str, list[float]] = {k: [] for k in self.COLS}
         self.link_figures = {k: [] for k in FIGURES}
         # A throughput measured as a finite benchmark run (run_prompts, traffic.run_throughput): the steps it spends
@@ -355,8 +354,10 @@ class FastRows:
         run_row, run_b, run_k = [], [], []
         self.run_tokens = np.zeros(len(self.rows))
         self.run_n = np.zeros(len(self.rows))
+        family = []  # each row's card family (accuracy.region), for eff_card
         for i, row in enumerate(self.rows):
             resolved = load(row.link).scenario
+            family.append(region(resolved)[1])
             # The arithmetic counted at its plain FLOPs: the shares at FP4 and on routed experts are figures.
             s = resolved.model_copy(update={"eff_fp4": 1.0, "expert_us": 0.0})
             raw, _ = split_link(row.link)
@@ -437,6 +438,7 @@ class FastRows:
                 self.run_n[i] = len(lengths)
         for k, v in cols.items():
             setattr(self, k, np.array(v, dtype=float))
+        self.family = np.array(family)
         self.link_figures = {k: np.array(v, dtype=float) for k, v in self.link_figures.items()}
         self.run_row = np.array(run_row, dtype=int)
         self.run_b = np.array(run_b, dtype=float)

@@ -377,18 +377,16 @@ def resolve(params) -> dict:
     # a custom card's from the link, else unknown) and its share of both bandwidth figures (card_families.csv): the
     # link's, else 1 for the roofline, else the family's under the profiles it names (1 for an unknown family or
     # another profile); it multiplies eff_bw and eff_kv whether the profile's or the link's.
-    with open(DATA / "card_families.csv", newline="", encoding="utf-8") as f:
-        shares = {r["family"].lower(): float(r["eff_card"]) if not r["engines"].split()
-                  or s["engine"] in r["engines"].split() else 1.0 for r in csv.DictReader(f)}
-    with open(DATA / "card_arch.csv", newline="", encoding="utf-8") as f:
-        own = {r["card"]: r["arch"].lower() for r in csv.DictReader(f)}.get(s["card"])
+    families = _card_families()
+    own = _card_arch().get(s["card"], "").lower() or None
     arch = _choice({k: str(v).strip().lower() for k, v in p.items() if k == "arch"}, "arch", own or "unknown",
-                   set(shares) | {"unknown"})
+                   set(families) | {"unknown"})
     if own is not None and arch != own:
         _bad("arch", p["arch"], f"{own}, the card's own family")
     s["arch"] = arch
-    s["eff_card"] = _real(p, "eff_card", 1.0 if s["engine"] == "roofline" else shares.get(arch, 1.0),
-                          0, lo_open=True, hi=1)
+    _, share, under = families.get(arch, (None, 1.0, ()))
+    s["eff_card"] = _real(p, "eff_card", 1.0 if s["engine"] == "roofline" or (under and s["engine"] not in under)
+                          else share, 0, lo_open=True, hi=1)
     # docs/method.md section 8: a link that gives eff_flops or eff sets the arithmetic's share at every precision
     s["eff_fp4"] = _real(p, "eff_fp4", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp4"], 0, lo_open=True,
                          hi=1)
@@ -1219,9 +1217,20 @@ def _card_arch() -> dict:
         return {row["card"]: row["arch"] for row in csv.DictReader(f)}
 
 
+@functools.cache
+def _card_families() -> dict:
+    """{family in lower case: (family as the file spells it, eff_card, the profiles it covers; empty: all)} from
+    calc/data/card_families.csv (docs/method.md section 3.1)."""
+    with open(DATA / "card_families.csv", newline="", encoding="utf-8") as f:
+        return {r["family"].lower(): (r["family"], float(r["eff_card"]), tuple(r["engines"].split()))
+                for r in csv.DictReader(f)}
+
+
 def region(s) -> tuple:
-    """docs/calibration.md section 6: engine x card family x model kind x cards per replica x packed weights."""
-    arch = "unknown" if s["card"] == "custom" else _card_arch().get(s["card"], "unknown")
+    """docs/calibration.md section 6: engine x card family (a custom card's from its arch) x model kind x cards per
+    replica x packed weights."""
+    arch = (_card_families().get(s["arch"], ("unknown",))[0] if s["card"] == "custom"
+            else _card_arch().get(s["card"], "unknown"))
     kind = "hybrid" if s.get("state_layers") else "MLA" if s.get("kv_latent") else \
         ("MoE" if s.get("experts") else "dense")
     engine = s["engine"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from urllib.parse import parse_qsl
 
 import pytest
 from hypothesis import HealthCheck, assume, currently_in_test_context, example, given, settings
@@ -622,3 +623,12 @@ def test_reference_agreement_llamacpp_memory(params, engine, slots, ubatch, fa, 
     params = {k: v for k, v in params.items() if k not in ("overhead_gib", "max_seqs", "max_batched_tokens", "ctx")}
     assert_agrees({**params, "engine": engine, "max_seqs": str(slots), "max_batched_tokens": str(ubatch),
                    "flash_attn": str(fa), "ctx": str(ctx)})
+
+
+def test_reference_agreement_on_a_custom_card_named_by_its_family():
+    """A custom Turing card under llama.cpp Vulkan: its family's eff_card and its measured region (the two Turing
+    rows' region, docs/calibration.md section 6) agree with the reference model."""
+    assert_agrees(dict(parse_qsl(
+        "model=custom&params_b=4.02&active_b=4.02&layers=36&heads=32&kv_heads=8&head_dim=128&hidden=2560&embed_b=0"
+        "&card=custom&mem_gib=8&bw_tbs=0.448&tflops=59.7&link_gbs=16&clock_ghz=1.62&arch=turing&weights=5.06&kv=fp16"
+        "&gpus=1&batch=1&ctx=64&engine=llamacpp-vulkan-2025")))
