@@ -935,8 +935,10 @@ def assumptions(s: Scenario) -> list[str]:
     outside = outside_measurements(s)
     out = [
         (f"Engine: {ENGINE_NAMES.get(s.engine, s.engine)} profile: weights read at {s.eff_bw:.0%} of datasheet "
-         f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak, "
-         f"{s.step_us:,.0f} µs fixed per step"
+         f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak"
+         + (f" (times {s.eff_fp4:g} at FP4, eff_fp4)" if s.compute == "fp4" and s.eff_fp4 < 1 else "")
+         + (f" (a decode step's times {s.eff_fp8:g} at FP8, eff_fp8)" if s.compute == "fp8" and s.eff_fp8 < 1 else "")
+         + f", {s.step_us:,.0f} µs fixed per step"
          + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
          + (f" at {s.layer_ghz:g} GHz ({s.layer_us * model.layer_clock_factor(s):,.0f} µs at this card's "
             f"{s.clock_ghz:g} GHz boost clock; layer_ghz, clock_ghz)" if s.layer_us and s.layer_ghz and s.clock_ghz

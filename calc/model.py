@@ -187,7 +187,7 @@ class Peaks:
     """Effective peaks over all cards (docs/method.md section 8): FLOP/s of the arithmetic, bytes/s reading weights and
     bytes/s reading the KV cache."""
 
-    flops: float    # g * tflops * 1e12 * eff_flops (times eff_fp4 at compute=fp4)
+    flops: float    # g * tflops * 1e12 * eff_flops (times eff_fp4 at compute=fp4, eff_fp8 at compute=fp8)
     weights: float  # g * bw_tbs * 1e12 * eff_bw * eff_card
     kv: float       # g * bw_tbs * 1e12 * eff_kv * eff_card
     prefill: float  # g * tflops * 1e12 * eff_prefill (times eff_fp4 at compute=fp4)
@@ -202,8 +202,10 @@ def speed_cards(s: Scenario) -> int:
 def arithmetic_share(s: Scenario, prefill: bool = False) -> float:
     """The share of the dense peak the arithmetic reaches: ``eff_flops`` in a decode step, ``eff_prefill`` in a
     prefill (``prefill``), times ``eff_fp4`` at ``compute=fp4`` (docs/method.md section 8: FP4 GEMMs scale their
-    blocks and quantize their activations on the fly)."""
-    return (s.eff_prefill if prefill else s.eff_flops) * (s.eff_fp4 if s.compute == "fp4" else 1.0)
+    blocks and quantize their activations on the fly), and a decode step's times ``eff_fp8`` at ``compute=fp8`` (its
+    FP8 GEMMs of one row per sequence; a prefill's fill their tiles)."""
+    share = (s.eff_prefill if prefill else s.eff_flops) * (s.eff_fp4 if s.compute == "fp4" else 1.0)
+    return share * (s.eff_fp8 if s.compute == "fp8" and not prefill else 1.0)
 
 
 def peaks(s: Scenario) -> Peaks:
@@ -349,7 +351,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
 
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cr(n)/(g*bw*eff_kv)`` (``Cr`` = :func:`cache_bytes_read`, ``Cg`` unless the
     engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/F`` with ``F = g*tflops*eff_flops`` (times
-    ``eff_fp4`` at ``compute=fp4``),
+    ``eff_fp4`` at ``compute=fp4``, ``eff_fp8`` at ``compute=fp8``),
     ``step = max(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`fixed_step_seconds`); packed weights are read at
     ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """

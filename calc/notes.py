@@ -235,6 +235,12 @@ def scenario_warnings(s: Scenario) -> list[str]:
                    f"{s.eff_card:g} of the "
                    f"engine's bandwidth figures (eff_card: {why}), so each step's memory time is "
                    f"{1 / s.eff_card:.2f} times the profile's")
+    if s.compute == "fp8" and s.eff_fp8 < 1:
+        why = (", about the BF16 rate (eff_fp8: the share this engine's FP8 rows under load measured, FP8 saving the "
+               "weights' read and little arithmetic)" if s.eff_fp8 == engines.profile(s.engine)["eff_fp8"]
+               else " (eff_fp8, set in the link)")
+        out.append(f"compute=fp8: a decode step's arithmetic runs at {s.eff_fp8:g} of eff_flops at the FP8 peak{why}; "
+                   "a prefill keeps the FP8 peak")
     card = catalogue.cards().get(s.card)
     if card is not None:
         domain = scale_up_cards(s.card)

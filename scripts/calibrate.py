@@ -74,13 +74,14 @@ DATA = "calc/data/measurements.csv"
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
           "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0),
-          "eff_fp4": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0), "eff_card": (0.3, 1.0)}
+          "eff_fp4": (0.1, 1.0), "eff_fp8": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0), "eff_card": (0.3, 1.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time;
 #: and no gain from FP4 arithmetic that no row measures (eff_fp4 0.5: the FP4 peak, twice FP8's, delivers FP8's
-#: FLOP/s), so a fit without FP4 rows, as in cross-validation, never credits FP4 with a speed-up nobody measured.
+#: FLOP/s), so a fit without FP4 rows, as in cross-validation, never credits FP4 with a speed-up nobody measured;
+#: likewise no gain from FP8 arithmetic in a decode step that no row measures (eff_fp8 0.5: BF16's FLOP/s).
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0,
-         "eff_fp4": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0, "eff_card": 1.0}
+         "eff_fp4": 0.5, "eff_fp8": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0, "eff_card": 1.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
                "eager_us": 100.0, "expert_us": 10.0}
@@ -92,10 +93,14 @@ OVER_WEIGHT = 2.0
 
 #: The figures fitted for each profile with rows (own, or shared through ``SHARED``); the others are fixed below.
 FITTED = {
-    "vllm": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
-    "vllm-0.21": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
-    "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
-    "sglang": ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
+    "vllm": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
+             "eff_fp8", "expert_us"),
+    "vllm-0.21": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
+                  "eff_fp8", "expert_us"),
+    "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
+                  "eff_fp8", "expert_us"),
+    "sglang": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
+               "eff_fp8", "expert_us"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
     "trtllm-2025": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "overhead_gib",
                     "eff_fp4", "expert_us"),
@@ -140,7 +145,11 @@ SHARED = {
     # older than Ampere) pays the same launches. Their rows fit the launches, the current builds' the rest.
     ("llamacpp-2024", "layer_us"): "llamacpp", ("llamacpp", "eager_us"): "llamacpp-2024",
     ("sglang", "eff_bw"): "vllm", ("sglang", "eff_kv"): "vllm", ("sglang", "eff_flops"): "vllm",
-    ("sglang", "eff_link"): "vllm",
+    ("sglang", "eff_link"): "vllm", ("sglang", "eff_prefill"): "vllm",
+    # vLLM's FP8 linear layers (and SGLang's, from the same CUTLASS scaled GEMMs) quantize each token's activations
+    # on the fly and multiply in scaled FP8 GEMMs; a decode step's GEMMs, one row per sequence, reach about the BF16
+    # rate, a prefill's fill the FP8 tiles (docs/calibration.md section 3). Measured on vLLM's own FP8 rows only.
+    ("sglang", "eff_fp8"): "vllm",
     # The Vulkan builds before the integer-dot matrix-vector kernels (PR #14903, August 2025) read memory and launch
     # their layers as the later ones do; what changed is how a quantized block reaches its dot product (dequantized
     # to floating point in the shader, then integer dot products on a quantized activation): the loss on packed
@@ -158,7 +167,7 @@ SHARED = {
     # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in
     # any figure the rows measure: every figure is vllm's.
     **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025")
-       for k in ("eff_bw", "eff_kv", "eff_flops", "step_us", "tok_us", "eff_link")},
+       for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp8")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
 SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp-vulkan-2025",
@@ -167,14 +176,12 @@ SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-v
            "vllm-0.21": "vllm", "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
-#: vLLM's and SGLang's throughput rows (7, all of short prompts) cannot tell the share a prefill's GEMMs reach from a
-#: decode step's, nor do llama.cpp's batch-1 rows measure either: their prefill takes the arithmetic's one figure.
-#: TensorRT-LLM's 289 throughput rows hold prompts of 128 to 20,000 tokens beside outputs of 128 to 4,096, and fit
-#: the two apart.
+#: llama.cpp's batch-1 rows measure no prefill: their prefill takes the arithmetic's one figure. TensorRT-LLM's 289
+#: throughput rows hold prompts of 128 to 20,000 tokens beside outputs of 128 to 4,096, and vLLM's 16 prompts of 128
+#: to 20,000 tokens beside outputs of 128 to 2,048: both fit the two apart.
 TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"},
         "llamacpp-vulkan-2025": {"eff_kv": "eff_bw"}}
-for _e in ("vllm", "vllm-0.21", "vllm-2025", "sglang", "llamacpp", "llamacpp-2024", "llamacpp-vulkan",
-           "llamacpp-vulkan-2025"):
+for _e in ("llamacpp", "llamacpp-2024", "llamacpp-vulkan", "llamacpp-vulkan-2025"):
     TIED.setdefault(_e, {})["eff_prefill"] = "eff_flops"
 _LLAMACPP_FIXED = {
     "step_us": (0.0, "llama.cpp's fixed time grows with the layers (its rows hold models of 22 to 80 layers): it is "
@@ -186,6 +193,7 @@ _LLAMACPP_FIXED = {
     "eff_fp4": (1.0, "llama.cpp unpacks FP4 weights (MXFP4, NVFP4) and multiplies them at 8 or 16 bits: no FP4 "
                      "arithmetic to lose"),
     "expert_us": (0.0, "no llama.cpp row measures a prefill: none modelled (0)"),
+    "eff_fp8": (1.0, "llama.cpp multiplies at 8 or 16 bits whatever the weights' format: no FP8 arithmetic to lose"),
 }
 MODELLED = ("empty: the engine's own accounting, worked out from the launch settings (calc/memory.py, "
             "docs/method.md section 8.2)")
@@ -301,6 +309,10 @@ _NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
 _NO_EAGER["llamacpp-vulkan-2025"] = _NO_EAGER["llamacpp-vulkan"]
 for _e, _why in _NO_EAGER.items():
     FIXED[_e]["eager_us"] = (0.0, _why)
+for _e in ("trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05"):
+    FIXED[_e]["eff_fp8"] = (1.0, "TensorRT-LLM's FP8 rows (every Hopper row of v1.0 and v0.17, the H100 and H200 rows of "
+                                 "v0.5 to v0.9) are fitted at eff_flops itself, beside its FP16 and BF16 rows on "
+                                 "the same share: no loss of its own at FP8")
 #: The clock (GHz) a clock-bound profile's ``layer_us`` is stated at: a round figure inside the boost clocks of the
 #: cards its rows ran on (1.5 to 2.6 GHz), so ``layer_us`` reads as the time on a typical card.
 LAYER_GHZ = 2.0
@@ -338,7 +350,7 @@ class FastRows:
 
     COLS = ("gbw", "gT", "mem", "g", "W", "Wl", "free_fixed", "rule_trt", "C_end", "Wd8", "Wd4", "Wm8", "Wm4", "q", "C_ctx", "fl", "B_step", "comm_step",
             "C_load", "fl_load", "cb", "cl", "O", "I", "Fp", "L", "X_ctx", "X_load", "no_graphs",
-            "one_seq_graphs", "fp4", "PFx", "clock")
+            "one_seq_graphs", "fp4", "fp8", "PFx", "clock")
 
     def __init__(self, rows: list[Measurement]):
         self.rows = list(rows)
@@ -359,7 +371,7 @@ class FastRows:
             resolved = load(row.link).scenario
             family.append(region(resolved)[1])
             # The arithmetic counted at its plain FLOPs: the shares at FP4 and on routed experts are figures.
-            s = resolved.model_copy(update={"eff_fp4": 1.0, "expert_us": 0.0})
+            s = resolved.model_copy(update={"eff_fp4": 1.0, "eff_fp8": 1.0, "expert_us": 0.0})
             raw, _ = split_link(row.link)
             for k in FIGURES:
                 pinned = k in raw or any(a in raw for a in FROM_LINK_FIGURES.get(k, ()))
@@ -422,6 +434,7 @@ class FastRows:
             cols["no_graphs"].append(1.0 - s.cuda_graphs)
             cols["one_seq_graphs"].append(float(engines.graphs_for_one_sequence_only(s.engine)))
             cols["fp4"].append(float(s.compute == "fp4"))
+            cols["fp8"].append(float(s.compute == "fp8"))
             # traffic.expert_prefill_seconds under load per microsecond of expert_us
             cols["PFx"].append(float(traffic.expert_prefill_seconds(s.model_copy(update={"expert_us": 1.0}))))
             if row.metric != "step_ms" and resolved.run_prompts:
@@ -465,8 +478,10 @@ class FastRows:
              for k, v in f.items() if k != "eff_card"}
         gbw_card = self.gbw * card
         GiB = model.GiB
-        # The arithmetic's peak at eff_flops, times eff_fp4 at FP4 (model.arithmetic_share).
-        gT = self.gT * np.where(self.fp4 > 0, f["eff_fp4"], 1.0)
+        # The arithmetic's peak at eff_flops, times eff_fp4 at FP4, and a decode step's times eff_fp8 at FP8
+        # (model.arithmetic_share); a prefill's (gT_pf) at eff_prefill keeps the FP8 peak.
+        gT_pf = self.gT * np.where(self.fp4 > 0, f["eff_fp4"], 1.0)
+        gT = gT_pf * np.where(self.fp8 > 0, f["eff_fp8"], 1.0)
         # Packed weights are read at eff_dequant of eff_bw; the fixed time is per step and per layer.
         bw, dq = gbw_card * f["eff_bw"], f["eff_dequant"]
 
@@ -489,7 +504,7 @@ class FastRows:
                     + B * self.cb[ix] / f["eff_link"][ix] + self.cl[ix] + fixed(B, ix) + B * f["tok_us"][ix] * 1e-6)
 
         # traffic.load_prefill_seconds
-        t_pf = (self.Fp / (gT * f["eff_prefill"]) + self.PFx * f["expert_us"] + self.I * self.cb / f["eff_link"])
+        t_pf = (self.Fp / (gT_pf * f["eff_prefill"]) + self.PFx * f["expert_us"] + self.I * self.cb / f["eff_link"])
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
         step = (np.maximum(weights_s(self.B_step)
                            + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (gbw_card * f["eff_kv"]),

@@ -62,12 +62,12 @@ DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied t
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on packed weights;
 # kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
 # added when the kernels are launched one by one, without CUDA graphs; eff_fp4: share of eff_flops kept at
-# compute=fp4; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
+# compute=fp4; eff_fp8: share of eff_flops a decode step keeps at compute=fp8; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
 # dense peak a prefill's arithmetic reaches; layer_ghz: the card clock layer_us is stated at, 0 where the time
 # per layer does not follow the clock).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
                 "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill",
-                "layer_ghz")
+                "layer_ghz", "eff_fp8")
 # docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
 # backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
@@ -390,6 +390,8 @@ def resolve(params) -> dict:
     # docs/method.md section 8: a link that gives eff_flops or eff sets the arithmetic's share at every precision
     s["eff_fp4"] = _real(p, "eff_fp4", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp4"], 0, lo_open=True,
                          hi=1)
+    s["eff_fp8"] = _real(p, "eff_fp8", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp8"], 0, lo_open=True,
+                         hi=1)
     # docs/method.md section 8: a link that gives eff_flops (else eff) sets the prefill's share too
     s["eff_prefill"] = _real(p, "eff_prefill", s["eff_flops"] if "eff_flops" in p else
                              (s["eff"] if "eff" in p else prof["eff_prefill"]), 0, lo_open=True, hi=1)
@@ -619,8 +621,10 @@ def _si(s) -> dict:
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
-        # docs/method.md sections 2-4 effective peaks, s7 one per part; s8: times eff_fp4 at compute=fp4
-        F=gs * s["tflops"] * 1e12 * s["eff_flops"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0),
+        # docs/method.md sections 2-4 effective peaks, s7 one per part; s8: times eff_fp4 at compute=fp4, and a
+        # decode step's times eff_fp8 at compute=fp8
+        F=gs * s["tflops"] * 1e12 * s["eff_flops"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0)
+        * (s["eff_fp8"] if s["compute"] == "fp8" else 1.0),
         # docs/method.md section 8: a prefill's arithmetic at eff_prefill (times eff_fp4 at compute=fp4)
         Fpf=gs * s["tflops"] * 1e12 * s["eff_prefill"] * (s["eff_fp4"] if s["compute"] == "fp4" else 1.0),
         expert_s=s["expert_us"] * 1e-6,

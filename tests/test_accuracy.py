@@ -74,11 +74,14 @@ def test_a_band_of_few_rows_takes_the_widest_band_of_its_engines_release_familie
     monkeypatch.setattr(calc.accuracy, "error_band", real)
     calc.accuracy._accuracy.cache_clear()
     # A band of 10 rows or more is the engine's own; SGLang, with no release family beside it, takes the band of the
-    # engine whose efficiencies it shares (the test below).
+    # engine whose efficiencies it shares where that one is wider (the test below): its own 2 rows (25 %) are wider
+    # than vLLM's 14 (22 %), so its band stays its own.
     assert accuracy(parse("model=llama-3.1-8b&card=rtx-4090&engine=llamacpp&weights=q4_0&batch=1").scenario
                     ).widened_from is None
-    assert accuracy(parse("model=llama-3.1-8b&card=a100-80gb&engine=sglang&weights=bf16").scenario
-                    ).widened_from == "vllm"
+    sglang, vllm = (next(b["p90_pct"] for b in real(e, CROSS_VALIDATED) if b["metric"] == "max_throughput_tok_s")
+                    for e in ("sglang", "vllm"))
+    a = accuracy(parse("model=llama-3.1-8b&card=a100-80gb&engine=sglang&weights=bf16").scenario)
+    assert sglang > vllm and (a.band_pct, a.widened_from) == (sglang, None)
 
 
 def test_the_pages_say_when_the_bills_band_is_a_release_familys():
@@ -93,19 +96,34 @@ def test_the_pages_say_when_the_bills_band_is_a_release_familys():
                                     "band of its release family llama.cpp, the widest of its families, as its own "
                                     "rests on too few rows")
     link = "engine=sglang&model=llama-3.1-8b&card=a100-80gb&weights=bf16"
-    assert words.band_clause(report(link), parse(link).scenario).endswith(
-        "the band of vLLM, whose efficiencies it shares, as its own rests on too few rows")
+    assert words.band_clause(report(link), parse(link).scenario) == ""  # its own band, the wider (test below)
     assert words.band_clause(report(""), parse("").scenario) == ""
 
 
-def test_sglangs_thin_band_is_vllms_whose_efficiencies_it_shares():
-    """SGLang's own band rests on 2 rows (15 %); its efficiencies are vLLM's, fitted on vLLM's rows: its bills are
-    ranged with vLLM's wider band, and vLLM's rows kept out of the fit count against it."""
-    from calc import report
-    r = report("engine=sglang&model=llama-3.1-8b&card=a100-80gb&weights=bf16")
-    v = report("engine=vllm&model=llama-3.1-8b&card=a100-80gb&weights=bf16")
-    assert r["capacity_band_from"] == "vllm" and r["capacity_band_pct"] == v["capacity_band_pct"]
-    assert r["error_band_kept_out"] == v["error_band_kept_out"] and r["capacity_kept_out_pct"] == pytest.approx(46.73)
+def test_sglangs_thin_band_is_vllms_whose_efficiencies_it_shares(monkeypatch):
+    """SGLang's own band rests on 2 rows; its efficiencies are vLLM's, fitted on vLLM's rows: where vLLM's band is
+    the wider (as when SGLang's rows came out within 10 %), its bills are ranged with vLLM's and the pages say so;
+    vLLM's rows kept out of the fit count against it either way."""
+    import calc.accuracy
+    from calc import report, words
+    link = "engine=sglang&model=llama-3.1-8b&card=a100-80gb&weights=bf16"
+    r, v = report(link), report("engine=vllm&model=llama-3.1-8b&card=a100-80gb&weights=bf16")
+    assert r["error_band_kept_out"] == v["error_band_kept_out"] and r["capacity_kept_out_pct"] == pytest.approx(48.8)
+    real = calc.accuracy.error_band
+    thin = [dict(b, p90_pct=10.0) if b["metric"] == "max_throughput_tok_s" else b
+            for b in real("sglang", CROSS_VALIDATED)]
+    monkeypatch.setattr(calc.accuracy, "error_band",
+                        lambda e, basis=CROSS_VALIDATED: thin if e == "sglang" and basis == CROSS_VALIDATED
+                        else real(e, basis))
+    calc.accuracy._accuracy.cache_clear()
+    try:
+        r = report(link)
+        assert r["capacity_band_from"] == "vllm" and r["capacity_band_pct"] == v["capacity_band_pct"] > 10.0
+        assert words.band_clause(r, parse(link).scenario).endswith(
+            "the band of vLLM, whose efficiencies it shares, as its own rests on too few rows")
+    finally:
+        monkeypatch.setattr(calc.accuracy, "error_band", real)
+        calc.accuracy._accuracy.cache_clear()
 
 
 #: Qwen3-30B-A3B in NVFP4 on one B200 under the current TensorRT-LLM: its region's 36 published rows (the v1.0
@@ -149,7 +167,7 @@ def test_the_region_table_is_the_cross_validated_error_of_each_regions_rows():
 
 def test_a_region_whose_rows_were_further_off_carries_their_band():
     """The engine's band spreads its error over every set-up its rows measured; where 10 or more rows of the
-    scenario's own region were further off (TensorRT-LLM's single-card MoE rows in NVFP4: 90th percentile 38 %
+    scenario's own region were further off (TensorRT-LLM's single-card MoE rows in NVFP4: 90th percentile 37 %
     against 22 % over all 126 rows), the bills are ranged with theirs, and the pages and the memo say whose."""
     from calc import memo, report, words
     s = parse(MOE_FP4).scenario
@@ -160,7 +178,7 @@ def test_a_region_whose_rows_were_further_off_carries_their_band():
                                                                "max_throughput_tok_s"))
     assert a.region == ("trtllm", "Blackwell-SM100", "MoE", 1, True)
     assert (a.band_pct, a.region_rows, a.widened_from) == (float(own["p90_pct"]), int(own["n"]), None)
-    assert a.band_pct == pytest.approx(37.85, abs=0.5) and a.band_pct > engine_band["p90_pct"] + 10
+    assert a.band_pct == pytest.approx(36.53, abs=0.5) and a.band_pct > engine_band["p90_pct"] + 10
     r = report(MOE_FP4)
     assert (r["capacity_band_pct"], r["capacity_band_region_rows"]) == (a.band_pct, a.region_rows)
     assert r["self_host_usd_month_low"] <= r["self_host_usd_month"] <= r["self_host_usd_month_high"]

@@ -220,7 +220,7 @@ def test_no_price_for_a_set_up_that_cannot_run():
 def test_the_cost_page_names_a_latency_target_that_holds_the_batch_below_its_own():
     at = open_app({"tpot_ms": "20"}, "pages/cost.py")
     assert not at.exception
-    assert ("The latency target (20 ms per output token) holds the traffic to batch 31: the bill at the top is priced "
+    assert ("The latency target (20 ms per output token) holds the traffic to batch 33: the bill at the top is priced "
             "there") in texts(at.caption)
     assert "latency target" not in texts(open_app(page="pages/cost.py").caption)
 
@@ -332,6 +332,8 @@ def test_one_link_tells_one_story_on_every_page_in_the_memo_and_on_the_command_l
     seqs = f"memory holds {cli['max_batch']:,} sequences at 1,800 tokens"
     bill, verdict = words.money(cli["self_host_usd_month"]), {"api": "Call the API", "self-host": "Self-host"}[
         cli["verdict"]]
+    if cli["verdict_marginal"]:  # inside the capacity error (the kept-out rows' included): said as marginal
+        verdict = f"Marginal ({'the API' if cli['verdict'] == 'api' else 'self-hosting'}, inside the capacity error)"
     shown = {}
     for page in ("pages/decision.py", "pages/fit.py", "pages/speed.py", "pages/cost.py", "pages/levers.py"):
         at = open_app(ONE_STORY, page)
@@ -439,7 +441,7 @@ def test_the_api_figure_shows_the_cheaper_row_the_verdict_rests_on():
     assert api.label == "API per month, cheapest row"
     assert api.value == "1,740 USD" and api.delta == "14,040 USD at the link's row"
     monthly = next(df.value for df in at.dataframe if "how" in df.value.columns)
-    assert list(monthly["usd_month"]) == [11394.4, 14040.0, 1740.0]
+    assert list(monthly["usd_month"]) == pytest.approx([10256.8, 14040.0, 1740.0])
     assert monthly["option"].iloc[2] == "API, cheapest row (deepinfra)"
     # Where the verdict is the API's at the link's row already, the link's row is the figure, the cheaper beneath.
     light = open_app({"model": "llama-3.1-8b", "req_day": "2000"}, "pages/decision.py")
@@ -453,22 +455,22 @@ def test_the_api_figure_shows_the_cheaper_row_the_verdict_rests_on():
 def test_the_cost_pages_duty_table_has_the_batch_a_latency_target_allows():
     at = open_app({"tpot_ms": "20"}, "pages/cost.py")
     table = next(df.value for df in at.dataframe if "duty 10%" in df.value.columns)
-    assert 31 in set(table["batch"]) and "and batch 31, which the latency target allows" in texts(at.caption)
+    assert 33 in set(table["batch"]) and "and batch 33, which the latency target allows" in texts(at.caption)
     plain = open_app(page="pages/cost.py")
-    assert 31 not in set(next(df.value for df in plain.dataframe if "duty 10%" in df.value.columns)["batch"])
+    assert 33 not in set(next(df.value for df in plain.dataframe if "duty 10%" in df.value.columns)["batch"])
 
 
 def test_the_time_per_token_shows_the_step_at_the_requests_the_busiest_hour_holds():
     at = open_app(page="pages/decision.py")
     tpot = next(m for m in at.metric if m.label.startswith("TPOT"))
     assert tpot.label == "TPOT, busiest hour"
-    assert tpot.value == "14.9 ms" and tpot.delta == "27.4 ms with the batch full (71)"
-    full = open_app({"model": "llama-3.1-8b", "req_day": "2000000"}, "pages/decision.py")
+    assert tpot.value == "14.9 ms" and tpot.delta == "25.9 ms with the batch full (67)"
+    full = open_app({"model": "llama-3.1-8b", "req_day": "2000000", "out_tok": "1000"}, "pages/decision.py")
     assert not next(m for m in full.metric if m.label == "Time per output token").delta
     # A latency target is checked at the full batch: that figure, and the label says so.
     target = open_app({"tpot_ms": "30"}, "pages/decision.py")
     tpot = next(m for m in target.metric if m.label.startswith("TPOT"))
-    assert (tpot.label, tpot.value, tpot.delta) == ("TPOT, full batch", "27.4 ms", "target 30 ms: met")
+    assert (tpot.label, tpot.value, tpot.delta) == ("TPOT, full batch", "25.9 ms", "target 30 ms: met")
 
 
 def test_a_peak_the_profile_replaces_is_said_on_the_page_until_the_next_change():

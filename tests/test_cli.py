@@ -155,5 +155,5 @@ def test_a_reader_that_stops_early_is_not_an_error(args):
 def test_the_report_gives_the_time_per_token_a_latency_target_is_held_to():
     from calc.evaluate import report
     r = report("tpot_ms=20")
-    assert r["serving_batch"] == 31 and r["meets_tpot"] and r["serving_tpot_ms"] <= 20 < r["step_ms"]
+    assert r["serving_batch"] == 33 and r["meets_tpot"] and r["serving_tpot_ms"] <= 20 < r["step_ms"]
     assert report("")["serving_tpot_ms"] == pytest.approx(report("")["step_ms"])  # no target: the same batch

@@ -371,11 +371,12 @@ def test_an_old_printed_q8_0_link_keeps_its_numbers():
 
 def test_prefill_has_its_own_share_of_the_peak():
     """docs/method.md section 8: eff_prefill prices a prompt's arithmetic (the TTFT and the prefill under load),
-    eff_flops a decode step's. TensorRT-LLM's rows fit the two apart; vLLM's cannot, so its prefill takes eff_flops;
-    a link that gives eff_flops (else eff) sets the prefill's share too, so a printed link of before keeps its
-    numbers."""
-    trt, vllm = engines.profile("trtllm"), engines.profile("vllm")
-    assert trt["eff_prefill"] > trt["eff_flops"] and vllm["eff_prefill"] == vllm["eff_flops"]
+    eff_flops a decode step's. TensorRT-LLM's rows and vLLM's (prompts of 128 to 20,000 tokens) fit the two apart,
+    a prefill reaching the larger share; llama.cpp's batch-1 rows cannot, so its prefill takes eff_flops; a link that
+    gives eff_flops (else eff) sets the prefill's share too, so a printed link of before keeps its numbers."""
+    trt, vllm, cpp = engines.profile("trtllm"), engines.profile("vllm"), engines.profile("llamacpp")
+    assert trt["eff_prefill"] > trt["eff_flops"] and vllm["eff_prefill"] > vllm["eff_flops"]
+    assert cpp["eff_prefill"] == cpp["eff_flops"]
     link = "model=llama-3.1-70b&card=h100-sxm&gpus=2&weights=fp8&kv=fp8&in_tok=8192&out_tok=256&engine=trtllm"
     assert parse(link).scenario.eff_prefill == trt["eff_prefill"]
     assert parse(link + "&eff_flops=0.5").scenario.eff_prefill == 0.5
@@ -388,6 +389,28 @@ def test_prefill_has_its_own_share_of_the_peak():
     # Pinning eff_prefill to eff_flops gives the one-share model the profile had before.
     same = report(link + f"&eff_prefill={trt['eff_flops']}")
     assert same["ttft_ms"] > report(link)["ttft_ms"]
+
+
+def test_a_decode_step_at_fp8_keeps_its_share_of_the_arithmetic_and_a_prefill_the_fp8_peak():
+    """docs/method.md section 8: eff_fp8 scales a decode step's arithmetic at compute=fp8 (vLLM's FP8 GEMMs of one
+    row per sequence reach about the BF16 rate: silybench's FP8 run saved the weights' read and nothing more at every
+    batch), not a prefill's; TensorRT-LLM's and llama.cpp's take 1; a link that gives eff_flops or eff takes 1 too,
+    so a printed link of before keeps its numbers."""
+    vllm = engines.profile("vllm")
+    assert 0.3 < vllm["eff_fp8"] < 0.8 and engines.profile("sglang")["eff_fp8"] == vllm["eff_fp8"]
+    assert engines.profile("trtllm")["eff_fp8"] == engines.profile("llamacpp")["eff_fp8"] == 1.0
+    link = "model=qwen3-8b&card=h100-sxm&weights=fp8&compute=fp8&kv=bf16&batch=512&ctx=192&in_tok=128&out_tok=128"
+    assert parse(link).scenario.eff_fp8 == vllm["eff_fp8"]
+    assert parse(link + "&eff_flops=0.5").scenario.eff_fp8 == parse(link + "&eff=0.6").scenario.eff_fp8 == 1.0
+    # At batch 512 the FP8 step is arithmetic-bound: it slows by 1/eff_fp8 where the arithmetic binds; the TTFT
+    # (a prefill) does not move; at BF16 the figure counts for nothing.
+    one, own = report(link + "&eff_fp8=1"), report(link)
+    assert own["step_ms"] > one["step_ms"] and own["ttft_ms"] == one["ttft_ms"]
+    bf16 = link.replace("compute=fp8", "compute=bf16")
+    assert report(bf16 + "&eff_fp8=0.2")["step_ms"] == report(bf16 + "&eff_fp8=1")["step_ms"]
+    parts = model.step_parts(parse(link).scenario, 512, 192)
+    flat = model.step_parts(parse(link + "&eff_fp8=1").scenario, 512, 192)
+    assert float(parts.compute_s) == pytest.approx(float(flat.compute_s) / vllm["eff_fp8"], rel=1e-9)
 
 
 def test_a_llamacpp_build_without_cuda_graphs_pays_its_launches_per_layer():

@@ -215,7 +215,7 @@ def test_speculation_that_lengthens_the_time_per_token_says_so():
     t = _table(DEFAULT).set_index("lever")
     spec, base = t.loc["Speculative decoding, 4 drafts"], t.loc["As set"]
     assert spec["tpot_ms"] > base["tpot_ms"]
-    assert spec["price"].startswith(f"slower replies at the serving batch (71: {spec['tpot_ms']:,.1f} against "
+    assert spec["price"].startswith(f"slower replies at the serving batch (67: {spec['tpot_ms']:,.1f} against "
                                     f"{base['tpot_ms']:,.1f} ms per token)")
     small = _table({"batch": "1"}).set_index("lever")  # one stream a step: the drafts ride along almost free
     assert small.loc["Speculative decoding, 4 drafts", "tpot_ms"] < small.loc["As set", "tpot_ms"]
@@ -243,7 +243,7 @@ def test_requests_beyond_the_trained_context_are_served_by_no_lever_but_cutting_
 
 
 def test_speculation_is_judged_at_the_batch_a_light_traffic_fills_too():
-    """At the defaults a replica is sized for 71 sequences, where the drafts slow replies; the busiest hour holds
+    """At the defaults a replica is sized for 67 sequences, where the drafts slow replies; the busiest hour holds
     about 3 (Little's law), where they speed them up: the lever says both."""
     from calc import traffic
     from calc.traffic import load_prefill_seconds
@@ -253,17 +253,17 @@ def test_speculation_is_judged_at_the_batch_a_light_traffic_fills_too():
     lam = s.req_day * s.peak / 86400
     assert held == pytest.approx(lam * (cap.ttft_ms / 1000 + s.out_tok * cap.step_ms / 1000
                                         / (1 - lam * load_prefill_seconds(s))))
-    assert 3 < held < 4 and cap.serving_batch == 71
+    assert 3 < held < 4 and cap.serving_batch == 67
     spec = levers.lever_table(ev).set_index("lever").loc["Speculative decoding, 4 drafts", "price"]
-    assert spec.startswith("slower replies at the serving batch (71: 42.0 against 27.4 ms per token)")
-    assert ("a replica holds about 3.3 requests at once, and at batch 4 the drafts make replies faster (6.4 against "
+    assert spec.startswith("slower replies at the serving batch (67: 44.7 against 25.9 ms per token)")
+    assert ("a replica holds about 3.0 requests at once, and at batch 4 the drafts make replies faster (6.5 against "
             "14.9 ms per token)") in spec
     # More traffic fills more of each replica's batch, never more than it.
     held_by_volume = [traffic.busiest_in_flight((e := evaluate(parse(f"req_day={v}"))).scenario, e.capacity,
                                                 e.decision.replicas) for v in (10_000, 100_000, 1_000_000)]
-    assert held_by_volume[0] < held_by_volume[1] <= 71 and held_by_volume[2] <= 71
-    # Prompts that take a replica's whole time: the serving batch is full, and no second clause.
-    full = evaluate(parse("model=llama-3.1-8b&req_day=2000000"))
+    assert held_by_volume[0] < held_by_volume[1] <= 67 and held_by_volume[2] <= 67
+    # Replies that take a replica's whole time: the serving batch is full, and no second clause.
+    full = evaluate(parse("model=llama-3.1-8b&req_day=2000000&out_tok=1000"))
     assert traffic.busiest_in_flight(full.scenario, full.capacity, full.decision.replicas) == \
         full.capacity.serving_batch
     price = levers.lever_table(full).set_index("lever").loc["Speculative decoding, 4 drafts", "price"]

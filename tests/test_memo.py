@@ -23,7 +23,7 @@ def test_memo_is_deterministic_and_complete():
     assert "read 2026-07-24" in text  # the API row's date
     assert "0.79 USD per card-hour from RunPod" in text  # the card's rent source
     assert "set in the link" not in text
-    assert "| 10,000,000 | 63 | 63 |" in text  # L40S: vLLM takes 90 % of the 44.52 GiB CUDA reports
+    assert "| 10,000,000 | 55 | 55 |" in text  # L40S: vLLM takes 90 % of the 44.52 GiB CUDA reports
 
 
 def test_memo_default_base_url(monkeypatch):
@@ -36,17 +36,18 @@ def test_memo_default_base_url(monkeypatch):
 def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
-        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±19 %, "
+        "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±22 %, "
         "each source predicted by a fit without it, the engine's widest: no published row measured such a set-up), "
         "self-hosting costs 5,800 USD a month at either end (the same "
         "replicas). The verdict holds across that range. On 14 published rows of other set-ups kept out of the fit (Validation page), this engine's "
-        "full-load throughput came out a median 47 % too fast, beyond that band; even at that error the same replicas "
+        "full-load throughput came out a median 49 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "
-        "at about 484,000 requests a day and is cheaper at every volume above about 641,000. Within the capacity "
-        "error (±19 %) the break-even volume is about 326,000 requests a day with the replicas at the fast end and "
-        "about 1,110,000 requests a day at the slow end. At the median error of the published rows kept out of "
-        "the fit (capacity predicted 47 % too high), it would never break even. The catalogue's cheapest "
+        "at about 326,000 requests a day and is cheaper at every volume above about 431,000. Within the capacity "
+        "error (±22 %) the break-even volume is about 274,000 requests a day with the replicas at the fast end and "
+        "about 589,000 requests a day at the slow end. At the median error of the published rows kept out of "
+        "the fit (capacity predicted 49 % too high), it would break even at about 2,580,000 requests a day. The "
+        "catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
         "int4-g128 "
@@ -55,8 +56,8 @@ def test_sentence_on_defaults():
 
 
 def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
-    close = sentence("req_day=540000")  # within a few hundred USD of each other: 1 % apart
-    assert "The two differ by 0.7%, inside the 10% within which two bills count as a tie here" in close
+    close = sentence("req_day=380000")  # within a few tens of USD of each other: 0.3 % apart
+    assert "The two differ by 0.3%, inside the 10% within which two bills count as a tie here" in close
     assert "treat it as a tie" in close
     assert "treat it as a tie" not in sentence("req_day=10000")
 
@@ -64,7 +65,7 @@ def test_a_margin_inside_the_figures_uncertainty_is_called_a_tie():
 def test_sentence_cases():
     assert "6 replicas of 4 H100 SXM 80 GB cards (24 cards)" in sentence("gpus=4&req_day=1000000")
     # Cheaper than the preset's row, not than the catalogue's cheapest row for the model: said as such.
-    cheaper_row = sentence("req_day=540000")
+    cheaper_row = sentence("req_day=380000")
     assert cheaper_row.startswith("The catalogue's cheapest row for this model, deepinfra")
     assert "serve this model. At the API row priced in the link, self-hosting is cheaper" in cheaper_row
     never = sentence("model=llama-3.1-8b&api_in=0.02&api_out=0.03")
@@ -74,7 +75,7 @@ def test_sentence_cases():
     assert beyond.startswith("A request holds 200,300 tokens") and "No bill serves such requests" in beyond
     assert "fits in the" not in beyond
     assert "to compare: self-hosting costs less than the API below about 0.34 USD per card-hour" in sentence("card=mi300x&upkeep=100")
-    tipped = sentence("req_day=560000")  # past the first break-even, but a new replica tips it back
+    tipped = sentence("req_day=340000")  # past the first break-even, but a new replica tips it back
     assert tipped.startswith("The catalogue's cheapest row for this model") and "tips it back" in tipped
     assert "serve this model. At the API row priced in the link, the API is cheaper" in tipped
 
@@ -138,16 +139,16 @@ def test_the_break_even_volume_is_given_at_both_ends_of_the_capacity_band():
     text = volume_sentence(evaluate(parse("")).decision)
     assert (f"is about {words.sig(r['break_even_req_day_low'], 3)} requests a day with the replicas at the fast end "
             f"and about {words.sig(r['break_even_req_day_high'], 3)} requests a day at the slow end.") in text
-    thin = report("out_tok=1000")
-    assert thin["break_even_req_day"] > 4e6 and thin["break_even_req_day_high"] is None
+    thin = report("out_tok=1200")
+    assert thin["break_even_req_day"] > 2e6 and thin["break_even_req_day_high"] is None
     assert "it never breaks even at the slow end: the margin is too thin" in volume_sentence(
-        evaluate(parse("out_tok=1000")).decision)
+        evaluate(parse("out_tok=1200")).decision)
     assert report("card=mi325x")["break_even_req_day_low"] is None  # no rent, no break-even
 
 
 def test_the_kept_out_rows_price_the_bill_where_they_flatter_beyond_the_band():
     """At a million requests a day vLLM's bill is sized from its full-load throughput, which the 14 published rows
-    kept out of the fit put a median 47 % too fast: the memo prices the bill at that error (replicas for 1.47 times
+    kept out of the fit put a median 49 % too fast: the memo prices the bill at that error (replicas for 1.47 times
     the busy time), and says when it would exceed the API's."""
     from calc.evaluate import report
     r = report("req_day=1000000")
@@ -172,9 +173,9 @@ def test_the_verdict_says_when_the_api_bill_is_another_models_price():
 def test_a_light_traffic_is_told_how_many_requests_a_replica_holds():
     from calc.memo import in_flight_sentence
     assert in_flight_sentence(evaluate(parse("")).decision) == (
-        "At this traffic's busiest hour a replica holds about 3.3 requests at once (Little's law), not the 71 it is "
+        "At this traffic's busiest hour a replica holds about 3.0 requests at once (Little's law), not the 67 it is "
         "sized for: with 4 in a step, a reply takes about 14.9 ms per output token.")
-    assert in_flight_sentence(evaluate(parse("model=llama-3.1-8b&req_day=2000000")).decision) == ""
+    assert in_flight_sentence(evaluate(parse("model=llama-3.1-8b&req_day=2000000&out_tok=1000")).decision) == ""
 
 
 def test_never_breaking_even_says_where_the_fast_end_of_the_band_would():
@@ -202,10 +203,10 @@ def test_a_model_the_unnamed_vllm_release_cannot_hold_names_the_release_that_doe
 
 
 def test_a_marginal_best_way_is_not_contradicted_by_the_renting_band():
-    """The headline calls the cheapest way marginal (an owned mix against buying); the band sentence, which weighs
-    renting against the API, says that renting holds, not that 'the verdict' does."""
+    """The headline calls the cheapest way marginal (a rented mix with the API against the others); the band
+    sentence, which weighs renting against the API, says that renting holds, not that 'the verdict' does."""
     from calc.memo import band_sentence, headline
-    d = evaluate(parse("req_day=300000&profile=office&autoscale=1&api_in=2&api_out=2")).decision
+    d = evaluate(parse("req_day=700000&profile=office&autoscale=1&api_in=2&api_out=2")).decision
     assert headline(d).startswith("Marginal (")
     text = verdict_sentence(d)
     assert "The verdict holds" not in text and "Renting stays cheaper than the API across that range." in band_sentence(d)
@@ -221,34 +222,34 @@ def test_where_the_data_may_not_leave_no_cheaper_api_is_advertised():
 
 
 def test_a_verdict_the_kept_back_rows_would_flip_is_marginal():
-    """gpt-oss-20b on one H100 at 5M requests a day: self-hosting (13,000 USD) beats the link's API (16,500) across
-    the band (11,200 to 14,800), but at the median error of the vLLM rows kept out of the fit it would cost 16,600."""
+    """gpt-oss-20b on one H100 at 3M requests a day: self-hosting (9,400 USD) beats the link's API (9,900) across
+    the band (7,600 to 9,400), but at the median error of the vLLM rows kept out of the fit it would cost 11,200."""
     from calc.memo import band_sentence
-    r = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000")).report()
+    r = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=3000000")).report()
     assert r["self_host_usd_month_high"] < r["api_usd_month"] < r["self_host_usd_month_kept_out"]
     assert r["verdict_marginal"]
-    d = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000")).decision
+    d = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=3000000")).decision
     assert "lies above that range but below the bill at the error of the published rows kept out of the fit: the " \
            "verdict is marginal." in band_sentence(d)
     # Where even the kept-back rows' error leaves self-hosting cheaper, the verdict stays firm.
-    firm = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=5000000&api_in=0.5&api_out=0.5")).report()
+    firm = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=3000000&api_in=0.5&api_out=0.5")).report()
     assert firm["self_host_usd_month_kept_out"] < firm["api_usd_month"] and not firm["verdict_marginal"]
 
 
 def test_a_self_host_verdict_resting_on_a_rent_below_the_median_quote_says_so():
-    """L40S at 2M requests a day, API row typed at 0.18: self-hosting wins at the preset's 0.79 USD (the lowest of the
-    catalogue's 3 on-demand quotes, 0.79, 1.09 and 1.55), and loses at their median, 1.09: 13 replicas x 1.09 x 720 h
-    + 4,000 = 14,202.40 USD against the API's 14,040."""
+    """L40S at 2M requests a day, API row typed at 0.16: self-hosting wins at the preset's 0.79 USD (the lowest of the
+    catalogue's 3 on-demand quotes, 0.79, 1.09 and 1.55), and loses at their median, 1.09: 11 replicas x 1.09 x 720 h
+    + 4,000 = 12,632.80 USD against the API's 12,480."""
     from calc.memo import rent_quote_sentence
-    e = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.18"))
+    e = evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.16&api_out=0.16"))
     r = e.report()
     assert r["rent_median_quote_usd_hr"] == 1.09
-    assert r["self_host_usd_month_median_rent"] == pytest.approx(13 * 1.09 * 720 + 4000)
+    assert r["self_host_usd_month_median_rent"] == pytest.approx(11 * 1.09 * 720 + 4000)
     assert rent_quote_sentence(e.decision).startswith("The rent, 0.79 USD per card-hour, is below the catalogue's "
                                                      "median on-demand quote for this card (1.09 USD, 3 quotes)")
     assert rent_quote_sentence(e.decision) in verdict_sentence(e.decision)
     # At the median rent itself, or where the API loses even there, nothing is said.
-    assert rent_quote_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.18&api_out=0.18"
+    assert rent_quote_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.16&api_out=0.16"
                                               "&usd_hr=1.09")).decision) == ""
     assert rent_quote_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5")
                                         ).decision) == ""
@@ -259,23 +260,23 @@ def test_buying_as_the_answer_says_what_its_bill_leaves_out():
     h100 = options_sentence(evaluate(parse("req_day=2000000&api_in=2&api_out=2")).decision)
     assert h100.endswith("Buying is priced with rack space and hosting at 0 (set colo_usd for a colocation rate); "
                          "power counted for the cards, not their servers; 32 cards bought in units of 8 (buy_lot) "
-                         "for the 29 in use, the 3 spare paying their capital, rack space and idle power.")
+                         "for the 25 in use, the 7 spare paying their capital, rack space and idle power.")
     l40s = options_sentence(evaluate(parse("model=llama-3.1-8b&card=l40s&req_day=2000000&api_in=0.5&api_out=0.5"
                                            "&colo_usd=50")).decision)
     assert "colo_usd" not in l40s and "buy_lot" not in l40s and "power counted for the cards" in l40s
 
 
 def test_a_cheaper_api_row_that_only_beats_renting_says_the_answer_beats_it():
-    """At a trillion requests a day on RTX 4090s buying is the answer (794 million USD a month); the cheaper API
-    row (870 million) undercuts renting (2.4 billion), not buying: the callout under "Buy the cards" said "cheaper
+    """At a trillion requests a day on RTX 4090s buying is the answer (665 million USD a month); the cheaper API
+    row (870 million) undercuts renting (2.1 billion), not buying: the callout under "Buy the cards" said "cheaper
     than self-hosting", which read as a contradiction."""
     from calc.memo import cheaper_api_callout
     d = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-4090")).decision
     assert d.report["recommendation"] == "own"
     text = cheaper_api_callout(d)[0]
     assert "cheaper than self-hosting" not in text
-    assert ("the API is cheaper than renting the cards (2,448,931,058 USD), but not than buying the cards "
-            "(794,298,616 USD), the cheapest way to serve this traffic") in text
+    assert ("the API is cheaper than renting the cards (2,050,339,864 USD), but not than buying the cards "
+            "(665,017,980 USD), the cheapest way to serve this traffic") in text
     d = evaluate(parse("req_day=5000000&model=llama-3.1-8b&card=l40s")).decision  # the row is the answer
     assert cheaper_api_callout(d)[0].endswith("At that price the API is cheaper than self-hosting.")
 
@@ -294,13 +295,19 @@ def test_an_moe_checkpoint_names_its_routed_experts_format_first():
 
 def test_the_volume_bullet_gives_the_break_even_at_the_kept_out_error_too():
     """At 2,000,000 requests a day the verdict says self-hosting would cost more than the API at the error of vLLM's
-    rows kept out of the fit (+47 %); the volume bullet beside it said flatly "cheaper at every volume above about
-    641,000". It now gives the break-even at that error: never (the report's break_even_req_day_kept_out, null)."""
+    rows kept out of the fit (+49 %); the volume bullet beside it said flatly "cheaper at every volume above about
+    431,000". It gives the break-even at that error too: about 2,580,000 (the report's break_even_req_day_kept_out),
+    and says where there is none."""
     from calc.memo import volume_sentence
     d = evaluate(parse("req_day=2000000")).decision
-    assert d.report["self_host_usd_month_kept_out"] > d.api_usd_month and d.report["break_even_req_day_kept_out"] is None
+    assert d.report["self_host_usd_month_kept_out"] > d.api_usd_month
+    assert d.report["break_even_req_day_kept_out"] == pytest.approx(2.58e6, rel=0.01)
     assert volume_sentence(d).endswith("At the median error of the published rows kept out of the fit (capacity "
-                                       "predicted 47 % too high), it would never break even.")
+                                       "predicted 49 % too high), it would break even at about 2,580,000 requests "
+                                       "a day.")
+    never = evaluate(parse("req_day=2000000&out_tok=1200")).decision
+    assert never.report["break_even_req_day_kept_out"] is None
+    assert volume_sentence(never).endswith("(capacity predicted 49 % too high), it would never break even.")
     # An engine whose kept-out rows flatter no further than its band says nothing more.
     d = evaluate(parse("req_day=2000000&engine=trtllm&weights=fp8&kv=fp8")).decision
     assert d.report["break_even_req_day_kept_out"] is None and "kept out" not in volume_sentence(d)
@@ -314,7 +321,7 @@ def test_residency_says_renting_keeps_the_data_with_the_company_and_buying_on_it
     text = options_sentence(evaluate(parse("why=residency")).decision)
     assert text.startswith("Of every way to serve this traffic, the cheapest allowed is renting the cards, at 5,800 USD")
     assert ("(rented cards serve the company alone; if the data may not leave the company's own premises, buying "
-            "them is the option, at 11,441 USD a month)") in text
+            "them is the option, at 11,440 USD a month)") in text
 
 
 def test_the_memo_lists_every_note_the_pages_show():
@@ -325,18 +332,18 @@ def test_the_memo_lists_every_note_the_pages_show():
 
 
 def test_without_a_rent_the_cheaper_api_callout_weighs_the_row_against_buying():
-    """An RTX 5090 has no rent: at a trillion requests a day buying (728 million USD) is the answer and beats the
+    """An RTX 5090 has no rent: at a trillion requests a day buying (666 million USD) is the answer and beats the
     cheaper row (870 million); the callout said only what the row bills."""
     from calc.memo import cheaper_api_callout, volume_sentence
     d = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-5090")).decision
     assert cheaper_api_callout(d)[0].endswith(
-        "Buying the cards costs 728,485,496 USD a month, less than that row: it stays the cheapest way to serve "
+        "Buying the cards costs 666,426,982 USD a month, less than that row: it stays the cheapest way to serve "
         "this traffic.")
     # Where the cheaper row is the answer, the volume bullet says its volumes are against the link's row.
     d = evaluate(parse("req_day=2000000")).decision
     assert d.report["recommendation"] == "api-cheaper-row"
     assert volume_sentence(d).startswith("Against the API row priced in the link (68,640 USD a month), self-hosting "
-                                         "first breaks even at about 484,000")
+                                         "first breaks even at about 326,000")
 
 
 def test_the_marginal_remark_is_never_about_the_ticked_cheaper_api_row():

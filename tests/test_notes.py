@@ -53,7 +53,7 @@ def test_a_checkpoint_in_several_formats_names_its_parts():
 
 def test_a_region_no_row_measured_says_not_measured_with_the_band():
     said = notes.outside_measurements(parse("model=llama-3.1-8b&card=l4&engine=vllm").scenario)
-    assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±19 %" in said
+    assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±22 %" in said
     assert notes.outside_measurements(parse("engine=roofline").scenario) == ""
 
 
@@ -199,3 +199,18 @@ def test_a_release_that_shares_its_speed_figures_is_measured_by_their_rows(engin
     mine = outside_measurements(parse(f"engine={engine}&card=h100-sxm").scenario)
     assert mine.startswith("not measured: no published row covers")
     assert mine == outside_measurements(parse(f"engine={base}&card=h100-sxm").scenario)
+
+
+def test_an_fp8_scenario_says_what_its_decode_arithmetic_keeps():
+    """vLLM's FP8 decode steps reach about the BF16 rate (eff_fp8, fitted on its FP8 rows under load): a scenario
+    at compute=fp8 says so and why; one that sets the share says it is the link's; an engine that keeps the FP8
+    peak (TensorRT-LLM) and a BF16 scenario say nothing of it."""
+    from calc import engines
+    fp8 = "model=qwen3-8b&card=h100-sxm&weights=fp8&compute=fp8"
+    said = [w for w in notes.scenario_warnings(parse(fp8).scenario) if w.startswith("compute=fp8")]
+    assert said == [f"compute=fp8: a decode step's arithmetic runs at {engines.profile('vllm')['eff_fp8']:g} of "
+                    "eff_flops at the FP8 peak, about the BF16 rate (eff_fp8: the share this engine's FP8 rows under "
+                    "load measured, FP8 saving the weights' read and little arithmetic); a prefill keeps the FP8 peak"]
+    assert any("(eff_fp8, set in the link)" in w for w in notes.scenario_warnings(parse(fp8 + "&eff_fp8=0.7").scenario))
+    for other in (fp8 + "&engine=trtllm", "model=qwen3-8b&card=h100-sxm&weights=bf16"):
+        assert not any(w.startswith("compute=fp8") for w in notes.scenario_warnings(parse(other).scenario))

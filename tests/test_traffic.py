@@ -218,16 +218,16 @@ def test_a_fleet_shares_the_upkeep_in_its_price_per_million_tokens():
     from calc.evaluate import report
     link = "model=llama-3.1-8b&card=l40s&req_day=2000000"
     r = report(link)
-    assert r["replicas"] == r["upkeep_replicas"] == 13
+    assert r["replicas"] == r["upkeep_replicas"] == 11
     tokens = r["tok_s"] * 3600 * r["scenario"]["hours"] * r["duty_used"]
-    assert r["usd_per_mtok_upkeep"] == pytest.approx(4000 / (13 * tokens) * 1e6)
+    assert r["usd_per_mtok_upkeep"] == pytest.approx(4000 / (11 * tokens) * 1e6)
     assert r["usd_per_mtok"] < r["self_host_usd_per_mtok_out"]
     # The fleet's decode tokens at this duty carry the bill's rent and its one upkeep.
-    fleet_mtok = 13 * tokens / 1e6
+    fleet_mtok = 11 * tokens / 1e6
     assert r["usd_per_mtok"] * fleet_mtok == pytest.approx(r["self_host_usd_month"])
     what_if = report(link + f"&duty={r['duty_used']}")
     assert what_if["upkeep_replicas"] == 1
-    assert what_if["usd_per_mtok_upkeep"] == pytest.approx(13 * r["usd_per_mtok_upkeep"])
+    assert what_if["usd_per_mtok_upkeep"] == pytest.approx(11 * r["usd_per_mtok_upkeep"])
 
 
 def test_a_large_fleet_is_told_the_flat_upkeep_leaves_things_out():

@@ -37,7 +37,7 @@ CV = {(s["engine"], s["metric"]): s for s in summarise(cross_validated_results(M
 #: median |error| <= 12 %, worst <= 40 %, signed median within +-10 %, no row more than 30 % too fast.
 #: These are the engine x metric groups that meet them today; the others are listed in docs/calibration.md
 #: section 5 with the reason, and tested to stay no worse than they are.
-MEETS_TARGETS = {("vllm", "step_ms"), ("vllm", "max_throughput_tok_s"), ("llamacpp", "step_ms"),
+MEETS_TARGETS = {("vllm", "step_ms"), ("llamacpp", "step_ms"),
                  ("llamacpp-2024", "step_ms"), ("trtllm-2025", "max_throughput_tok_s"), ("llamacpp-vulkan", "step_ms")}
 
 
@@ -47,7 +47,15 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
     # MoE runs on a GB200, which that table measures at 0.61 to 1.09 times the same run on a B200 (the same chip):
     # Llama 4 Scout at 1000/1000 67 % fast, Qwen3-30B-A3B at 1000/1000, 1000/2000 and 500/2000 47-56 % fast
     # (docs/calibration.md section 5).
-    ("trtllm", "max_throughput_tok_s"): (9.0, 67.5, 3.5, 67.5),
+    # Median 9.1 % and signed -3.8 % since vLLM's FP8 and long-prompt rows (silybench) joined the fit of the figures
+    # every engine shares (eff_fp4, expert_us).
+    ("trtllm", "max_throughput_tok_s"): (9.2, 67.5, 3.8, 67.5),
+    # vLLM's full-load rows (14, four sources): median 12.0 %, signed -3 %, worst and most flattering +31.5 %: vLLM
+    # v0.6.0's Llama 3.1 70B on 4 H100s (SGLang's benchmark), whose source holds the only vLLM rows on several cards;
+    # left out, vLLM's all-reduces are priced at TensorRT-LLM's share of the link (0.53 against vLLM's own 0.24),
+    # +20 points of it. Before silybench's FP8 and long-prompt rows joined, this group met every target on 5 rows,
+    # while the shipped figures put silybench's FP8 run at 128/128 38 % too fast (docs/calibration.md section 5).
+    ("vllm", "max_throughput_tok_s"): (12.05, 31.6, 3.5, 31.6),
     # v0.7 to v0.9: the v0.7a blog's Llama 2 70B on one H200 at 128/2048 and 128/4096 (batch 192 and 96, near the
     # card's memory) runs 1.4 to 1.7 times the step the v0.8 and v0.9 tables give the same model on the same card.
     # With eff_prefill the worst is 63 % (66 % before), the 90th percentile 15 % (18 %), the median 6.3 % (5.3 %);
@@ -69,7 +77,7 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
 
 
 def test_every_row_is_predicted():
-    assert len(MEASURED) == 373
+    assert len(MEASURED) == 400
     assert len({r.id for r in MEASURED}) == len(MEASURED)
     assert all(r.predicted is not None and r.predicted > 0 for r in RESULTS)
     assert all(r.predicted is not None for r in cross_validated_results(MEASURED))
@@ -121,7 +129,7 @@ def test_validate_command_line():
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 373
+    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 400
     assert any(line.startswith("trtllm") and "max_throughput_tok_s" in line and "%" in line for line in lines)
     assert any(line.startswith("In-sample") for line in lines)
     assert any(line.startswith("Cross-validated (leave-one-source-out)") for line in lines)
@@ -275,7 +283,7 @@ def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     from calc import engines, words
     from calc.evaluate import report
     kept = kept_out_results()
-    assert len(kept) == 106 and all(r.row.engine == engines.figures_of(r.row.engine) for r in kept)
+    assert len(kept) == 109 and all(r.row.engine == engines.figures_of(r.row.engine) for r in kept)
     assert {r.row.id for r in kept if r.row.engine == "vllm"} >= {"b0ad3525", "bad28ae3"}
     assert engines.error_band("vllm-2025", engines.KEPT_OUT) == engines.error_band("vllm", engines.KEPT_OUT)
     assert engines.error_band("trtllm-2025", engines.KEPT_OUT) is None

@@ -300,6 +300,13 @@ def eff_fp4(r: Resolving, base: Any) -> Any:
     return 1.0 if r.given("eff_flops") or r.given("eff") else base
 
 
+@unless_given("eff_fp8")
+def eff_fp8(r: Resolving, base: Any) -> Any:
+    """The profile's, except beside a link's own eff_flops or eff, which then sets a decode step's arithmetic share at
+    every precision (a printed link of before eff_fp8 existed keeps its numbers; docs/calibration.md section 7)."""
+    return 1.0 if r.given("eff_flops") or r.given("eff") else base
+
+
 @unless_given("eff_prefill")
 def eff_prefill(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own eff_flops (then that figure) or eff (then eff): a link that sets the

@@ -454,6 +454,14 @@ KEY_TABLE: tuple[Key, ...] = (
        "of the FP4 peak than of the FP8 one; 1 = as at every other precision; default: the profile's (1 where the link "
        "gives eff_flops or eff). Counts only at compute=fp4.", "engine", lo=0.001, hi=1, step=0.05, fmt="%g",
        preset="engine", derive=d.eff_fp4, after=("eff", "eff_flops")),
+    _K("eff_fp8", "float", "Decode compute kept at FP8 (fraction of eff_flops)",
+       "Share of eff_flops a decode step's arithmetic keeps at compute=fp8: a decode step multiplies each weight "
+       "matrix by one row per sequence, and vLLM's FP8 GEMMs (activations quantized on the fly, then scaled "
+       "GEMMs) reach about the BF16 rate at those sizes, so FP8 saves the weights' bytes but little arithmetic; a "
+       "prefill's thousands of rows keep the FP8 peak; 1 = as at every other precision; default: the profile's "
+       "(1 where the link gives eff_flops or eff). Counts only at compute=fp8, in decode steps.", "engine",
+       lo=0.001, hi=1, step=0.05, fmt="%g",
+       preset="engine", derive=d.eff_fp8, after=("eff", "eff_flops")),
     _K("expert_us", "float", "Prefill time per expert per MoE layer per chunk (µs)",
        "Fixed time each routed expert's GEMM costs in every MoE layer of every prefill chunk (max_batched_tokens "
        "tokens), beside its FLOPs: the grouped GEMM's set-up, its part-filled tiles and the tokens gathered to it and "
