@@ -177,8 +177,8 @@ SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-v
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
 #: llama.cpp's batch-1 rows measure no prefill: their prefill takes the arithmetic's one figure. TensorRT-LLM's 289
-#: throughput rows hold prompts of 128 to 20,000 tokens beside outputs of 128 to 4,096, and vLLM's 16 prompts of 128
-#: to 20,000 tokens beside outputs of 128 to 2,048: both fit the two apart.
+#: throughput rows hold prompts of 128 to 20,000 tokens beside outputs of 128 to 4,096, and vLLM's 14 prompts of
+#: 128 to 20,000 tokens beside outputs of 128 to 2,048: both fit the two apart.
 TIED = {"llamacpp-2024": {"eff_kv": "eff_bw"}, "llamacpp-vulkan": {"eff_kv": "eff_bw"},
         "llamacpp-vulkan-2025": {"eff_kv": "eff_bw"}}
 for _e in ("llamacpp", "llamacpp-2024", "llamacpp-vulkan", "llamacpp-vulkan-2025"):

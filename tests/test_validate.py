@@ -77,7 +77,7 @@ NO_WORSE_THAN = {  # group: (median, worst, |signed median|, most flattering), p
 
 
 def test_every_row_is_predicted():
-    assert len(MEASURED) == 400
+    assert len(MEASURED) == 422
     assert len({r.id for r in MEASURED}) == len(MEASURED)
     assert all(r.predicted is not None and r.predicted > 0 for r in RESULTS)
     assert all(r.predicted is not None for r in cross_validated_results(MEASURED))
@@ -129,7 +129,7 @@ def test_validate_command_line():
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 400
+    assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 422
     assert any(line.startswith("trtllm") and "max_throughput_tok_s" in line and "%" in line for line in lines)
     assert any(line.startswith("In-sample") for line in lines)
     assert any(line.startswith("Cross-validated (leave-one-source-out)") for line in lines)
@@ -283,7 +283,7 @@ def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     from calc import engines, words
     from calc.evaluate import report
     kept = kept_out_results()
-    assert len(kept) == 109 and all(r.row.engine == engines.figures_of(r.row.engine) for r in kept)
+    assert len(kept) == 126 and all(r.row.engine == engines.figures_of(r.row.engine) for r in kept)
     assert {r.row.id for r in kept if r.row.engine == "vllm"} >= {"b0ad3525", "bad28ae3"}
     assert engines.error_band("vllm-2025", engines.KEPT_OUT) == engines.error_band("vllm", engines.KEPT_OUT)
     assert engines.error_band("trtllm-2025", engines.KEPT_OUT) is None
