@@ -13,7 +13,7 @@ PYTEST_TIMEOUT ?= 300
 # The suite runs on every core, each test file on one worker (pytest-xdist), so a file's server starts once.
 PYTEST_WORKERS ?= auto
 PYTEST_ARGS ?=
-# The image's Python (Dockerfile: python:3.11-slim) and platform, for which requirements.lock is resolved.
+# The image's Python (Dockerfile: python:3.11.17-slim-bookworm) and platform, for which requirements.lock is resolved.
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 # Extra arguments for the lock, e.g. LOCK_ARGS=--upgrade to move every pin to its newest allowed release.

@@ -248,6 +248,18 @@ def default_max_seqs(engine: str, card: str, torch_gib: float, batched_tokens: i
 NO_CUDA_GRAPHS = ("llamacpp-2024",)
 
 
+#: The first llama.cpp build a published row shows compiled with CUDA graphs (``-DGGML_CUDA_USE_GRAPHS`` in the build
+#: log of XiongjieDai/GPU-Benchmarks-on-LLM-Inference 'LLaMA 3/Gaming GPUs/*_v3.ipynb', build 4426e298 (2824), May 9
+#: 2024; ggml-org/llama.cpp PR #6766 was merged on 2024-05-08): a CUDA row of ``llamacpp-2024`` naming this build or
+#: a later one ran with graphs.
+FIRST_GRAPH_BUILD = 2824
+
+
+def release_build(engine: str, text: str) -> int | None:
+    """The llama.cpp build number ``text`` names (``build 2824``, ``b2824``), None where it names none."""
+    return _release_facts(base(engine), text).get("build")
+
+
 def default_cuda_graphs(engine: str) -> int:
     """Whether the engine replays its decode steps as captured CUDA graphs when the launch does not say
     (``cuda_graphs``): 0 for :data:`NO_CUDA_GRAPHS`, else 1 (vLLM, SGLang, TensorRT-LLM and current llama.cpp

@@ -155,10 +155,14 @@ def _volume_sentence(d: Decision) -> str:
     if d.break_even is None:
         a, b = sig_pair(d.api_per_request, d.rent_per_request)
         who = "Renting" if d.report["recommendation"] in BEST_HEADLINE else "Self-hosting"
+        # Where the engine's cap on sequences per step binds before memory, that cap is what the verdict rests on.
+        held = int(memory.max_batch(s, traffic.request_context(s)))
+        capped = (f", at most {s.max_seqs:,} sequences a step, the engine's cap (max_seqs; memory would hold "
+                  f"{held:,})" if s.max_seqs is not None and s.max_seqs < held else "")
         return (f"{who} never breaks even, at any volume: through the API a request costs about {a} USD, "
                 f"while card rent alone comes to {b} USD a request even on a replica kept as busy as the busiest "
-                "hour allows" + (" (a fleet that runs all day: the autoscaled rent above is the day's own)"
-                                 if s.autoscale and s.profile else "") + "." + break_even_band_text(d))
+                f"hour allows{capped}" + (" (a fleet that runs all day: the autoscaled rent above is the day's own)"
+                                          if s.autoscale and s.profile else "") + "." + break_even_band_text(d))
     if d.break_even == 0:
         return "Self-hosting is cheaper at every volume."
     be, st = sig(d.break_even, 3), sig(d.stays_cheaper, 3)
@@ -936,8 +940,10 @@ def assumptions(s: Scenario) -> list[str]:
     out = [
         (f"Engine: {ENGINE_NAMES.get(s.engine, s.engine)} profile: weights read at {s.eff_bw:.0%} of datasheet "
          f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak"
-         + (f" (times {s.eff_fp4:g} at FP4, eff_fp4)" if s.compute == "fp4" and s.eff_fp4 < 1 else "")
-         + (f" (a decode step's times {s.eff_fp8:g} at FP8, eff_fp8)" if s.compute == "fp8" and s.eff_fp8 < 1 else "")
+         + (f" in a decode step and {s.eff_prefill:.0%} in a prefill (eff_prefill)" if s.eff_prefill != s.eff_flops
+            else "")
+         + (f", both times {s.eff_fp4:g} at FP4 (eff_fp4)" if s.compute == "fp4" and s.eff_fp4 < 1 else "")
+         + (f", the decode step's times {s.eff_fp8:g} at FP8 (eff_fp8)" if s.compute == "fp8" and s.eff_fp8 < 1 else "")
          + f", {s.step_us:,.0f} µs fixed per step"
          + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
          + (f" at {s.layer_ghz:g} GHz ({s.layer_us * model.layer_clock_factor(s):,.0f} µs at this card's "

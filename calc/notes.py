@@ -239,8 +239,8 @@ def scenario_warnings(s: Scenario) -> list[str]:
         why = (", about the BF16 rate (eff_fp8: the share this engine's FP8 rows under load measured, FP8 saving the "
                "weights' read and little arithmetic)" if s.eff_fp8 == engines.profile(s.engine)["eff_fp8"]
                else " (eff_fp8, set in the link)")
-        out.append(f"compute=fp8: a decode step's arithmetic runs at {s.eff_fp8:g} of eff_flops at the FP8 peak{why}; "
-                   "a prefill keeps the FP8 peak")
+        out.append(f"compute=fp8: in a decode step the arithmetic reaches {s.eff_fp8:g} times its share of the FP8 peak "
+                   f"(eff_flops){why}; a prefill reaches its own share of the full FP8 peak (eff_prefill)")
     card = catalogue.cards().get(s.card)
     if card is not None:
         domain = scale_up_cards(s.card)

@@ -22,12 +22,14 @@ from .engines import (
     CV_CSV,
     ENGINES,
     FAMILIES,
+    FIRST_GRAPH_BUILD,
     KEPT_OUT_CSV,
     MEASUREMENTS_CSV,
     METRICS,
     backend_of,
     base,
     figures_of,
+    release_build,
     release_family,
 )
 from .evaluate import report
@@ -135,7 +137,9 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     row measured on an older release says which in its ``version``, ``source`` or ``notes`` (``TensorRT-LLM v0.5.0``,
     ``llama.cpp ... snapshots Dec 2023``, ``-DGGML_VULKAN=1``), and is predicted by the profile of the release family
     that covers it (:func:`calc.engines.release_family`), the version column first. A llama.cpp row on Apple's Metal
-    backend runs without CUDA graphs (``cuda_graphs=0``) unless its link says otherwise."""
+    backend runs without CUDA graphs (``cuda_graphs=0``) unless its link says otherwise, and a CUDA row of the
+    2023-2024 builds naming build 2824 or later (:data:`calc.engines.FIRST_GRAPH_BUILD`) with them
+    (``cuda_graphs=1``)."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
     if engine not in ENGINES or engine == "roofline":
@@ -158,6 +162,9 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     texts = " ".join((row.version, row.source, row.notes)).lower()
     if base(engine) == "llamacpp" and "metal" in texts and "cuda_graphs" not in raw:
         keys["cuda_graphs"] = 0
+    elif keys.get("engine", engine) == "llamacpp-2024" and "cuda_graphs" not in raw and any(
+            (release_build(engine, t) or 0) >= FIRST_GRAPH_BUILD for t in (row.version, row.source, row.notes) if t):
+        keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
 
 

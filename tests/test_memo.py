@@ -359,3 +359,16 @@ def test_the_marginal_remark_is_never_about_the_ticked_cheaper_api_row():
     text = ticked_best_text(d, ticked)
     assert text.startswith(" (the others are priced against the API row in the link); of those, calling the API")
     assert "(marginal: within the capacity error" not in text
+
+
+def test_a_verdict_that_never_breaks_even_names_the_engine_cap_it_rests_on():
+    """llama.cpp's server runs 4 slots unless told (max_seqs): on an RTX 4090 that cap, not memory, sets what a busy
+    replica serves, and the 'never breaks even' sentence says so (with 64 slots it breaks even)."""
+    from calc.memo import volume_sentence
+    link = "engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&weights=q4_k_m"
+    d = evaluate(parse(link)).decision
+    assert d.break_even is None
+    assert ", at most 4 sequences a step, the engine's cap (max_seqs; memory would hold " in volume_sentence(d)
+    assert evaluate(parse(link + "&max_seqs=64")).decision.break_even is not None
+    assert "the engine's cap" not in volume_sentence(evaluate(parse("model=llama-3.1-8b&api_in=0.02&api_out=0.03"))
+                                                    .decision)

@@ -208,9 +208,28 @@ def test_an_fp8_scenario_says_what_its_decode_arithmetic_keeps():
     from calc import engines
     fp8 = "model=qwen3-8b&card=h100-sxm&weights=fp8&compute=fp8"
     said = [w for w in notes.scenario_warnings(parse(fp8).scenario) if w.startswith("compute=fp8")]
-    assert said == [f"compute=fp8: a decode step's arithmetic runs at {engines.profile('vllm')['eff_fp8']:g} of "
-                    "eff_flops at the FP8 peak, about the BF16 rate (eff_fp8: the share this engine's FP8 rows under "
-                    "load measured, FP8 saving the weights' read and little arithmetic); a prefill keeps the FP8 peak"]
+    assert said == [f"compute=fp8: in a decode step the arithmetic reaches {engines.profile('vllm')['eff_fp8']:g} "
+                    "times its share of the FP8 peak (eff_flops), about the BF16 rate (eff_fp8: the share this "
+                    "engine's FP8 rows under load measured, FP8 saving the weights' read and little arithmetic); a "
+                    "prefill reaches its own share of the full FP8 peak (eff_prefill)"]
     assert any("(eff_fp8, set in the link)" in w for w in notes.scenario_warnings(parse(fp8 + "&eff_fp8=0.7").scenario))
     for other in (fp8 + "&engine=trtllm", "model=qwen3-8b&card=h100-sxm&weights=bf16"):
         assert not any(w.startswith("compute=fp8") for w in notes.scenario_warnings(parse(other).scenario))
+
+
+def test_a_link_that_gives_the_arithmetic_share_and_not_its_fp8_share_is_told_what_the_profile_charges():
+    """A link that gives eff_flops (or eff) and not eff_fp8 prices FP8 decode at the link's share of the FP8 peak (so
+    a link printed before eff_fp8 existed keeps its numbers): the notes say so and give the profile's share; a
+    refused eff_fp8 falls back to the profile's share, not to that 1."""
+    from calc import engines
+    own = engines.profile("vllm")["eff_fp8"]
+    fp8 = "model=qwen3-8b&card=h100-sxm&weights=fp8&compute=fp8&eff_flops=0.4157"
+    p = parse(fp8)
+    assert p.scenario.eff_fp8 == 1.0
+    assert (f"eff_fp8 is 1 beside the link's eff_flops (as in a link printed before eff_fp8 existed, which keeps its "
+            f"numbers): a decode step's arithmetic at FP8 is priced at the link's share of the FP8 peak; the profile's "
+            f"measured share is {own:g} (add eff_fp8={own:g} for it)") in p.warnings
+    assert not any(w.startswith("eff_fp8 is 1") for w in parse(fp8 + f"&eff_fp8={own}").warnings)
+    refused = parse(fp8 + "&eff=0.7&eff_fp8=2")
+    assert [e.key for e in refused.errors] == ["eff_fp8"] and refused.scenario.eff_fp8 == own
+    assert parse(fp8 + "&eff_prefill=abc").scenario.eff_prefill == engines.profile("vllm")["eff_prefill"]

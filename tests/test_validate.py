@@ -198,6 +198,16 @@ def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp
     assert priced_as(Measurement("r5", "llamacpp-vulkan", "step_ms", 10.0, vk, "llama.cpp b7000")) == (vk, None)
     assert priced_as(Measurement("r6", "llamacpp-2024", "step_ms", 10.0, vk.replace("-vulkan", "-2024"),
                                  "llama.cpp b1500")) == (vk.replace("-vulkan", "-2024"), None)
+    # CUDA graphs reached llama.cpp on 2024-05-08 (PR #6766): a 2024 CUDA row naming build 2824 or later runs with them;
+    # one of build 2797 (May 7), or a Metal one, without.
+    cuda = "model=llama-3.1-8b&card=rtx-4090&weights=4.85&batch=1&ctx=256&engine=llamacpp"
+    may = priced_as(Measurement("r7", "llamacpp", "step_ms", 7.66, cuda, "llama.cpp build 2824 (4426e298), May 2024"))
+    assert may == (cuda.replace("engine=llamacpp", "engine=llamacpp-2024") + "&cuda_graphs=1", "llamacpp-2024")
+    assert priced_as(Measurement("r8", "llamacpp", "step_ms", 7.66, cuda, "llama.cpp build 2797, May 2024"))[0] \
+        == cuda.replace("engine=llamacpp", "engine=llamacpp-2024")
+    assert priced_as(Measurement("r9", "llamacpp", "step_ms", 7.66, cuda, "llama.cpp build 2833, Metal"))[0] \
+        .endswith("engine=llamacpp-2024&cuda_graphs=0")
+    assert report(may[0])["step_ms"] < 0.8 * report(cuda.replace("engine=llamacpp", "engine=llamacpp-2024"))["step_ms"]
     path = tmp_path / "rows.csv"
     with path.open("w", newline="") as f:
         w = csv.writer(f)

@@ -46,6 +46,7 @@ class Conflict(Exception):
 class Resolving(Protocol):
     def get(self, key: str) -> Any: ...
     def given(self, key: str) -> bool: ...
+    def refused(self, key: str) -> bool: ...
     def row(self, source: str) -> Mapping[str, Any] | None: ...
     def base_row(self, source: str) -> Mapping[str, Any]: ...
 
@@ -58,6 +59,17 @@ def unless_given(key: str) -> Callable[[Derive], Derive]:
     def wrap(f: Derive) -> Derive:
         def derive(r: Resolving, base: Any) -> Any:
             return base if r.given(key) else f(r, base)
+        return derive
+    return wrap
+
+
+def profile_if_refused(key: str) -> Callable[[Derive], Derive]:
+    """A derivation that keeps a printed link of before ``key`` existed at its numbers (the link gives the figures
+    ``key`` is worked out beside, not ``key``), except where the link gave ``key`` and it was refused: then ``key`` is
+    the profile's figure, its stated default, and the bills do not move to the old links' value."""
+    def wrap(f: Derive) -> Derive:
+        def derive(r: Resolving, base: Any) -> Any:
+            return base if r.refused(key) else f(r, base)
         derive.__doc__ = f.__doc__
         return derive
     return wrap
@@ -294,6 +306,7 @@ eff_bw, eff_kv, eff_flops = _efficiency("eff_bw"), _efficiency("eff_kv"), _effic
 
 
 @unless_given("eff_fp4")
+@profile_if_refused("eff_fp4")
 def eff_fp4(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own eff_flops or eff, which then sets the arithmetic's share at every
     precision (a printed link of before eff_fp4 existed keeps its numbers; docs/calibration.md section 7)."""
@@ -301,6 +314,7 @@ def eff_fp4(r: Resolving, base: Any) -> Any:
 
 
 @unless_given("eff_fp8")
+@profile_if_refused("eff_fp8")
 def eff_fp8(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own eff_flops or eff, which then sets a decode step's arithmetic share at
     every precision (a printed link of before eff_fp8 existed keeps its numbers; docs/calibration.md section 7)."""
@@ -308,6 +322,7 @@ def eff_fp8(r: Resolving, base: Any) -> Any:
 
 
 @unless_given("eff_prefill")
+@profile_if_refused("eff_prefill")
 def eff_prefill(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own eff_flops (then that figure) or eff (then eff): a link that sets the
     arithmetic's share sets it for prefill too (a printed link of before eff_prefill existed keeps its numbers;
@@ -356,6 +371,7 @@ def dequant_q8(r: Resolving, base: Any) -> Any:
 
 
 @unless_given("expert_us")
+@profile_if_refused("expert_us")
 def expert_us(r: Resolving, base: Any) -> Any:
     """The profile's, except beside a link's own ``step_us``: a link that pins the engine's fixed times pins this one
     too (a printed link of before ``expert_us`` existed keeps its numbers; docs/calibration.md section 7)."""

@@ -97,8 +97,9 @@ class _Resolving:
     """One link being resolved: each key's value, worked out once, on demand, from its row (the
     :class:`derive.Resolving` the derivations read)."""
 
-    def __init__(self, v: Mapping[str, Any]):
+    def __init__(self, v: Mapping[str, Any], refused: frozenset[str] = frozenset()):
         self.v = v
+        self._refused = refused
         self.values: dict[str, Any] = {}
         self._busy: set[str] = set()
         models, cards = catalogue.models(), catalogue.cards()
@@ -111,6 +112,10 @@ class _Resolving:
 
     def given(self, key: str) -> bool:
         return key in self.v
+
+    def refused(self, key: str) -> bool:
+        """Whether the link gave ``key`` and its value was refused (it then takes its default)."""
+        return key in self._refused
 
     def row(self, source: str) -> Mapping[str, Any] | None:
         if source == "engine":
@@ -192,10 +197,11 @@ def _engine_rule(r: _Resolving) -> None:
         raise Conflict(("kv",), rule)
 
 
-def _resolve(v: dict[str, Any], warnings: list[str]) -> Scenario:
+def _resolve(v: dict[str, Any], warnings: list[str], refused: frozenset[str] = frozenset()) -> Scenario:
     """Fill every key from its row (one loop over :data:`KEY_TABLE`); raise :class:`Conflict` on a broken rule
-    (calc/rules.py, then the card's and the engine's)."""
-    r = _Resolving(v)
+    (calc/rules.py, then the card's and the engine's). ``refused``: the keys the link gave whose values were
+    refused (they take their defaults)."""
+    r = _Resolving(v, refused)
     _card_rule(r)
     values = {k.key: r.get(k.key) for k in KEY_TABLE}
     broken = rules.first_broken(values)
@@ -275,6 +281,23 @@ def _profile_peak_note(s: Scenario, values: Mapping[str, Any]) -> list[str]:
             "use a peak factor of your own)"]
 
 
+def _old_link_share_note(s: Scenario, values: Mapping[str, Any]) -> list[str]:
+    """Said where a link gives the arithmetic's share (``eff_flops`` or ``eff``) and not the profile's share of it at
+    the link's precision (``eff_fp8``, ``eff_fp4``), which then takes 1 so that a link printed before those figures
+    keeps its numbers (docs/calibration.md section 7): the reader learns what the profile would charge."""
+    key = {"fp8": "eff_fp8", "fp4": "eff_fp4"}.get(s.compute)
+    if key is None or key in values or not ("eff_flops" in values or "eff" in values):
+        return []
+    own = engine_profile(s.engine)[key]
+    if own >= 1 or getattr(s, key) != 1:
+        return []
+    given = "eff_flops" if "eff_flops" in values else "eff"
+    step = "a decode step's arithmetic" if key == "eff_fp8" else "the arithmetic"
+    return [f"{key} is 1 beside the link's {given} (as in a link printed before {key} existed, which keeps its "
+            f"numbers): {step} at {s.compute.upper()} is priced at the link's share of the {s.compute.upper()} peak; "
+            f"the profile's measured share is {own:g} (add {key}={own:g} for it)"]
+
+
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
@@ -295,7 +318,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     for _ in range(len(KEYS)):
         resolve_warnings: list[str] = []
         try:
-            scenario = _resolve(values, resolve_warnings)
+            scenario = _resolve(values, resolve_warnings, frozenset(k for k in raw if k in KEYS and k not in values))
         except Conflict as conflict:
             culprit, dropped = _culprit(conflict, values)
             if conflict.name and conflict.name != culprit and conflict.name in values \
@@ -315,7 +338,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
                 values.pop(key)
             continue
         notes = (_custom_card_note(scenario) + _shape_note(scenario) + _gguf_note(scenario, given)
-                 + _profile_peak_note(scenario, values))
+                 + _profile_peak_note(scenario, values) + _old_link_share_note(scenario, values))
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + notes), given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
