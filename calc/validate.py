@@ -255,13 +255,14 @@ _ENGINE_W = max(len(e) for e in ENGINES)
 
 def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None) -> str:
     """One line per row: id, engine, metric, measured, predicted, error % (and the cross-validated prediction and
-    error where given), link. Errors are signed as in the tables (:func:`flattering_pct`): + where the prediction
+    error where given), the release measured (the row's ``version``, else its source; cut at 32 characters), link.
+    Errors are signed as in the tables (:func:`flattering_pct`): + where the prediction
     flatters self-hosting, a step predicted too short or a throughput too high."""
     head = f"{'id':<9} {'engine':<{_ENGINE_W}} {'metric':<21} {'measured':>10} {'predicted':>10} {'error':>8}"
     if cv is not None:
         head += f" {'cross-val':>10} {'cv error':>8}"
     lines = ["Errors signed + where a prediction flatters self-hosting (a step too short, a throughput too high):",
-             head + "  link"]
+             head + f"  {'release measured':<32}  link"]
 
     def signed(r: Result) -> str:
         return "-" if r.error_pct is None else f"{flattering_pct(r.row.metric, r.error_pct):+.1f}%"
@@ -272,7 +273,9 @@ def format_results(results: Sequence[Result], cv: Sequence[Result] | None = None
         if cv is not None:
             c = cv[i]
             line += f" {number_text(c.predicted):>10} {signed(c):>8}"
-        lines.append(line + f"  {r.row.link}")
+        release = r.row.version or source_of(r.row)
+        release = release if len(release) <= 32 else release[:31] + "…"
+        lines.append(line + f"  {release:<32}  {r.row.link}")
     return "\n".join(lines)
 
 

@@ -130,6 +130,8 @@ def test_validate_command_line():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert sum(1 for line in lines if line[:8] in {r.id for r in MEASURED}) == 422
+    # Each row names the release it measured (its version, else its source), so the rows of one build can be found.
+    assert "  vLLM v0.30.0  " in next(line for line in lines if line.startswith("c7a62c8a"))
     assert any(line.startswith("trtllm") and "max_throughput_tok_s" in line and "%" in line for line in lines)
     assert any(line.startswith("In-sample") for line in lines)
     assert any(line.startswith("Cross-validated (leave-one-source-out)") for line in lines)
