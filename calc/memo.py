@@ -942,8 +942,9 @@ def assumptions(s: Scenario) -> list[str]:
          f"bandwidth, the KV cache at {s.eff_kv:.0%}, arithmetic at {s.eff_flops:.0%} of the dense peak"
          + (f" in a decode step and {s.eff_prefill:.0%} in a prefill (eff_prefill)" if s.eff_prefill != s.eff_flops
             else "")
-         + (f", both times {s.eff_fp4:g} at FP4 (eff_fp4)" if s.compute == "fp4" and s.eff_fp4 < 1 else "")
-         + (f", the decode step's times {s.eff_fp8:g} at FP8 (eff_fp8)" if s.compute == "fp8" and s.eff_fp8 < 1 else "")
+         + (f" (at FP4, {s.eff_fp4:g} of those: eff_fp4)" if s.compute == "fp4" and s.eff_fp4 < 1 else "")
+         + (f" (a decode step at FP8, {s.eff_fp8:g} of its share: eff_fp8)" if s.compute == "fp8" and s.eff_fp8 < 1
+            else "")
          + f", {s.step_us:,.0f} µs fixed per step"
          + (f" and {s.layer_us:,.0f} µs per layer" if s.layer_us else "")
          + (f" at {s.layer_ghz:g} GHz ({s.layer_us * model.layer_clock_factor(s):,.0f} µs at this card's "
@@ -1066,7 +1067,9 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
     if errors:
         out += ["Values in the link that could not be used (each fell back to its default; the link below holds the "
                 "defaults used):", ""]
-        out += [f"- {e.message}" for e in errors] + [""]
+        used = s.to_params()
+        out += [f"- {e.message}" + (f" (the figures use {e.key}={used[e.key]})" if used.get(e.key) not in (None, "")
+                                    else "") for e in errors] + [""]
 
     out += ["## What would change the verdict", "",
             f"- **Rent:** {rent_flip_text(d)}",

@@ -198,6 +198,32 @@ def latency_missed(s: Scenario, single_stream_ms: float) -> str:
 CONSUMER_PREFIX = "GeForce"
 
 
+def _arithmetic_notes(s: Scenario) -> list[str]:
+    """What a decode step's and a prefill's arithmetic reach at the scenario's precision, where it is not the plain
+    eff_flops, and where the link prices it otherwise than the engine's profile measured (docs/method.md section 8)."""
+    out = []
+    prof = engines.profile(s.engine)
+    if s.compute == "fp8" and s.eff_fp8 < 1:
+        own = s.eff_fp8 == prof["eff_fp8"]
+        why = (", about what the same step reaches at BF16: in the FP8 runs the profile's figures were fitted on, FP8 "
+               "saved the time to read the weights and little arithmetic" if own else "")
+        out.append(f"compute=fp8: a decode step's arithmetic reaches {s.eff_flops * s.eff_fp8:.0%} of the FP8 peak "
+                   f"(eff_flops {s.eff_flops:g} times eff_fp8 {s.eff_fp8:g}{'' if own else ', set in the link'}){why}; "
+                   f"a prefill reaches {s.eff_prefill:.0%} of it (eff_prefill)")
+    key = {"fp8": "eff_fp8", "fp4": "eff_fp4"}.get(s.compute)
+    if key and getattr(s, key) > prof[key]:
+        out.append(f"{key}={getattr(s, key):g}: the link prices the arithmetic at {s.compute.upper()} above the share "
+                   f"the {ENGINE_NAMES.get(s.engine, s.engine)} profile measured ({prof[key]:g}), so the step and the "
+                   f"bill are optimistic; add {key}={prof[key]:g} for the profile's (a link that gives eff_flops or eff "
+                   f"and not {key} takes 1, so that a link printed before {key} existed keeps its numbers)")
+    if s.engine != "roofline" and s.eff_prefill != prof["eff_prefill"]:
+        side = "optimistic" if s.eff_prefill > prof["eff_prefill"] else "conservative"
+        out.append(f"eff_prefill={s.eff_prefill:g}: the link prices a prefill's arithmetic at {s.eff_prefill:g} of the "
+                   f"peak where the profile measured {prof['eff_prefill']:g} ({side} for the time to first token and "
+                   "the bill); a link that gives eff_flops or eff and not eff_prefill takes that figure for prefill too")
+    return out
+
+
 def scenario_warnings(s: Scenario) -> list[str]:
     """Plain-language notes on a scenario that is valid but deserves a second look."""
     out = []
@@ -235,12 +261,7 @@ def scenario_warnings(s: Scenario) -> list[str]:
                    f"{s.eff_card:g} of the "
                    f"engine's bandwidth figures (eff_card: {why}), so each step's memory time is "
                    f"{1 / s.eff_card:.2f} times the profile's")
-    if s.compute == "fp8" and s.eff_fp8 < 1:
-        why = (", about the BF16 rate (eff_fp8: the share this engine's FP8 rows under load measured, FP8 saving the "
-               "weights' read and little arithmetic)" if s.eff_fp8 == engines.profile(s.engine)["eff_fp8"]
-               else " (eff_fp8, set in the link)")
-        out.append(f"compute=fp8: in a decode step the arithmetic reaches {s.eff_fp8:g} times its share of the FP8 peak "
-                   f"(eff_flops){why}; a prefill reaches its own share of the full FP8 peak (eff_prefill)")
+    out += _arithmetic_notes(s)
     card = catalogue.cards().get(s.card)
     if card is not None:
         domain = scale_up_cards(s.card)

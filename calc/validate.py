@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -160,7 +161,7 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     if family and family != engine:
         keys["engine"] = family
     texts = " ".join((row.version, row.source, row.notes)).lower()
-    if base(engine) == "llamacpp" and "metal" in texts and "cuda_graphs" not in raw:
+    if base(engine) == "llamacpp" and re.search(r"(?<!bare-)(?<!bare )\bmetal\b", texts) and "cuda_graphs" not in raw:
         keys["cuda_graphs"] = 0
     elif keys.get("engine", engine) == "llamacpp-2024" and "cuda_graphs" not in raw and any(
             (release_build(engine, t) or 0) >= FIRST_GRAPH_BUILD for t in (row.version, row.source, row.notes) if t):

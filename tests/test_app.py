@@ -510,6 +510,7 @@ def test_exact_entry_names_a_value_out_of_range_beside_its_box_and_keeps_working
     assert not at.exception
     said = texts(at.error)
     assert "req_day='-5' is not accepted: req_day takes a number from 0.001 to 1,000,000,000,000." in said
+    assert "(the figures use req_day=10000)" in said  # the value used meanwhile, said beside the refusal
     assert "at 10,000 requests a day" in texts(at.info)  # the figures use the default meanwhile
     at.number_input(key="req_day").set_value(20000).run()
     assert "req_day" not in texts(at.error) and "at 20,000 requests a day" in texts(at.info)

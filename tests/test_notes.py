@@ -203,33 +203,44 @@ def test_a_release_that_shares_its_speed_figures_is_measured_by_their_rows(engin
 
 def test_an_fp8_scenario_says_what_its_decode_arithmetic_keeps():
     """vLLM's FP8 decode steps reach about the BF16 rate (eff_fp8, fitted on its FP8 rows under load): a scenario
-    at compute=fp8 says so and why; one that sets the share says it is the link's; an engine that keeps the FP8
-    peak (TensorRT-LLM) and a BF16 scenario say nothing of it."""
+    at compute=fp8 says so, in shares of the FP8 peak, and why; one that sets the share says it is the link's, and
+    that it prices above what the profile measured; an engine that keeps the FP8 peak (TensorRT-LLM) and a BF16
+    scenario say nothing of it."""
     from calc import engines
+    p = engines.profile("vllm")
     fp8 = "model=qwen3-8b&card=h100-sxm&weights=fp8&compute=fp8"
-    said = [w for w in notes.scenario_warnings(parse(fp8).scenario) if w.startswith("compute=fp8")]
-    assert said == [f"compute=fp8: in a decode step the arithmetic reaches {engines.profile('vllm')['eff_fp8']:g} "
-                    "times its share of the FP8 peak (eff_flops), about the BF16 rate (eff_fp8: the share this "
-                    "engine's FP8 rows under load measured, FP8 saving the weights' read and little arithmetic); a "
-                    "prefill reaches its own share of the full FP8 peak (eff_prefill)"]
-    assert any("(eff_fp8, set in the link)" in w for w in notes.scenario_warnings(parse(fp8 + "&eff_fp8=0.7").scenario))
+    said = [w for w in notes.scenario_warnings(parse(fp8).scenario) if "eff_" in w]
+    assert said == [f"compute=fp8: a decode step's arithmetic reaches {p['eff_flops'] * p['eff_fp8']:.0%} of the FP8 "
+                    f"peak (eff_flops {p['eff_flops']:g} times eff_fp8 {p['eff_fp8']:g}), about what the same step "
+                    "reaches at BF16: in the FP8 runs the profile's figures were fitted on, FP8 saved the time to read "
+                    f"the weights and little arithmetic; a prefill reaches {p['eff_prefill']:.0%} of it (eff_prefill)"]
+    set_ = notes.scenario_warnings(parse(fp8 + "&eff_fp8=0.7").scenario)
+    assert any("times eff_fp8 0.7, set in the link); a prefill" in w for w in set_)
+    assert any(w.startswith(f"eff_fp8=0.7: the link prices the arithmetic at FP8 above the share the vLLM profile "
+                            f"measured ({p['eff_fp8']:g}), so the step and the bill are optimistic") for w in set_)
     for other in (fp8 + "&engine=trtllm", "model=qwen3-8b&card=h100-sxm&weights=bf16"):
-        assert not any(w.startswith("compute=fp8") for w in notes.scenario_warnings(parse(other).scenario))
+        assert not any("eff_fp8" in w for w in notes.scenario_warnings(parse(other).scenario))
 
 
 def test_a_link_that_gives_the_arithmetic_share_and_not_its_fp8_share_is_told_what_the_profile_charges():
-    """A link that gives eff_flops (or eff) and not eff_fp8 prices FP8 decode at the link's share of the FP8 peak (so
-    a link printed before eff_fp8 existed keeps its numbers): the notes say so and give the profile's share; a
-    refused eff_fp8 falls back to the profile's share, not to that 1."""
+    """A link that gives eff_flops (or eff) and not eff_fp8 prices FP8 decode at the link's share of the FP8 peak, and
+    its prefill at eff_flops (so that a link printed before those figures existed keeps its numbers): the notes say
+    both, with the profile's figures, whether the figures came from the link's eff_flops or were printed into it (as
+    the app's rewritten link does); a refused eff_fp8 falls back to the profile's share, not to that 1."""
     from calc import engines
-    own = engines.profile("vllm")["eff_fp8"]
+    p = engines.profile("vllm")
     fp8 = "model=qwen3-8b&card=h100-sxm&weights=fp8&compute=fp8&eff_flops=0.4157"
-    p = parse(fp8)
-    assert p.scenario.eff_fp8 == 1.0
-    assert (f"eff_fp8 is 1 beside the link's eff_flops (as in a link printed before eff_fp8 existed, which keeps its "
-            f"numbers): a decode step's arithmetic at FP8 is priced at the link's share of the FP8 peak; the profile's "
-            f"measured share is {own:g} (add eff_fp8={own:g} for it)") in p.warnings
-    assert not any(w.startswith("eff_fp8 is 1") for w in parse(fp8 + f"&eff_fp8={own}").warnings)
+    for link in (fp8, parse(fp8).scenario.to_query()):
+        s = parse(link).scenario
+        assert s.eff_fp8 == 1.0 and s.eff_prefill == 0.4157
+        said = notes.scenario_warnings(s)
+        assert any(w.startswith(f"eff_fp8=1: the link prices the arithmetic at FP8 above the share the vLLM profile "
+                                f"measured ({p['eff_fp8']:g}), so the step and the bill are optimistic; add "
+                                f"eff_fp8={p['eff_fp8']:g} for the profile's") for w in said), link
+        assert any(w.startswith(f"eff_prefill=0.4157: the link prices a prefill's arithmetic at 0.4157 of the peak "
+                                f"where the profile measured {p['eff_prefill']:g} (conservative") for w in said)
+    assert not any(w.startswith("eff_fp8=") for w in notes.scenario_warnings(
+        parse(fp8 + f"&eff_fp8={p['eff_fp8']}").scenario))
     refused = parse(fp8 + "&eff=0.7&eff_fp8=2")
-    assert [e.key for e in refused.errors] == ["eff_fp8"] and refused.scenario.eff_fp8 == own
-    assert parse(fp8 + "&eff_prefill=abc").scenario.eff_prefill == engines.profile("vllm")["eff_prefill"]
+    assert [e.key for e in refused.errors] == ["eff_fp8"] and refused.scenario.eff_fp8 == p["eff_fp8"]
+    assert parse(fp8 + "&eff_prefill=abc").scenario.eff_prefill == p["eff_prefill"]

@@ -210,6 +210,9 @@ def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp
     assert priced_as(Measurement("r9", "llamacpp", "step_ms", 7.66, cuda, "llama.cpp build 2833, Metal"))[0] \
         .endswith("engine=llamacpp-2024&cuda_graphs=0")
     assert report(may[0])["step_ms"] < 0.8 * report(cuda.replace("engine=llamacpp", "engine=llamacpp-2024"))["step_ms"]
+    # A bare-metal server is not Apple's Metal backend.
+    bare = priced_as(Measurement("r10", "llamacpp", "step_ms", 7.66, cuda, "llama.cpp build 2900, CUDA, bare-metal host"))
+    assert bare[0].endswith("engine=llamacpp-2024&cuda_graphs=1")
     path = tmp_path / "rows.csv"
     with path.open("w", newline="") as f:
         w = csv.writer(f)

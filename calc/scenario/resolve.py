@@ -281,23 +281,6 @@ def _profile_peak_note(s: Scenario, values: Mapping[str, Any]) -> list[str]:
             "use a peak factor of your own)"]
 
 
-def _old_link_share_note(s: Scenario, values: Mapping[str, Any]) -> list[str]:
-    """Said where a link gives the arithmetic's share (``eff_flops`` or ``eff``) and not the profile's share of it at
-    the link's precision (``eff_fp8``, ``eff_fp4``), which then takes 1 so that a link printed before those figures
-    keeps its numbers (docs/calibration.md section 7): the reader learns what the profile would charge."""
-    key = {"fp8": "eff_fp8", "fp4": "eff_fp4"}.get(s.compute)
-    if key is None or key in values or not ("eff_flops" in values or "eff" in values):
-        return []
-    own = engine_profile(s.engine)[key]
-    if own >= 1 or getattr(s, key) != 1:
-        return []
-    given = "eff_flops" if "eff_flops" in values else "eff"
-    step = "a decode step's arithmetic" if key == "eff_fp8" else "the arithmetic"
-    return [f"{key} is 1 beside the link's {given} (as in a link printed before {key} existed, which keeps its "
-            f"numbers): {step} at {s.compute.upper()} is priced at the link's share of the {s.compute.upper()} peak; "
-            f"the profile's measured share is {own:g} (add {key}={own:g} for it)"]
-
-
 def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
     """Parse a link leniently: never raises for bad input.
 
@@ -338,7 +321,7 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
                 values.pop(key)
             continue
         notes = (_custom_card_note(scenario) + _shape_note(scenario) + _gguf_note(scenario, given)
-                 + _profile_peak_note(scenario, values) + _old_link_share_note(scenario, values))
+                 + _profile_peak_note(scenario, values))
         return Parsed(scenario, tuple(errors), tuple(warnings + resolve_warnings + notes), given)
     raise RuntimeError("scenario resolution did not settle")  # pragma: no cover
 
