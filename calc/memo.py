@@ -25,6 +25,7 @@ from .notes import (
     beyond_trained_context,
     checkpoint_part_words,
     context_refusal,
+    fallback_clause,
     latency_missed,
     other_vllm_release_fits,
     outside_measurements,
@@ -156,7 +157,7 @@ def _volume_sentence(d: Decision) -> str:
         a, b = sig_pair(d.api_per_request, d.rent_per_request)
         who = "Renting" if d.report["recommendation"] in BEST_HEADLINE else "Self-hosting"
         # Where the engine's cap on sequences per step binds before memory, that cap is what the verdict rests on.
-        held = int(memory.max_batch(s, traffic.request_context(s)))
+        held = d.cap.max_batch  # the sequences memory holds at the request's context
         capped = (f", at most {s.max_seqs:,} sequences a step, the engine's cap (max_seqs; memory would hold "
                   f"{held:,})" if s.max_seqs is not None and s.max_seqs < held else "")
         return (f"{who} never breaks even, at any volume: through the API a request costs about {a} USD, "
@@ -1067,9 +1068,7 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
     if errors:
         out += ["Values in the link that could not be used (each fell back to its default; the link below holds the "
                 "defaults used):", ""]
-        used = s.to_params()
-        out += [f"- {e.message}" + (f" (the figures use {e.key}={used[e.key]})" if used.get(e.key) not in (None, "")
-                                    else "") for e in errors] + [""]
+        out += [f"- {e.message}{fallback_clause(e.key, s)}" for e in errors] + [""]
 
     out += ["## What would change the verdict", "",
             f"- **Rent:** {rent_flip_text(d)}",

@@ -198,6 +198,13 @@ def latency_missed(s: Scenario, single_stream_ms: float) -> str:
 CONSUMER_PREFIX = "GeForce"
 
 
+def fallback_clause(key: str, s: Scenario) -> str:
+    """What the figures use for ``key`` while the link's value of it is refused: `` (the figures use key=value)``, as
+    the complete link of ``s`` writes it; "" where that link leaves it empty."""
+    used = s.to_params().get(key)
+    return "" if used in (None, "") else f" (the figures use {key}={used})"
+
+
 def _arithmetic_notes(s: Scenario) -> list[str]:
     """What a decode step's and a prefill's arithmetic reach at the scenario's precision, where it is not the plain
     eff_flops, and where the link prices it otherwise than the engine's profile measured (docs/method.md section 8)."""

@@ -10,6 +10,7 @@ docs/method.md (sections named at each function).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -57,6 +58,7 @@ Derive = Callable[[Resolving, Any], Any]
 def unless_given(key: str) -> Callable[[Derive], Derive]:
     """A derivation that leaves the link's own value of ``key`` alone."""
     def wrap(f: Derive) -> Derive:
+        @functools.wraps(f)
         def derive(r: Resolving, base: Any) -> Any:
             return base if r.given(key) else f(r, base)
         return derive
@@ -68,9 +70,9 @@ def profile_if_refused(key: str) -> Callable[[Derive], Derive]:
     ``key`` is worked out beside, not ``key``), except where the link gave ``key`` and it was refused: then ``key`` is
     the profile's figure, its stated default, and the bills do not move to the old links' value."""
     def wrap(f: Derive) -> Derive:
+        @functools.wraps(f)
         def derive(r: Resolving, base: Any) -> Any:
             return base if r.refused(key) else f(r, base)
-        derive.__doc__ = f.__doc__
         return derive
     return wrap
 

@@ -158,11 +158,9 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
                 icon=":material/swap_horiz:")
     errors = list(_errors().values())
     if errors:
-        used = scenario.to_params()
         st.error("Some values could not be used; each fell back to its default:\n\n"
-                 + "\n".join(f"- {plain(e.message)}" + (f" (the figures use {e.key}={used[e.key]})"
-                                                          if used.get(e.key) not in (None, "") else "")
-                              for e in errors), icon=":material/block:")
+                 + "\n".join(f"- {plain(e.message)}{notes.fallback_clause(e.key, scenario)}" for e in errors),
+                 icon=":material/block:")
     if not report["fits"]:
         mem = table("card_memory", scenario)
         larger = mem.larger_share_text()
