@@ -128,6 +128,16 @@ _ENGINE_WORDS = {"vllm": r"vllm", "sglang": r"sglang", "trtllm": r"(?:tensorrt-l
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
+def named_months(text: str) -> list[tuple[int, int]]:
+    """Every month ``text`` names, as (year, month): ``Dec 2023``, ``May. 2024``, ``2024-05-07``; in text order."""
+    low = text.lower()
+    found = [(m.start(), (int(m.group(2)), _MONTHS.index(m.group(1)[:3]) + 1)) for m in
+             re.finditer(r"\b(" + "|".join(_MONTHS) + r")[a-z]*\.?\s+(20\d\d)\b", low)]
+    found += [(m.start(), (int(m.group(1)), int(m.group(2)))) for m in
+              re.finditer(r"\b(20\d\d)-(0[1-9]|1[0-2])-\d\d\b", low)]
+    return [d for _, d in sorted(found)]
+
+
 def _release_facts(engine: str, text: str) -> dict[str, Any]:
     """What ``text`` says of the release of ``engine`` (a base id) it describes: ``version`` as (major, minor),
     llama.cpp's ``build`` number, the latest ``date`` it names as (year, month), and the ``backends`` it names."""
@@ -142,9 +152,7 @@ def _release_facts(engine: str, text: str) -> dict[str, Any]:
     build = re.search(r"\b(?:builds?\s+b?|b)(\d{3,5})\b", low)
     if build:
         facts["build"] = int(build.group(1))
-    dates = [(int(y), _MONTHS.index(m[:3]) + 1) for m, y in
-             re.findall(r"\b(" + "|".join(_MONTHS) + r")[a-z]*\.?\s+(20\d\d)\b", low)]
-    dates += [(int(y), int(m)) for y, m in re.findall(r"\b(20\d\d)-(0[1-9]|1[0-2])-\d\d\b", low)]
+    dates = named_months(low)
     if dates:
         facts["date"] = max(dates)
     facts["backends"] = {b for b in ("vulkan", "metal", "rocm", "sycl") if b in low}
@@ -253,6 +261,11 @@ NO_CUDA_GRAPHS = ("llamacpp-2024",)
 #: 2024; ggml-org/llama.cpp PR #6766 was merged on 2024-05-08): a CUDA row of ``llamacpp-2024`` naming this build or
 #: a later one ran with graphs.
 FIRST_GRAPH_BUILD = 2824
+#: The first month of llama.cpp CUDA builds with graphs (PR #6766, merged 2024-05-08): a ``llamacpp-2024`` CUDA row that
+#: names no build but a month from this one on is taken to have run with them. May 2024 counts (24 of its 31 days; the
+#: one published source of such rows, XiongjieDai's LLaMA-3 tables of May 2024, shows builds 2824 and 2833 in its
+#: notebooks).
+FIRST_GRAPH_MONTH = (2024, 5)
 
 
 def release_build(engine: str, text: str) -> int | None:

@@ -24,12 +24,14 @@ from .engines import (
     ENGINES,
     FAMILIES,
     FIRST_GRAPH_BUILD,
+    FIRST_GRAPH_MONTH,
     KEPT_OUT_CSV,
     MEASUREMENTS_CSV,
     METRICS,
     backend_of,
     base,
     figures_of,
+    named_months,
     release_build,
     release_family,
 )
@@ -130,6 +132,31 @@ def with_keys(link: str, **keys: object) -> str:
     return "&".join(f"{k}={v}" for k, v in raw.items())
 
 
+#: A llama.cpp row on Apple's Metal backend: the word, or an Apple chip (M2 Ultra, M3 Max), and not a bare-metal host.
+APPLE = re.compile(r"(?<!bare-)(?<!bare )\bmetal\b|\bapple\b|\bm[1-9]\d?[\s-]+(?:pro|max|ultra)\b")
+
+
+def row_month(row: Measurement) -> tuple[int, int] | None:
+    """The month the release a row was measured on dates from, None where its texts name none.
+
+    The version first, then the source, then the notes. A text naming several months in clauses of their own (split
+    at ``;`` and parentheses) that each start with a label, as a document holding tables of several dates does
+    (``LLaMA-2 table ... Dec 2023; LLaMA-3 tables May 2024``), gives the month of the clause whose label starts the
+    row's notes (``Llama-3 8B | Q4_K_M | ...``); where no label or several match, the earliest month, so that a row
+    is never priced with a release later than it may have been."""
+    def label(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+    subject = label(row.notes.split("|")[0])
+    for text in (row.version, row.source, row.notes):
+        clauses = [c for c in re.split(r"[;()]", text or "") if named_months(c)]
+        if len(clauses) == 1:
+            return max(named_months(clauses[0]))
+        if clauses:
+            mine = [c for c in clauses if len(tag := label(c.split()[0])) >= 3 and subject.startswith(tag)]
+            return max(named_months(mine[0])) if len(mine) == 1 else min(min(named_months(c)) for c in clauses)
+    return None
+
+
 def priced_as(row: Measurement) -> tuple[str, str | None]:
     """The link a row of the user's is predicted with, and the release family it was moved to (None: its own link).
 
@@ -138,9 +165,10 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     row measured on an older release says which in its ``version``, ``source`` or ``notes`` (``TensorRT-LLM v0.5.0``,
     ``llama.cpp ... snapshots Dec 2023``, ``-DGGML_VULKAN=1``), and is predicted by the profile of the release family
     that covers it (:func:`calc.engines.release_family`), the version column first. A llama.cpp row on Apple's Metal
-    backend runs without CUDA graphs (``cuda_graphs=0``) unless its link says otherwise, and a CUDA row of the
-    2023-2024 builds naming build 2824 or later (:data:`calc.engines.FIRST_GRAPH_BUILD`) with them
-    (``cuda_graphs=1``)."""
+    backend (:data:`APPLE`: the word or an Apple chip) runs without CUDA graphs (``cuda_graphs=0``) unless its link
+    says otherwise, and a CUDA row of the 2023-2024 builds with them (``cuda_graphs=1``) where it names build 2824 or
+    later (:data:`calc.engines.FIRST_GRAPH_BUILD`) or, naming no build, a month from May 2024 on
+    (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`)."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
     if engine not in ENGINES or engine == "roofline":
@@ -161,11 +189,13 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     if family and family != engine:
         keys["engine"] = family
     texts = " ".join((row.version, row.source, row.notes)).lower()
-    if base(engine) == "llamacpp" and re.search(r"(?<!bare-)(?<!bare )\bmetal\b", texts) and "cuda_graphs" not in raw:
+    if base(engine) == "llamacpp" and APPLE.search(texts) and "cuda_graphs" not in raw:
         keys["cuda_graphs"] = 0
-    elif keys.get("engine", engine) == "llamacpp-2024" and "cuda_graphs" not in raw and any(
-            (release_build(engine, t) or 0) >= FIRST_GRAPH_BUILD for t in (row.version, row.source, row.notes) if t):
-        keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
+    elif keys.get("engine", engine) == "llamacpp-2024" and "cuda_graphs" not in raw:
+        builds = [b for t in (row.version, row.source, row.notes) if t and (b := release_build(engine, t))]
+        month = row_month(row)
+        if (max(builds) >= FIRST_GRAPH_BUILD) if builds else (month is not None and month >= FIRST_GRAPH_MONTH):
+            keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
 
 
