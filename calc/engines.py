@@ -268,6 +268,19 @@ FIRST_GRAPH_BUILD = 2824
 FIRST_GRAPH_MONTH = (2024, 5)
 
 
+def release_version(engine: str, text: str) -> tuple[int, int] | None:
+    """The release ``text`` names for ``engine`` as (major, minor) (``vLLM v0.6.0``: (0, 6)), None where it names none."""
+    return _release_facts(base(engine), text).get("version")
+
+
+#: vLLM's releases from which the API server's default ``max_num_seqs`` follows the card (1024 on a card of at least
+#: 70 GiB other than the A100: :func:`default_max_seqs`, read in the v0.11 to v0.30 sources); a row of an earlier
+#: release that does not give the cap takes the V0 engine's ``max_num_seqs`` of 256, the smaller of the two, so it is
+#: never priced with more sequences than its release scheduled.
+VLLM_CARD_DEFAULTS_FROM = (0, 10)
+VLLM_V0_MAX_SEQS = 256
+
+
 def release_build(engine: str, text: str) -> int | None:
     """The llama.cpp build number ``text`` names (``build 2824``, ``b2824``), None where it names none."""
     return _release_facts(base(engine), text).get("build")

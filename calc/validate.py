@@ -28,12 +28,15 @@ from .engines import (
     KEPT_OUT_CSV,
     MEASUREMENTS_CSV,
     METRICS,
+    VLLM_CARD_DEFAULTS_FROM,
+    VLLM_V0_MAX_SEQS,
     backend_of,
     base,
     figures_of,
     named_months,
     release_build,
     release_family,
+    release_version,
 )
 from .evaluate import report
 from .scenario import ScenarioError, split_link
@@ -157,6 +160,52 @@ def row_month(row: Measurement) -> tuple[int, int] | None:
     return None
 
 
+#: A benchmark run whose requests were all sent at once: no request rate, an infinite one, or "all at once".
+_AT_ONCE = re.compile(r"request[ _-]?rate\W*inf|no --request-rate|\bat once\b|\boffline\b")
+#: Its request count: ``--num-prompts 320``, ``"num_prompts": 320``, ``5000 prompts``, ``1,000 requests``.
+_PROMPTS = re.compile(r"num[ _-]prompts\W*(\d[\d,]*)|\b(\d[\d,]*)\s+(?:prompts|requests)\b")
+#: The prompt plus reply tokens a ShareGPT sample may hold: vLLM's benchmark_serving and sglang.bench_serving drop
+#: longer pairs (``prompt_len + output_len > 2048``), so the longest reply is this less the prompt.
+SHAREGPT_MAX_TOKENS = 2048
+
+
+def run_from_text(row: Measurement, raw: dict[str, str]) -> dict[str, object]:
+    """The finite run a throughput row's texts describe and its link does not state (docs/method.md section 8.1).
+
+    A row whose source or notes name a request count sent all at once (:data:`_PROMPTS`, :data:`_AT_ONCE`:
+    ``ShareGPT, 5000 prompts, request rate inf``) was a run of that many requests, not a steady full load:
+    ``run_prompts`` is the count, and on ShareGPT the replies spread about their mean (``out_spread=exp``) up to
+    what the benchmarks' filter leaves beside the prompt (``out_max``, :data:`SHAREGPT_MAX_TOKENS` less ``in_tok``);
+    elsewhere every reply is ``out_tok`` long. Nothing where the link states a run, the row is a step, or no count
+    is named."""
+    if row.metric != "max_throughput_tok_s" or "run_prompts" in raw:
+        return {}
+    text = f"{row.source} {row.notes}".lower()
+    found = _PROMPTS.search(text)
+    if not found or not _AT_ONCE.search(text):
+        return {}
+    keys: dict[str, object] = {"run_prompts": int((found.group(1) or found.group(2)).replace(",", ""))}
+    if "sharegpt" in text and "out_spread" not in raw:
+        keys["out_spread"] = "exp"
+        if "out_max" not in raw and raw.get("in_tok", "").isdigit():
+            keys["out_max"] = max(SHAREGPT_MAX_TOKENS - int(raw["in_tok"]), int(raw.get("out_tok", "0") or 0))
+    return keys
+
+
+def completion_labels(added: dict[str, str]) -> list[str]:
+    """Words for the keys :func:`priced_as` added to a row's link (``run_prompts=5000``: "as a finite run of 5000
+    requests sent at once"), one label per kind."""
+    out = []
+    if "run_prompts" in added:
+        spread = " with ShareGPT's reply lengths" if added.get("out_spread") == "exp" else ""
+        out.append(f"as a finite run of requests sent at once{spread} (run_prompts)")
+    if "cuda_graphs" in added:
+        out.append("with CUDA graphs" if added["cuda_graphs"] == "1" else "without CUDA graphs (Apple's Metal)")
+    if "max_seqs" in added:
+        out.append(f"with vLLM V0's cap of {added['max_seqs']} sequences (max_seqs)")
+    return out
+
+
 def priced_as(row: Measurement) -> tuple[str, str | None]:
     """The link a row of the user's is predicted with, and the release family it was moved to (None: its own link).
 
@@ -177,7 +226,8 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     # that backend's own older families only.
     backend = backend_of(engine)
     if base(engine) != engine and not (backend and "&" not in FAMILIES[engine]["releases"]):
-        return row.link, None
+        run = run_from_text(row, raw)  # a family's own id: only the run its texts describe
+        return (with_keys(row.link, **run), None) if run else (row.link, None)
     family = None
     for text in (row.version, row.source, row.notes):
         family = release_family(engine, text) if text else None
@@ -196,6 +246,12 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
         month = row_month(row)
         if (max(builds) >= FIRST_GRAPH_BUILD) if builds else (month is not None and month >= FIRST_GRAPH_MONTH):
             keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
+    if base(engine) == "vllm" and "max_seqs" not in raw:
+        version = next((v for t in (row.version, row.source, row.notes) if t and (v := release_version(engine, t))),
+                       None)
+        if version is not None and version < VLLM_CARD_DEFAULTS_FROM:
+            keys["max_seqs"] = VLLM_V0_MAX_SEQS
+    keys.update(run_from_text(row, raw))
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
 
 
@@ -380,12 +436,16 @@ def main(path=None, as_linked: bool = False) -> int:
     skipped: list[str] = []
     rows = read_measurements(path, skipped) if own else shipped
     moved: dict[str, str] = {}
+    completed: dict[str, list[str]] = {}
     if own and not as_linked:
         priced = []
         for r in rows:
             link, family = priced_as(r)
-            if link != r.link:
-                moved[r.id] = family or "cuda_graphs=0"
+            if family:
+                moved[r.id] = family
+            added = {k: v for k, v in split_link(link)[0].items() if k != "engine" and split_link(r.link)[0].get(k) != v}
+            if added:
+                completed[r.id] = completion_labels(added)
             # grouped under the profile that priced it, so a table never quotes an older release as the current one
             priced.append(replace(r, engine=family or r.engine, link=link))
         rows = priced
@@ -395,6 +455,7 @@ def main(path=None, as_linked: bool = False) -> int:
         results = [r for r in results if r.predicted is not None]
         rows = [r.row for r in results]
         moved = {k: v for k, v in moved.items() if k in {r.id for r in rows}}
+        completed = {k: v for k, v in completed.items() if k in {r.id for r in rows}}
     fitted = _fitted_rows(rows, shipped) if own else {}
     if own and fitted:  # a user's file that copies shipped rows: their leave-one-source-out predictions beside
         predictions = cross_validated_predictions()
@@ -425,6 +486,15 @@ def main(path=None, as_linked: bool = False) -> int:
         print(f"{len(moved)} of {len(rows)} rows name an older release or another backend than their link's plain "
               "engine id, and were predicted by that family's profile (the link column shows it; --as-linked "
               "predicts every link as written): " + ", ".join(f"{n} as {f}" for f, n in counts.items()))
+        print()
+    if completed:
+        labels: dict[str, int] = {}
+        for ls in completed.values():
+            for label in ls:
+                labels[label] = labels.get(label, 0) + 1
+        print(f"{len(completed)} of {len(rows)} rows' links were completed from what their texts say (the link column "
+              "shows it; --as-linked predicts every link as written): "
+              + ", ".join(f"{n} {label}" for label, n in labels.items()))
         print()
     if own and fitted:
         print(f"{len(fitted)} of {len(rows)} rows of this file are rows the shipped profiles were fitted to (the same "

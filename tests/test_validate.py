@@ -353,3 +353,50 @@ def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     assert "on 8 published llama.cpp Vulkan (to Aug 2025) rows of other set-ups (other models and releases) kept out " \
            "of the fit, decode step time came out a median 30 % too slow (worst row 50 % off)" in slow
     assert "kept out" not in words.accuracy_text("trtllm-2025", engines.error_band("trtllm-2025"), None)
+
+
+def test_a_users_throughput_row_whose_texts_describe_a_finite_run_is_priced_as_that_run(tmp_path):
+    from calc.evaluate import report
+    from calc.validate import Measurement, main, priced_as
+    # SGLang's benchmark of vLLM v0.6.0 as the shared rows give it: the run is in the source and notes only.
+    link = ("model=llama-3.1-8b&card=a100-80gb&weights=bf16&kv=bf16&compute=bf16&gpus=1&batch=auto&in_tok=220"
+            "&out_tok=194&engine=vllm")
+    source = ("sgl-project/sglang benchmark/benchmark_vllm_060/README.md @120affb9 (SGLang v0.3.0 vs vLLM v0.6.0 with "
+              "--num-scheduler-steps 10; sglang.bench_serving ShareGPT, 5000 prompts, request rate inf)")
+    row = Measurement("s1", "vllm", "max_throughput_tok_s", 4132.37, link, source,
+                      "Llama 3.1 8B Instruct | BF16 | A100 80G x1, TP1 | offline, all 5000 prompts at once")
+    moved, family = priced_as(row)
+    # V0's cap of 256 sequences, and the run: 5000 prompts, ShareGPT's reply lengths up to 2048 - 220 tokens.
+    assert family is None
+    assert moved == link + "&max_seqs=256&run_prompts=5000&out_spread=exp&out_max=1828"
+    run = report(moved)["run_throughput_tok_s"]
+    assert run == pytest.approx(4132.37, rel=0.10)
+    assert report(link)["max_throughput_tok_s"] > 1.03 * run  # the steady state flattered it (4,414 tok/s)
+    # A step row, a link that states its run, or a text naming no count or a paced run: nothing added.
+    assert priced_as(Measurement("s2", "vllm", "step_ms", 7.0, link.replace("auto", "8"), source, ""))[0] \
+        == link.replace("auto", "8") + "&max_seqs=256"
+    stated = link + "&run_prompts=100"
+    assert "out_spread" not in priced_as(Measurement("s3", "vllm", "max_throughput_tok_s", 1.0, stated, source))[0]
+    paced = Measurement("s4", "vllm", "max_throughput_tok_s", 1.0, link, "vLLM v0.30.0, 500 prompts at 4 req/s")
+    assert priced_as(paced) == (link.replace("engine=vllm", "engine=vllm-0.21"), "vllm-0.21")  # no run
+    # The current releases keep the card's default cap; a release family's own id still takes the run.
+    current = Measurement("s5", "vllm", "max_throughput_tok_s", 1.0, link, "vLLM v0.11.0; --num-prompts 1000, "
+                          "no --request-rate")
+    assert priced_as(current)[0] == link.replace("engine=vllm", "engine=vllm-2025") + "&run_prompts=1000"
+    own_id = Measurement("s6", "vllm-2025", "max_throughput_tok_s", 1.0, link.replace("=vllm", "=vllm-2025"),
+                         "ShareGPT; 1,000 requests all at once")
+    assert priced_as(own_id)[0].endswith("engine=vllm-2025&run_prompts=1000&out_spread=exp&out_max=1828")
+    # The printout says which links were completed, and --as-linked leaves them as written.
+    path = tmp_path / "rows.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "engine", "metric", "measured", "link", "source", "notes"])
+        w.writerow(["u1", "vllm", "max_throughput_tok_s", 4132.37, link, source, "offline"])
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(path)
+    assert "1 of 1 rows' links were completed from what their texts say" in out.getvalue()
+    assert "as a finite run of requests sent at once with ShareGPT's reply lengths" in out.getvalue()
+    assert "with vLLM V0's cap of 256 sequences" in out.getvalue()
