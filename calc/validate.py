@@ -220,8 +220,8 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`)."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
-    if engine not in ENGINES or engine == "roofline":
-        return row.link, None
+    if engine not in ENGINES or engine == "roofline" or link_not_read(row.link):
+        return row.link, None  # (a link naming an unknown key stays as written, for evaluate to refuse)
     # The current build of a backend (llamacpp-vulkan: "backend vulkan" and no release range) is a plain id too, for
     # that backend's own older families only.
     backend = backend_of(engine)
@@ -260,14 +260,38 @@ NOT_FIT = ("the set-up does not fit in memory as linked (weights plus a request'
            "takes of the cards): check the link's card, cards and formats")
 
 
+def link_not_read(link: str) -> str:
+    """Why a measurement's link cannot stand for its set-up, or "" where it can: a link that is empty, or that names
+    a key the link format does not know (a typo such as ``bacth``, or text that is not a link), would be priced as
+    the defaults it leaves, which no measurement measured. (The app and the command line drop such a key with a
+    warning; a measurement is a claim about one set-up, so here it is refused.)
+
+    Raises:
+        ScenarioError: the link is longer than a link may be (:func:`calc.scenario.split_link`)."""
+    raw, warnings = split_link(link)
+    unknown = [w.split("'")[1] for w in warnings if w.startswith("unknown key '")]
+    if unknown:
+        names = ", ".join(f"'{k}'" for k in unknown)
+        return (f"link: unknown key{'s' if len(unknown) > 1 else ''} {names}; a measurement's link gives its set-up in "
+                "the calculator's keys (python -m calc --help lists them), so the row is not priced")
+    if not raw:
+        return "link: empty; a measurement's link gives its set-up (model=...&card=...&batch=...), so the row is not priced"
+    return ""
+
+
 def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Result]:
     """Each row's prediction from its own link (or under ``engine`` instead of the one it names). A link the
-    calculator refuses (:class:`calc.scenario.ScenarioError`, naming the field, its value and the accepted range)
-    gives no prediction, and that message as the result's ``reason``."""
+    calculator refuses (:class:`calc.scenario.ScenarioError`, naming the field, its value and the accepted range),
+    or one that is empty or names a key the link format does not know (:func:`link_not_read`), gives no
+    prediction, and that message as the result's ``reason``."""
     out = []
     for row in rows:
         link = row.link if engine is None else with_keys(row.link, engine=engine)
         try:
+            unread = link_not_read(link)
+            if unread:
+                out.append(Result(row, None, unread))
+                continue
             r = report(link)
         except ScenarioError as exc:
             out.append(Result(row, None, str(exc)))

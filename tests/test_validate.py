@@ -400,3 +400,25 @@ def test_a_users_throughput_row_whose_texts_describe_a_finite_run_is_priced_as_t
     assert "1 of 1 rows' links were completed from what their texts say" in out.getvalue()
     assert "as a finite run of requests sent at once with ShareGPT's reply lengths" in out.getvalue()
     assert "with vLLM V0's cap of 256 sequences" in out.getvalue()
+
+
+def test_a_users_row_whose_link_is_empty_or_names_an_unknown_key_is_refused_not_priced_as_the_defaults(tmp_path):
+    from calc.validate import Measurement, evaluate, link_not_read, priced_as
+    typo = "model=llama-3.1-8b&card=h100-sxm&weights=bf16&bacth=1&engine=vllm"
+    assert "unknown key 'bacth'" in link_not_read(typo)
+    assert "empty" in link_not_read("")
+    assert "unknown key 'this is not a link'" in link_not_read("this is not a link")
+    assert link_not_read("https://calc.example/cost?model=llama-3.1-8b&batch=1") == ""  # a whole URL reads
+    rows = [Measurement("t", "vllm", "step_ms", 7.5, typo, "vLLM v0.6.0"),  # a completion must not drop the typo
+            Measurement("e", "vllm", "step_ms", 7.5, "", "")]
+    assert priced_as(rows[0]) == (typo, None)
+    assert [(r.predicted, r.reason.split(";")[0]) for r in evaluate(rows)] == [
+        (None, "link: unknown key 'bacth'"), (None, "link: empty")]
+    path = tmp_path / "rows.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "engine", "metric", "measured", "link", "source", "notes"])
+        w.writerow(["t", "vllm", "step_ms", 7.5, typo, "internal", ""])
+    out = subprocess.run([sys.executable, "-m", "calc", "--validate", str(path)], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode == 1 and "id t: link: unknown key 'bacth'" in out.stdout
