@@ -626,7 +626,9 @@ def procurement_section(d: Decision) -> list[str]:
     if not d.fits:
         return []
     opts = tables.options_table(r)
-    rows = [(o.option + ("" if o.allowed else " (not allowed: the data may not go to an API)"),
+    why_not = (" (serves no request: beyond the model's trained context)" if beyond_trained_context(s)
+               else " (not allowed: the data may not go to an API)")
+    rows = [(o.option + ("" if o.allowed else why_not),
              None if o.usd_month is None else amount(o.usd_month),
              None if o.usd_per_mtok_out is None else usd(o.usd_per_mtok_out, 3),
              None if o.replicas is None or o.replicas != o.replicas else f"{int(o.replicas):,}",

@@ -21,12 +21,11 @@ def context_refusal(s: Scenario) -> str | None:
     (:func:`calc.traffic.trained_context`), the clause saying so (engines and APIs refuse a prompt plus output beyond
     ``max_position_embeddings`` unless the context is extended); None otherwise, and for a custom model, whose
     context is not known."""
-    limit = traffic.trained_context(s)
-    request = s.in_tok + s.out_tok
-    if limit is None or request <= limit:
+    if not traffic.request_beyond_context(s):
         return None
-    return (f"a request holds {request:,} tokens (in_tok + out_tok), beyond {catalogue.models()[s.model]['name']}'s "
-            f"trained context of {limit:,} tokens, which engines and APIs refuse")
+    return (f"a request holds {s.in_tok + s.out_tok:,} tokens (in_tok + out_tok), beyond "
+            f"{catalogue.models()[s.model]['name']}'s trained context of {traffic.trained_context(s):,} tokens, which "
+            "engines and APIs refuse")
 
 
 def beyond_trained_context(s: Scenario) -> str | None:

@@ -204,8 +204,11 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     replicas for the busiest hour and their duty, and the section-6 bills (``self_host_usd_month`` None when
     unpriced); with the key an owned option needs and the link lacks (``card_usd``, ``power_w``), or None."""
     residency = data_stays(s.why)
+    # A request longer than the model's trained context is served by no option: the bills are priced as if it were
+    # (the pages say so loudly), but none is the best.
+    beyond = traffic.request_beyond_context(s)
     if cap.max_batch == 0 or replicas is None:
-        return Options(*([None] * 13), best=None if residency else "api"), None
+        return Options(*([None] * 13), best=None if residency or beyond else "api"), None
     g, hours = s.gpus, s.hours
     rent_hr = model.rent_usd_hr(s)
     priced = s.usd_hr is not None
@@ -257,6 +260,6 @@ def options(s: Scenario, cap: traffic.Capacity, replicas: int | None, duty_traff
     allowed = IN_HOUSE if residency else OPTIONS
     candidates = [(bills[o], i, o) for i, o in enumerate(OPTIONS) if o in allowed and bills[o] is not None
                   and math.isfinite(bills[o])]
-    best = min(candidates)[2] if candidates else None
+    best = min(candidates)[2] if candidates and not beyond else None
     return Options(rent, own, capex, capital, power, bought, pay_rent, pay_api, hyb_n, hyb, share, hyb_own_n,
                    hyb_own, best), missing

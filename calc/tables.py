@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from . import catalogue, engines, memory, model, notes, procure, traffic, words
-from .decision import Decision
+from .decision import BEYOND_CONTEXT_WORD, Decision
 from .scenario import WEIGHT_FORMATS, Scenario, plain_checkpoint, weight_format_bits
 from .units import BILLION, MS_PER_S
 
@@ -329,7 +329,8 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
     price and a board power: :func:`own_usd_month`), ``api_usd_month``, ``api_cheapest_usd_month`` (where the
     catalogue has a cheaper row for the model: :func:`cheapest_api_usd_month`), ``cheaper`` ("self-host", "API",
     "API, cheapest row"; "buying" against the API where the card has no rent, so renting is not priced; "renting"
-    or "buying" where the data may not leave, ``why=residency``, which rules the API out), ``current`` (the
+    or "buying" where the data may not leave, ``why=residency``, which rules the API out; "beyond context" at every
+    volume where a request is longer than the model's trained context, which no way serves), ``current`` (the
     scenario's volume)."""
     s, cap = d.scenario, d.cap
     x = np.array(sorted(set(float(v) for v in volumes) | {float(s.req_day)}))
@@ -350,6 +351,8 @@ def volume_table(d: Decision, volumes: Iterable[float] = VOLUMES) -> pd.DataFram
     names = np.array(["renting" if own is not None or stays else "self-host", "buying", "API", CHEAPEST_API])
     best = np.argmin(bills, axis=0)  # ties go to the first: renting, buying, the link's row, the cheaper row
     cheaper = np.where(np.isinf(np.minimum(rented, bought)), "—", names[best])
+    if traffic.request_beyond_context(s):  # no way serves requests longer than the model's trained context
+        cheaper = np.full(len(x), BEYOND_CONTEXT_WORD)
     out = pd.DataFrame({
         "req_day": x,
         "replicas": c["replicas"].astype(int) if fits else pd.array([None] * len(x), dtype="Int64"),
@@ -461,7 +464,8 @@ def options_table(r: dict) -> pd.DataFrame:
     """Every way to serve the traffic side by side (SPEC section 9), from a report: ``option``, ``usd_month``,
     ``usd_per_mtok_out`` (the whole monthly bill over the month's output tokens), ``replicas``, ``capex_usd``,
     ``payback_months`` (against renting; against the API for the API row's comparison), ``best``, ``allowed``
-    (False where the data may not leave: ``why=residency`` rules the API out). None where an option is not priced.
+    (False where the data may not leave: ``why=residency`` rules the API out; False for every option where a request
+    is longer than the model's trained context, which none serves). None where an option is not priced.
     Where the catalogue has a cheaper API row for the model, it is a row of its own (:data:`CHEAPEST_API_KEY`), ticked
     cheapest where the answer rests on it (the report's ``recommendation`` "api-cheaper-row") or it bills less than
     the cheapest way priced against the link's row."""
@@ -482,7 +486,10 @@ def options_table(r: dict) -> pd.DataFrame:
     df = pd.DataFrame([{"option": names[o], "key": o, "usd_month": v, "replicas": n, "capex_usd": c,
                         "payback_months": p} for o, v, n, c, p in rows])
     df["usd_per_mtok_out"] = [None if v is None or not out_tok else v / out_tok * 1e6 for v in df["usd_month"]]
-    df["allowed"] = [not residency or o in procure.IN_HOUSE for o in df["key"]]
+    # Where a request is longer than the model's trained context, no option serves it (the report's best is None).
+    sc = r["scenario"]
+    beyond = traffic.beyond_context(sc["model"], sc["in_tok"] + sc["out_tok"])
+    df["allowed"] = [not beyond and (not residency or o in procure.IN_HOUSE) for o in df["key"]]
     best = r["best"]
     if r.get("cheaper_api") is not None and not residency and best is not None:
         # The cheaper row is the same API at another provider's prices: ticked wherever it bills less than the

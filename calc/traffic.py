@@ -438,6 +438,20 @@ def trained_context(s: Scenario) -> int | None:
     return preset.get("max_ctx") or None if preset else None
 
 
+def request_beyond_context(s: Scenario) -> bool:
+    """True where a request (``in_tok + out_tok``) is longer than the model preset's trained context
+    (:func:`trained_context`): no engine and no API serves it, however many cards. False for a custom model."""
+    return beyond_context(s.model, s.in_tok + s.out_tok)
+
+
+def beyond_context(model_id: str, request_tok: int) -> bool:
+    """True where ``request_tok`` tokens are more than model preset ``model_id``'s trained context (its
+    ``max_ctx``); False for a custom model or a preset without one. A report's ``scenario`` gives both."""
+    preset = catalogue.models().get(model_id)
+    limit = preset.get("max_ctx") if preset else None
+    return bool(limit) and request_tok > limit
+
+
 def run_lengths(s: Scenario) -> NDArray:
     """Output lengths (tokens, int64 array of ``run_prompts``) of a finite run's requests in submission order.
 

@@ -27,9 +27,10 @@ def per_mtok(x):
 c0.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
           help=f"The Decision page's bill, {words.money(d.self_host_usd_month)}: {words.count(d.replicas or 0, 'replica')} of {words.count(s.gpus, 'card')} for the busiest hour, "
                "rented for the month, plus the upkeep.")
-c1.metric("All-in per 1M output", words.price_short(whole),
+what_if = "ctx" not in s.follows_traffic and s.ctx != d.cap.n  # a what-if context: two contexts on this page
+c1.metric("All-in /1M, traffic" if what_if else "All-in per 1M output", words.price_short(whole),
           help="The whole self-hosting bill per 1M output tokens: the same bill over the month's output tokens (prompt time and idle capacity included).")
-c2.metric(f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
+c2.metric(f"Decode, ctx {s.ctx:,}" if what_if else f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),
           help=f"One replica's rent plus the upkeep per million output tokens at batch {r['batch']:,} and duty "
                f"{r['duty_used']:.0%}, counting the "
                "decode steps only (the prompts' processing is not in it): the cost surface below. The whole bill "
@@ -43,6 +44,10 @@ c4.metric("Replica rent a month", words.money_short(r["monthly_rent_usd"]),
           help=f"{words.count(s.gpus, 'card')} × {s.hours:g} h, busy or not; the upkeep, {words.money(s.upkeep)} a month, "
                "does not fall with volume.")
 
+if what_if and runs:
+    st.caption(f"Two contexts on this page: the bill and the all-in figure price the traffic's requests "
+               f"({d.cap.n:,} tokens each, as the Decision page does), the decode-only figures and the surface below "
+               f"the what-if context of {s.ctx:,} tokens, so the two do not rank as they would at one context.")
 if held_by_target and runs:
     st.caption(f"The latency target ({s.tpot_ms:g} ms per output token) holds the traffic to batch "
                f"{r['serving_batch']:,}: the bill at the top is priced there (the Decision page), while the decode-only "

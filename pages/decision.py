@@ -190,8 +190,11 @@ st.altair_chart(alt.layer(api_line, cheapest_line, sh_line, own_line, rule, rule
 # Cards on a baseboard are bought by the board: the dashed line steps by the board, not by the replica.
 lot = (f" in whole units of {s.buy_lot:,} cards (buy_lot: the card's baseboard), the spare ones idle"
        if s.buy_lot > 1 else "")
-if not d.fits:
-    st.caption("Only the API line is drawn: the model does not fit on the cards as set up.")
+if not d.fits and (refusal := notes.context_refusal(s)):
+    st.caption(f"Only the API line is drawn, priced as if it took such requests: {refusal}.")
+elif not d.fits:
+    st.caption("Only the API line is drawn: not one request of in_tok + out_tok tokens fits beside the weights on "
+               "the cards as set up.")
 elif not d.priced and "Buying the cards" in drawn:
     st.caption("No rent per card-hour is set for this card, so renting is not drawn (enter one in the sidebar, Money); "
                f"the dashed green line is the replicas bought{lot}, each card paid off over the service life plus "
@@ -265,7 +268,10 @@ ui.dataframe(opts[["option", "sensitive_to"]], pin="option", column_config={
 ticked = opts.loc[opts["best"]]  # the row ticked: the cheaper API row where it bills least
 best = next(iter(ticked["option"]), "none")
 # The marginal remark is about the options priced against the link's row, never about the ticked cheaper row.
-st.caption(f"Cheapest allowed option: **{best}**" + dm.ticked_best_text(d, next(iter(ticked["key"]), None))
+refusal = notes.context_refusal(s)  # requests longer than the model's context: no option serves them
+st.caption(f"Cheapest allowed option: **{best}**"
+           + (f": no option is allowed, since {refusal}; the bills above price requests no way can serve"
+              if refusal else dm.ticked_best_text(d, next(iter(ticked["key"]), None)))
            + f". Buying pays the cards and servers off over {s.years:g} years at "
            f"{s.wacc:.0%} a year, less a {s.residual:.0%} resale value, plus their power at the replicas' duty "
            f"(PUE {s.pue:g}, {s.usd_kwh:g} USD/kWh); "
@@ -275,7 +281,7 @@ st.caption(f"Cheapest allowed option: **{best}**" + dm.ticked_best_text(d, next(
               + "). " if s.profile else
               "a fleet plus the API needs the day's traffic (Traffic: profile), hour by hour. ")
            + ("The data may not go to an API provider (why=residency): the API and the mixed options are not allowed. "
-              if not opts["allowed"].all() else "")
+              if not opts["allowed"].all() and not refusal else "")
            + ("The verdict above is the cheapest of these." if r["recommendation"] in OTHER_WAYS
               else "The verdict above weighs the API against a fleet for the busiest hour rented all day; these "
               "totals sit beside it." if s.autoscale and s.profile else

@@ -4,7 +4,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calc import levers, tables, words
+from calc import levers, notes, tables, words
 from calc import memo as dm
 from pages import _ui as ui
 
@@ -13,7 +13,9 @@ ev = ui.evaluation()
 
 d = ev.decision
 own_bill = (f"{words.money(d.self_host_usd_month)} a month" if d.self_host_usd_month is not None
-            else "cannot be priced (nothing fits)" if not d.fits
+            else "cannot be priced (no request is served: beyond the model's trained context)"
+            if not d.fits and notes.context_refusal(s)
+            else "cannot be priced (not one request fits beside the weights)" if not d.fits
             else "cannot be priced (the card has no rent: enter one)")
 st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {own_bill} against "
             f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")

@@ -28,14 +28,19 @@ c2.metric("Decode (tok/s)", f"{r['tok_s']:,.0f}",
           help=f"All sequences together, decode steps only, at batch {r['batch']:,} and {s.ctx:,} tokens per sequence.")
 full = r["max_throughput_tok_s"]
 serving = r["serving_tok_s"] if ui.evaluation().decision.fits else None  # nothing fits: no speed
-c5.metric("Busy replica (tok/s)", "—" if serving is None else f"{serving:,.0f}",
+request_tokens = ui.evaluation().decision.cap.n
+what_if = "ctx" not in s.follows_traffic and s.ctx != request_tokens  # a what-if context: two contexts on this page
+c5.metric("Busy replica, traffic (tok/s)" if what_if else "Busy replica (tok/s)",
+          "—" if serving is None else f"{serving:,.0f}",
           help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "
                f"{s.out_tok:,} tokens each, not the context above), their prompts processed too, at the serving batch "
                f"({r['serving_batch']:,}): the figure that sizes the replicas and the bill on the Decision page.")
-request_tokens = ui.evaluation().decision.cap.n
 if serving is not None and full is not None and r["serving_batch"] < (r["throughput_batch"] or 0):
+    traffic_be = ui.evaluation().decision.break_even_batch
     why = ("the link's batch" if s.batch != "auto" else "the latency target" if s.tpot_ms is not None
-           else "batch=auto stops at the break-even batch, where a step stops being shared for free")
+           else "batch=auto stops at the break-even batch, where a step stops being shared for free"
+           + (f": {traffic_be:,.0f} at the requests' {request_tokens:,} tokens, where the figures beside it take "
+              f"the what-if {s.ctx:,}" if what_if and traffic_be is not None else ""))
     st.caption(f"The traffic is served at batch {r['serving_batch']:,} ({why}), so a busy replica delivers "
                f"{serving:,.0f} tok/s; at full load, {r['throughput_batch']:,} sequences at once, it would deliver "
                f"{full:,.0f}.")

@@ -1109,7 +1109,7 @@ def traffic(m, s) -> dict:
         # docs/method.md section 7: and what serving would take (a latency met by nothing that runs is no figure)
         out.update({k: None for k in ("serving_batch", "serving_tok_s", "serving_tpot_ms", "meets_tpot", "ttft_ms")})
         out.update({k: None for k in PROCUREMENT_KEYS})  # SPEC section 9: nothing of section 9 either
-        out["best"] = None if "residency" in str(s.get("why") or "") else "api"
+        out["best"] = None if "residency" in str(s.get("why") or "") or beyond_context(s) else "api"
         out["best_at_band_ends"], out["best_marginal"] = None, False
         return out
     replicas = max(1, math.ceil(u * s["peak"] - 1e-9))  # docs/method.md section 7
@@ -1211,8 +1211,15 @@ def procurement(s, s_req, replicas, duty, out) -> dict:
               else None)]
     residency = "residency" in str(s.get("why") or "")
     allowed = [(v, i, o) for i, (o, v) in enumerate(bills) if v is not None and (not residency or o in ("rent", "own"))]
-    res["best"] = min(allowed)[2] if allowed else None
+    res["best"] = min(allowed)[2] if allowed and not beyond_context(s) else None
     return res
+
+
+def beyond_context(s) -> bool:
+    """docs/method.md section 9 (Best): a request longer than the model preset's trained context (``max_ctx``) is
+    served by no option, so none is the best (a custom model has no known context)."""
+    preset = catalogue.models().get(s["model"])
+    return bool(preset and preset["max_ctx"]) and s["in_tok"] + s["out_tok"] > preset["max_ctx"]
 
 
 @functools.cache

@@ -16,7 +16,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from apptest import draw, open_app, texts
-from calc import evaluate, parse, report, traffic, words
+from calc import evaluate, parse, report, tables, traffic, words
 from calc import memo as dm
 from calc.memo import memo, verdict_sentence
 
@@ -350,6 +350,21 @@ def test_requests_beyond_the_models_trained_context_are_said_loudly_not_priced_q
     assert "No request can be served as set" in texts(at.error)
     assert "No request can be served as set" not in texts(at.caption)
     assert "served as set" not in memo(evaluate(parse("model=llama-3.1-8b&out_tok=2000")))
+    # No way serves such requests: none is the best, no option is allowed, the volume table ticks none, and the
+    # Decision page says why rather than "Cheapest allowed option: Call the API".
+    r = report(urlencode(link))
+    assert r["best"] is None and r["api_usd_month"] > 0
+    opts = tables.options_table(r)
+    assert not opts["allowed"].any() and not opts["best"].any()
+    assert "Call the API (serves no request: beyond the model's trained context)" in text
+    assert set(tables.volume_table(evaluate(parse(urlencode(link))).decision)["cheaper"]) == {"beyond context"}
+    captions = texts(at.caption)
+    assert "Cheapest allowed option: **none**: no option is allowed, since a request holds 201,000" in captions
+    # A model too long for the cards as well (Llama 3.1 70B, a million-token prompt): the chart says which.
+    far = open_app({"in_tok": "1000000"}, "pages/decision.py")
+    assert "Only the API line is drawn, priced as if it took such requests: a request holds 1,000,300" \
+        in texts(far.caption)
+    assert report("in_tok=1000000")["best"] is None
 
 
 def test_an_autoscaled_fleet_shows_its_bill_beside_the_busiest_hours():

@@ -296,7 +296,7 @@ def test_a_fleet_of_billions_of_replicas_is_priced_without_pricing_every_size():
     """The mixed fleet's bill is linear in the fleet size between the sizes that just serve one hour, so only those
     are priced: a scenario of billions of replicas (a 128-expert model prefilled a token at a time, a trillion
     requests a day) gives its answer instead of asking for tens of GiB to price every size."""
-    r = report("model=qwen3-30b-a3b&card=b200&max_batched_tokens=1&in_tok=100000&ctx=101000&req_day=1e12"
+    r = report("model=qwen3-30b-a3b&card=b200&max_batched_tokens=1&in_tok=40000&ctx=40660&req_day=1e12"
                "&profile=office")
     assert r["replicas"] > 1e9 and r["hybrid_replicas"] == 0 and r["best"] == "api"
 
