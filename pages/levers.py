@@ -23,8 +23,8 @@ table = ui.lever_table(s.to_query())
 st.info(levers.best_text(table), icon=":material/tune:")
 st.caption("Each row is the scenario with one lever applied and evaluated with the same formulas: the monthly "
            "self-hosting bill after it, what it saves against the scenario as set (negative: it costs more), the "
-           "verdict after it, the time per output token with the serving batch full (the Decision page's 'with the "
-           "batch full' figure; a lighter busiest hour steps faster), and what the lever costs in quality, "
+           "verdict after it, the time per output token at the serving batch, the most a replica is sized to hold (the "
+           "Decision page's 'at the serving batch' figure; a lighter busiest hour steps faster), and what the lever costs in quality, "
            "commitment or engineering. Ranked by saving; each row opens that scenario.")
 
 ui.details()  # the first draw of a session ends here
@@ -42,7 +42,7 @@ ui.dataframe(shown, pin="lever", column_config={
     "api_usd_month": NUM("API USD/month", format="%,.0f", width=105),
     "verdict": TEXT("Verdict after", width=95, help="Self-hosting against the link's API row, after the lever (a "
                     "cheaper row the catalogue lists is the Decision page's advice beside it)"),
-    "tpot_ms": NUM("TPOT, full (ms)", format="%.1f", width=95,
+    "tpot_ms": NUM("TPOT, serving (ms)", format="%.1f", width=95,
                    help="Time per output token at the serving batch, the most a replica is sized to hold (a light "
                         "traffic fills less of it at its busiest hour, and steps faster: the Decision page's Time per "
                         "output token says how much)"),
