@@ -246,7 +246,7 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
         month = row_month(row)
         if (max(builds) >= FIRST_GRAPH_BUILD) if builds else (month is not None and month >= FIRST_GRAPH_MONTH):
             keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
-    if base(engine) == "vllm" and "max_seqs" not in raw:
+    if base(engine) == "vllm" and "max_seqs" not in raw and row.metric == "max_throughput_tok_s":
         version = next((v for t in (row.version, row.source, row.notes) if t and (v := release_version(engine, t))),
                        None)
         if version is not None and version < VLLM_CARD_DEFAULTS_FROM:
