@@ -255,7 +255,10 @@ def _plan(parsed, args: argparse.Namespace) -> int:
         return 2
     formats = [f for f in formats if f not in refused] if formats else None
     rows = [asdict(r) for r in plan(parsed.scenario, formats)]
-    if not rows:
+    from .notes import context_refusal
+    if not rows and (refusal := context_refusal(parsed.scenario)):
+        print(f"note: no card serves these requests: {refusal}", file=sys.stderr)
+    elif not rows:
         print("note: no card preset fits this model and traffic with the formats and cards per replica tried "
               "(1, 2, 4, 8)", file=sys.stderr)
     if args.json:

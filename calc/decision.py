@@ -98,7 +98,11 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     than :data:`TIE_SHARE` less than the self-hosting the answer would rest on, while the row priced in the link
     leaves it at self-hosting or a tie (a verdict must not rest on a price nobody has to pay), unless the data may
     not leave (``why=residency``). A card without a rent (``verdict`` None) whose purchase prices buying is answered
-    the same way by ``best``. Else ``verdict``."""
+    the same way by ``best``. Else ``verdict``. Where a request is longer than the model's trained context, which no
+    way serves, :data:`BEYOND_CONTEXT_WORD` whatever the bills."""
+    if traffic.request_beyond_context(s):
+        return BEYOND_CONTEXT_WORD
+
     def cheaper_row_beats(host: float) -> bool:
         return (cheaper_bill is not None and not procure.data_stays(s.why)
                 and cheaper_bill < (1 - TIE_SHARE) * host)

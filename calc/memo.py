@@ -490,6 +490,9 @@ def verdict_sentence(d: Decision) -> str:
                                   f"costs {money(rent)} a month{crossed}).")
         if cheaper_api_wins(d):
             first = "At the API row priced in the link, " + first[0].lower() + first[1:]
+        if beyond_trained_context(s):  # the bills price requests nobody serves: said as such, not as advice
+            first = ("Priced as if they could be served, " + first[0].lower() + first[1:]).replace(
+                " is cheaper", " would be cheaper", 1)
         parts = [first, margin_sentence(d), rent_quote_sentence(d), band_sentence(d), volume_sentence(d)]
     parts.insert(0, residency_sentence(d))
     beyond = beyond_trained_context(s)

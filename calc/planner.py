@@ -19,6 +19,7 @@ from . import catalogue
 from .evaluate import evaluate
 from .notes import CONSUMER_PREFIX, checkpoint_label
 from .scenario import Scenario, parse, with_change
+from .traffic import request_beyond_context
 
 #: Cards per replica the planner tries (tensor parallel within one server).
 TP_SIZES = (1, 2, 4, 8)
@@ -62,7 +63,10 @@ def plan(s: Scenario, formats: Sequence[str] | None = None,
     for the scenario's model and traffic, ranked by :func:`rank_key` (those that meet the latency target and hold at
     the slow end of the capacity band first, then by ``best_usd_month``, then fewer cards). Set-ups that do not
     fit, that the engine refuses (a tensor-parallel size that does not divide the heads) or that neither rent
-    nor purchase price can be priced are left out."""
+    nor purchase price can be priced are left out; none where a request is longer than the model's trained context,
+    which no card serves (:func:`calc.traffic.request_beyond_context`)."""
+    if request_beyond_context(s):
+        return []
     base = s.to_params()
     rows = []
     for fmt in dict.fromkeys(formats or [s.weights]):

@@ -377,6 +377,8 @@ st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the s
            "the engine's widest, and Holds is unticked where at the slow end of that error the same replicas no longer "
            "carry the busiest hour: such a row ranks after every one that holds, however cheap. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats. The CSV gives the rented and the bought bill of each row.")
+if plan.empty and (refusal := notes.context_refusal(s)):
+    st.error(f"No card serves these requests: {refusal}.", icon=":material/block:")
 if consumer := planner.consumer_note(plan["card"]):
     st.caption(consumer)
 ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]).drop(columns=["query"]),
@@ -409,7 +411,10 @@ ui.download_csv(ut, "decision-cost-per-million", "Download this table (CSV)")
 # ---------------------------------------------------------------- capacity
 st.subheader("Capacity for the busiest hour")
 cap = d.cap
-if not d.fits:
+if not d.fits and (refusal := notes.context_refusal(s)):
+    st.error(f"Nothing can be served, so there is no capacity to size: {refusal}; no number of cards, format or "
+             "engine changes that (Levers: requests within the context).", icon=":material/block:")
+elif not d.fits:
     st.error("Nothing can be served, so there is no capacity to size: use fewer bits per weight, more cards "
              "(gpus) or a card with more memory.", icon=":material/block:")
 elif not cap.meets_tpot:

@@ -4,7 +4,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calc import engines
+from calc import engines, notes
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -98,7 +98,9 @@ if r["kv_cache_gib"] <= 0:
 elif len(short):
     st.error(f"Short by {-float(short.iloc[0]):,.2f} GiB per card: {r['batch']:,} sequence{'s' if r['batch'] != 1 else ''}"
              f" of {s.ctx:,} tokens {'needs' if r['batch'] == 1 else 'need'} more than the {mem.kv_cache_gib:,.2f} GiB of KV "
-             "cache the engine holds.")
+             "cache the engine holds."
+             + (f" More memory would not serve them: {beyond}." if (beyond := notes.ctx_beyond(s) or (
+                 "ctx" in s.follows_traffic and notes.context_refusal(s))) else ""))
 ui.download_csv(stack, "fit-memory")
 
 st.subheader("Sequences that fit, by weight precision and context")

@@ -365,6 +365,14 @@ def test_requests_beyond_the_models_trained_context_are_said_loudly_not_priced_q
     assert "Only the API line is drawn, priced as if it took such requests: a request holds 1,000,300" \
         in texts(far.caption)
     assert report("in_tok=1000000")["best"] is None
+    # The report's answer says so too, the memo prices the bills as what they are, and no card is planned for them.
+    assert r["recommendation"] == "beyond context" and r["verdict"] == "api"
+    assert "Priced as if they could be served, the API would be cheaper: at 1,000 requests a day" in \
+        memo(evaluate(parse("model=llama-3.1-8b&in_tok=200000&req_day=1000")))
+    from calc import planner
+    assert planner.plan(parse(urlencode(link)).scenario) == []
+    assert "No card serves these requests: a request holds 201,000 tokens" in texts(at.error)
+    assert "no number of cards, format or engine changes that" in texts(far.error)
 
 
 def test_an_autoscaled_fleet_shows_its_bill_beside_the_busiest_hours():
