@@ -42,8 +42,13 @@ if serving is not None and full is not None and r["serving_batch"] < (r["through
            + (f": {traffic_be:,.0f} at the requests' {request_tokens:,} tokens, where the figures beside it take "
               f"the what-if {s.ctx:,}" if what_if and traffic_be is not None else ""))
     st.caption(f"The traffic is served at batch {r['serving_batch']:,} ({why}), so a busy replica delivers "
-               f"{serving:,.0f} tok/s; at full load, {r['throughput_batch']:,} sequences at once, it would deliver "
-               f"{full:,.0f}.")
+               f"{serving:,.0f} tok/s; "
+               + (f"at full load, {r['throughput_batch']:,} sequences at once, it would deliver {full:,.0f}."
+                  if s.engine != "roofline" or full >= serving else
+                  f"the full-load figure, {full:,.0f} at {r['throughput_batch']:,} sequences at once, is the load "
+                  "model's (docs/method.md section 8), while under the roofline the traffic is served by section 6's "
+                  "textbook formula: the two are not on one scale (at the same batch the load model gives less), so "
+                  "the lower full-load figure is no slowdown."))
 elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
     st.caption(f"One busy replica on the traffic delivers more than the decode throughput here because the traffic's requests hold "
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "

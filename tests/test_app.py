@@ -410,6 +410,17 @@ def test_the_speed_page_serves_the_traffic_at_the_batch_the_decision_sizes_repli
     assert f"at full load, 4 sequences at once, it would deliver {r['max_throughput_tok_s']:,.0f}" in texts(at.caption)
 
 
+def test_under_the_roofline_a_lower_full_load_figure_is_not_called_what_full_load_would_deliver():
+    """Under engine=roofline the traffic is served by section 6's formula and the full-load figure is the load
+    model's, which gives less at the same batch: the Speed page does not say full load 'would deliver' less."""
+    link = {"model": "llama-3.1-405b", "card": "h100-sxm", "gpus": "8", "weights": "fp8", "kv": "fp8",
+            "engine": "roofline"}
+    at = open_app(link, "pages/speed.py")
+    said = texts(at.caption)
+    assert not at.exception and "it would deliver" not in said
+    assert "the two are not on one scale (at the same batch the load model gives less)" in said
+
+
 def test_an_unreachable_latency_target_is_said_on_the_speed_page_as_on_the_decision_page():
     """tpot_ms below one stream's step: the Speed page says the target cannot be met, in the Decision page's words."""
     at = open_app({"tpot_ms": "1"}, "pages/speed.py")
