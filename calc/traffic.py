@@ -434,7 +434,13 @@ PHI = (math.sqrt(5.0) - 1.0) / 2.0
 def trained_context(s: Scenario) -> int | None:
     """The model preset's trained context in tokens (``max_position_embeddings`` of its config), or None for a
     custom model or a preset without one: the longest request (``in_tok + out_tok``) engines and APIs accept."""
-    preset = catalogue.models().get(s.model)
+    return model_context(s.model)
+
+
+def model_context(model_id: str) -> int | None:
+    """Model preset ``model_id``'s trained context in tokens (its ``max_ctx``), None for a custom model or a preset
+    without one."""
+    preset = catalogue.models().get(model_id)
     return preset.get("max_ctx") or None if preset else None
 
 
@@ -447,9 +453,8 @@ def request_beyond_context(s: Scenario) -> bool:
 def beyond_context(model_id: str, request_tok: int) -> bool:
     """True where ``request_tok`` tokens are more than model preset ``model_id``'s trained context (its
     ``max_ctx``); False for a custom model or a preset without one. A report's ``scenario`` gives both."""
-    preset = catalogue.models().get(model_id)
-    limit = preset.get("max_ctx") if preset else None
-    return bool(limit) and request_tok > limit
+    limit = model_context(model_id)
+    return limit is not None and request_tok > limit
 
 
 def run_lengths(s: Scenario) -> NDArray:
