@@ -516,13 +516,19 @@ def checkpoint_label(s: Scenario) -> str:
 WHAT_IF = "what-if"
 
 
+def ctx_what_if(s: Scenario) -> bool:
+    """True where the link fixes ``ctx`` to a number other than a request's tokens (``in_tok + out_tok``) instead of
+    following the traffic (SPEC section 10): the Fit, Speed and Cost figures then use another context than the bill."""
+    return "ctx" not in s.follows_traffic and s.ctx != max(1, s.in_tok + s.out_tok)
+
+
 def what_if(s: Scenario, implied_duty: float | None) -> list[str]:
     """Notes for a link that fixes ``ctx`` or ``duty`` to a number instead of following the traffic (SPEC section
     10): what the figures use, and the traffic's own figure beside it. ``implied_duty``: the traffic's implied
     duty per replica (None where nothing fits)."""
     out = []
     n = max(1, s.in_tok + s.out_tok)
-    if "ctx" not in s.follows_traffic and s.ctx != n:
+    if ctx_what_if(s):
         out.append(f"{WHAT_IF} context: the Fit, Speed and Cost figures use {s.ctx:,} token{'s' if s.ctx != 1 else ''} per sequence "
                    f"(ctx={s.ctx}); a request of the traffic holds {n:,} (prompt + output), which sizes the "
                    "replicas and the bill on the Decision page; ctx=auto follows the traffic")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -269,11 +270,14 @@ def link_not_read(link: str) -> str:
     Raises:
         ScenarioError: the link is longer than a link may be (:func:`calc.scenario.split_link`)."""
     raw, warnings = split_link(link)
-    unknown = [w.split("'")[1] for w in warnings if w.startswith("unknown key '")]
-    if unknown:
-        names = ", ".join(f"'{k}'" for k in unknown)
-        return (f"link: unknown key{'s' if len(unknown) > 1 else ''} {names}; a measurement's link gives its set-up in "
-                "the calculator's keys (python -m calc --help lists them), so the row is not priced")
+    # split_link names a few unknown keys one warning each ("unknown key 'bacth' ignored") and many in one
+    # ("unknown keys ignored (12): 'a', 'b', ... and 7 more"): either way the row is refused.
+    named = [w.removeprefix("unknown key ").removesuffix(" ignored") for w in warnings if w.startswith("unknown key ")]
+    many = [w.replace(" ignored", "", 1) for w in warnings if w.startswith("unknown keys ignored")]
+    if named or many:
+        said = "; ".join(many) if many else f"unknown key{'s' if len(named) > 1 else ''} {', '.join(named)}"
+        return (f"link: {said}; a measurement's link gives its set-up in the calculator's keys (python -m calc "
+                "--help lists them), so the row is not priced")
     if not raw:
         return "link: empty; a measurement's link gives its set-up (model=...&card=...&batch=...), so the row is not priced"
     return ""
@@ -467,7 +471,8 @@ def main(path=None, as_linked: bool = False) -> int:
             link, family = priced_as(r)
             if family:
                 moved[r.id] = family
-            added = {k: v for k, v in split_link(link)[0].items() if k != "engine" and split_link(r.link)[0].get(k) != v}
+            as_linked_raw = split_link(r.link)[0]
+            added = {k: v for k, v in split_link(link)[0].items() if k != "engine" and as_linked_raw.get(k) != v}
             if added:
                 completed[r.id] = completion_labels(added)
             # grouped under the profile that priced it, so a table never quotes an older release as the current one
@@ -504,18 +509,13 @@ def main(path=None, as_linked: bool = False) -> int:
             print(f"  id {r.row.id or '(none)'}: {r.reason}")
         print()
     if moved:
-        counts: dict[str, int] = {}
-        for f in moved.values():
-            counts[f] = counts.get(f, 0) + 1
+        counts = Counter(moved.values())
         print(f"{len(moved)} of {len(rows)} rows name an older release or another backend than their link's plain "
               "engine id, and were predicted by that family's profile (the link column shows it; --as-linked "
               "predicts every link as written): " + ", ".join(f"{n} as {f}" for f, n in counts.items()))
         print()
     if completed:
-        labels: dict[str, int] = {}
-        for ls in completed.values():
-            for label in ls:
-                labels[label] = labels.get(label, 0) + 1
+        labels = Counter(label for ls in completed.values() for label in ls)
         print(f"{len(completed)} of {len(rows)} rows' links were completed from what their texts say (the link column "
               "shows it; --as-linked predicts every link as written): "
               + ", ".join(f"{n} {label}" for label, n in labels.items()))

@@ -4,7 +4,7 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
-from calc import tables, words
+from calc import notes, tables, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -27,7 +27,7 @@ def per_mtok(x):
 c0.metric("Self-hosting per month", words.money_short(d.self_host_usd_month),
           help=f"The Decision page's bill, {words.money(d.self_host_usd_month)}: {words.count(d.replicas or 0, 'replica')} of {words.count(s.gpus, 'card')} for the busiest hour, "
                "rented for the month, plus the upkeep.")
-what_if = "ctx" not in s.follows_traffic and s.ctx != d.cap.n  # a what-if context: two contexts on this page
+what_if = notes.ctx_what_if(s)  # a what-if context: two contexts on this page
 c1.metric("All-in /1M, traffic" if what_if else "All-in per 1M output", words.price_short(whole),
           help="The whole self-hosting bill per 1M output tokens: the same bill over the month's output tokens (prompt time and idle capacity included).")
 c2.metric(f"Decode, ctx {s.ctx:,}" if what_if else f"Decode only, batch {r['batch']:,}", per_mtok(r["usd_per_mtok"]),

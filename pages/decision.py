@@ -13,6 +13,8 @@ from pages import _ui as ui
 s, r = ui.page()
 ev = ui.evaluation()
 d = ev.decision
+# Requests longer than the model's trained context: no option serves them, which several sections below say.
+refusal = notes.context_refusal(s)
 
 
 sentence = dm.verdict_sentence(d)
@@ -190,7 +192,7 @@ st.altair_chart(alt.layer(api_line, cheapest_line, sh_line, own_line, rule, rule
 # Cards on a baseboard are bought by the board: the dashed line steps by the board, not by the replica.
 lot = (f" in whole units of {s.buy_lot:,} cards (buy_lot: the card's baseboard), the spare ones idle"
        if s.buy_lot > 1 else "")
-if not d.fits and (refusal := notes.context_refusal(s)):
+if not d.fits and refusal:
     st.caption(f"Only the API line is drawn, priced as if it took such requests: {refusal}.")
 elif not d.fits:
     st.caption("Only the API line is drawn: not one request of in_tok + out_tok tokens fits beside the weights on "
@@ -268,7 +270,6 @@ ui.dataframe(opts[["option", "sensitive_to"]], pin="option", column_config={
 ticked = opts.loc[opts["best"]]  # the row ticked: the cheaper API row where it bills least
 best = next(iter(ticked["option"]), "none")
 # The marginal remark is about the options priced against the link's row, never about the ticked cheaper row.
-refusal = notes.context_refusal(s)  # requests longer than the model's context: no option serves them
 st.caption(f"Cheapest allowed option: **{best}**"
            + (f": no option is allowed, since {refusal}; the bills above price requests no way can serve"
               if refusal else dm.ticked_best_text(d, next(iter(ticked["key"]), None)))
@@ -377,7 +378,7 @@ st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the s
            "the engine's widest, and Holds is unticked where at the slow end of that error the same replicas no longer "
            "carry the busiest hour: such a row ranks after every one that holds, however cheap. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats. The CSV gives the rented and the bought bill of each row.")
-if plan.empty and (refusal := notes.context_refusal(s)):
+if plan.empty and refusal:
     st.error(f"No card serves these requests: {refusal}.", icon=":material/block:")
 if consumer := planner.consumer_note(plan["card"]):
     st.caption(consumer)
@@ -411,7 +412,7 @@ ui.download_csv(ut, "decision-cost-per-million", "Download this table (CSV)")
 # ---------------------------------------------------------------- capacity
 st.subheader("Capacity for the busiest hour")
 cap = d.cap
-if not d.fits and (refusal := notes.context_refusal(s)):
+if not d.fits and refusal:
     st.error(f"Nothing can be served, so there is no capacity to size: {refusal}; no number of cards, format or "
              "engine changes that (Levers: requests within the context).", icon=":material/block:")
 elif not d.fits:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from calc import memo as dm
-from calc import parse, tables, with_change, words
+from calc import notes, parse, tables, with_change, words
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -29,7 +29,7 @@ c2.metric("Decode (tok/s)", f"{r['tok_s']:,.0f}",
 full = r["max_throughput_tok_s"]
 serving = r["serving_tok_s"] if ui.evaluation().decision.fits else None  # nothing fits: no speed
 request_tokens = ui.evaluation().decision.cap.n
-what_if = "ctx" not in s.follows_traffic and s.ctx != request_tokens  # a what-if context: two contexts on this page
+what_if = notes.ctx_what_if(s)  # a what-if context: two contexts on this page
 c5.metric("Busy replica, traffic (tok/s)" if what_if else "Busy replica (tok/s)",
           "—" if serving is None else f"{serving:,.0f}",
           help=f"Output tokens a second one busy replica delivers on the traffic's requests ({s.in_tok:,} + "

@@ -409,6 +409,9 @@ def test_a_users_row_whose_link_is_empty_or_names_an_unknown_key_is_refused_not_
     assert "unknown key 'bacth'" in link_not_read(typo)
     assert "empty" in link_not_read("")
     assert "unknown key 'this is not a link'" in link_not_read("this is not a link")
+    # Many unknown keys are one warning of split_link's ("unknown keys ignored (6): ..."): refused all the same.
+    assert link_not_read("model=llama-3.1-8b&batch=1&" + "&".join(f"x{i}=1" for i in range(6))).startswith(
+        "link: unknown keys (6): 'x0', 'x1'")
     assert link_not_read("https://calc.example/cost?model=llama-3.1-8b&batch=1") == ""  # a whole URL reads
     rows = [Measurement("t", "vllm", "step_ms", 7.5, typo, "vLLM v0.6.0"),  # a completion must not drop the typo
             Measurement("e", "vllm", "step_ms", 7.5, "", "")]
