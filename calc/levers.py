@@ -329,7 +329,8 @@ def best_text(table: pd.DataFrame) -> str:
 
 def format_table(ev: Evaluation) -> pd.DataFrame:
     """Every weight format of the catalogue the engine loads, applied to the scenario of ``ev``: ``format``, ``bits`` (stored bits per
-    weight), ``weights_gib``, ``max_batch`` (sequences that fit at ``ctx``), ``self_host_usd_month`` and
+    weight), ``weights_gib``, ``max_batch`` (sequences that fit at a request of the traffic, ``in_tok + out_tok``
+    tokens: the context the bill is sized at, whatever a what-if ``ctx``), ``self_host_usd_month`` and
     ``verdict`` for the traffic, and the published ``quality`` cost against 16-bit, the model it was measured on
     (``quality_model``: often not the scenario's), the figure alone (``quality_delta``) and what it measures
     (``quality_metric``), ``quality_source`` and the
@@ -347,7 +348,8 @@ def format_table(ev: Evaluation) -> pd.DataFrame:
         published = catalogue.quality().get(fmt, [])
         q = published[0] if published else None
         rows.append({"format": fmt, "bits": bits, "weights_gib": after.flat["weights_gib"],
-                     "max_batch": after.flat["max_batch"],
+                     # At a request of the traffic, as the bill beside it (a what-if ctx moves neither).
+                     "max_batch": after.capacity.max_batch,
                      "self_host_usd_month": after.decision.self_host_usd_month,
                      "verdict": verdict_word(after.decision),
                      "quality": None if q is None else q["summary"],

@@ -40,7 +40,7 @@ from .engines import (
     release_version,
 )
 from .evaluate import report
-from .scenario import ScenarioError, split_link
+from .scenario import UNKNOWN_NAMED, ScenarioError, split_link, split_link_keys, unknown_note
 from .words import number_text
 
 COLUMNS = ("id", "engine", "metric", "measured", "link", "source", "notes", "version")
@@ -269,15 +269,13 @@ def link_not_read(link: str) -> str:
 
     Raises:
         ScenarioError: the link is longer than a link may be (:func:`calc.scenario.split_link`)."""
-    raw, warnings = split_link(link)
-    # split_link names a few unknown keys one warning each ("unknown key 'bacth' ignored") and many in one
-    # ("unknown keys ignored (12): 'a', 'b', ... and 7 more"): either way the row is refused.
-    named = [w.removeprefix("unknown key ").removesuffix(" ignored") for w in warnings if w.startswith("unknown key ")]
-    many = [w.replace(" ignored", "", 1) for w in warnings if w.startswith("unknown keys ignored")]
-    if named or many:
-        said = "; ".join(many) if many else f"unknown key{'s' if len(named) > 1 else ''} {', '.join(named)}"
-        return (f"link: {said}; a measurement's link gives its set-up in the calculator's keys (python -m calc "
-                "--help lists them), so the row is not priced")
+    raw, _, unknown = split_link_keys(link)
+    if unknown:
+        shown = ", ".join(unknown_note(k) for k in unknown[:UNKNOWN_NAMED])
+        more = f" and {len(unknown) - UNKNOWN_NAMED:,} more" if len(unknown) > UNKNOWN_NAMED else ""
+        said = f"unknown keys ({len(unknown):,}): {shown}{more}" if len(unknown) > 1 else f"unknown key {shown}"
+        return (f"link: {said}; a measurement's link gives its "
+                "set-up in the calculator's keys (python -m calc --help lists them), so the row is not priced")
     if not raw:
         return "link: empty; a measurement's link gives its set-up (model=...&card=...&batch=...), so the row is not priced"
     return ""

@@ -12,13 +12,16 @@ s, r = ui.page()
 ev = ui.evaluation()
 
 d = ev.decision
-own_bill = (f"{words.money(d.self_host_usd_month)} a month" if d.self_host_usd_month is not None
-            else "cannot be priced (no request is served: beyond the model's trained context)"
-            if not d.fits and notes.context_refusal(s)
-            else "cannot be priced (not one request fits beside the weights)" if not d.fits
-            else "cannot be priced (the card has no rent: enter one)")
-st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {own_bill} against "
-            f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")
+refusal = notes.context_refusal(s)
+if refusal:  # priced as if served on the Decision page, but no bill serves them: said as the "As set" row does
+    st.markdown(f"**As set: {dm.headline(d)}.** No bill serves these requests: {refusal}. The Decision page "
+                "prices them as if they could be served; the levers below say what would let them be.")
+else:
+    own_bill = (f"{words.money(d.self_host_usd_month)} a month" if d.self_host_usd_month is not None
+                else "cannot be priced (not one request fits beside the weights)" if not d.fits
+                else "cannot be priced (the card has no rent: enter one)")
+    st.markdown(f"**As set: {dm.headline(d)}.** Self-hosting {own_bill} against "
+                f"{words.money(d.api_usd_month)} at the API (the Decision page's verdict and bills).")
 table = ui.lever_table(s.to_query())
 st.info(levers.best_text(table), icon=":material/tune:")
 st.caption("Each row is the scenario with one lever applied and evaluated with the same formulas: the monthly "
@@ -55,9 +58,11 @@ st.markdown("**What each lever changes, and its price**\n\n" + "\n".join(
 ui.download_csv(table, "levers")
 
 st.subheader("Weight formats: memory and money against published quality")
+traffic_tokens = ev.capacity.n  # a request's tokens held in cache (calc.traffic.request_context)
 st.caption(f"Every weight format of the catalogue that {words.ENGINE_NAMES[s.engine]} loads, on this scenario: the memory its "
            "weights take, the sequences that "
-           "fit at the context set, the self-hosting bill for the traffic, and the quality cost published for it "
+           f"fit at a request of the traffic ({traffic_tokens:,} tokens, prompt + output, the context the bill is "
+           "sized at), the self-hosting bill for the traffic, and the quality cost published for it "
            "(against 16-bit, on the model named; a dash: nothing published).")
 formats = ui.format_table(s.to_query())
 ui.dataframe(formats, pin="format", column_config={

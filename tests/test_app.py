@@ -576,3 +576,18 @@ def test_the_throughput_caption_speaks_of_a_break_even_batch_only_where_there_is
 def test_the_validation_page_does_not_point_to_itself_and_the_others_do():
     assert "(Validation page: every row.)" not in texts(open_app({}, "pages/validation.py").caption)
     assert "(Validation page: every row.)" in texts(open_app({}, "pages/fit.py").caption)
+
+
+def test_the_levers_page_says_no_bill_serves_requests_beyond_the_trained_context():
+    """Its first line gave the bill as priced for 200,300-token requests while the table's "As set" row showed none:
+    both now say that no bill serves them. The weight formats' "sequences that fit" are at a request of the traffic,
+    as the bills beside them, not at a what-if ctx."""
+    at = open_app({"model": "llama-3.1-8b", "in_tok": "200000", "out_tok": "300"}, "pages/levers.py")
+    assert not at.exception
+    said = texts(at.markdown)
+    assert "No bill serves these requests: a request holds 200,300 tokens" in said
+    assert "Self-hosting" not in said.split("No bill serves")[0]
+    what_if = open_app({"model": "llama-3.1-8b", "ctx": "65536", "in_tok": "1000", "out_tok": "300"},
+                       "pages/levers.py")
+    assert not what_if.exception
+    assert "fit at a request of the traffic (1,300 tokens" in texts(what_if.caption)

@@ -295,3 +295,15 @@ def test_a_weights_lever_on_an_moe_checkpoint_says_its_experts_change_too():
     assert found["Weights in fp8"] == "weights bf16 (16 bits) → fp8 (8 bits) and routed experts mxfp4 → fp8"
     dense = {lv.name: lv.what for lv in levers.levers(evaluate(parse("")))}
     assert dense["Weights in fp8"] == "weights int4-g128 (4.25 bits) → fp8 (8 bits)"
+
+
+def test_the_format_tables_sequences_that_fit_follow_the_traffic_as_its_bills_do():
+    """Under a what-if ctx the bills follow the traffic's requests (SPEC section 10): the sequences that fit beside
+    them are counted at a request's tokens too, not at the what-if context (which gave 3 beside a bill sized
+    for a serving batch of 321)."""
+    link = "model=llama-3.1-8b&card=h100-sxm&ctx=131072&in_tok=1000&out_tok=300"
+    ev = evaluate(parse(link))
+    table = levers.format_table(ev).set_index("format")
+    own = evaluate(parse(f"{link}&weights=bf16"))
+    assert table.loc["bf16", "max_batch"] == own.capacity.max_batch
+    assert own.capacity.max_batch > 10 * own.flat["max_batch"]  # the what-if context holds far fewer

@@ -194,6 +194,21 @@ def test_many_unknown_keys_are_one_note_and_a_few_are_named_each():
     few = parse("colour=blue&x=1&colour=red")
     assert [w for w in few.warnings if w.startswith("unknown key")] == ["unknown key 'colour' ignored",
                                                                         "unknown key 'x' ignored"]
+    # A misspelt key is named with the key it most likely meant.
+    assert "unknown key 'bacth' (did you mean 'batch'?) ignored" in parse("bacth=4").warnings
+    assert "unknown key 'GPU' (did you mean 'gpus'?) ignored" in parse("GPU=2").warnings
+
+
+def test_a_format_the_engine_cannot_load_is_refused_with_the_formats_it_can():
+    """The range a refused weight format's message gives is the engine's, not the whole key's: it does not list the
+    refused format among those accepted."""
+    (err,) = parse("engine=llamacpp&weights=fp8").errors
+    assert err.key == "weights" and "with them, weights takes one of" in err.message
+    taken = err.message.split("with them, weights takes ")[1]
+    assert "q4_k_m" in taken and "fp8" not in taken.replace("q8_0", "")
+    (err,) = parse("engine=trtllm&weights=q4_k_m").errors
+    taken = err.message.split("with them, weights takes ")[1]
+    assert "fp8" in taken and "q4_k_m" not in taken
 
 
 def test_a_custom_card_says_which_figures_it_borrowed():

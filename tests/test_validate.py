@@ -406,10 +406,10 @@ def test_a_users_throughput_row_whose_texts_describe_a_finite_run_is_priced_as_t
 def test_a_users_row_whose_link_is_empty_or_names_an_unknown_key_is_refused_not_priced_as_the_defaults(tmp_path):
     from calc.validate import Measurement, evaluate, link_not_read, priced_as
     typo = "model=llama-3.1-8b&card=h100-sxm&weights=bf16&bacth=1&engine=vllm"
-    assert "unknown key 'bacth'" in link_not_read(typo)
+    assert "unknown key 'bacth' (did you mean 'batch'?)" in link_not_read(typo)
     assert "empty" in link_not_read("")
     assert "unknown key 'this is not a link'" in link_not_read("this is not a link")
-    # Many unknown keys are one warning of split_link's ("unknown keys ignored (6): ..."): refused all the same.
+    # Many unknown keys are counted, the first five named: refused all the same.
     assert link_not_read("model=llama-3.1-8b&batch=1&" + "&".join(f"x{i}=1" for i in range(6))).startswith(
         "link: unknown keys (6): 'x0', 'x1'")
     assert link_not_read("https://calc.example/cost?model=llama-3.1-8b&batch=1") == ""  # a whole URL reads
@@ -417,7 +417,7 @@ def test_a_users_row_whose_link_is_empty_or_names_an_unknown_key_is_refused_not_
             Measurement("e", "vllm", "step_ms", 7.5, "", "")]
     assert priced_as(rows[0]) == (typo, None)
     assert [(r.predicted, r.reason.split(";")[0]) for r in evaluate(rows)] == [
-        (None, "link: unknown key 'bacth'"), (None, "link: empty")]
+        (None, "link: unknown key 'bacth' (did you mean 'batch'?)"), (None, "link: empty")]
     path = tmp_path / "rows.csv"
     with path.open("w", newline="") as f:
         w = csv.writer(f)

@@ -52,7 +52,18 @@ from .keys import (
     packed_weights,
     weight_format_bits,
 )
-from .link import LINK, LINK_ACCEPTED, MAX_LINK_CHARS, MAX_LINK_FIELDS, link_too_long, split_link
+from .link import (
+    LINK,
+    LINK_ACCEPTED,
+    MAX_LINK_CHARS,
+    MAX_LINK_FIELDS,
+    UNKNOWN_NAMED,
+    link_too_long,
+    near_key,
+    split_link,
+    split_link_keys,
+    unknown_note,
+)
 from .resolve import GGUF_NOTE, PROFILE_PEAK_NOTE, load, parse, preset_figures
 
 __all__ = [
@@ -82,6 +93,7 @@ __all__ = [
     "REASON_IDS",
     "SOURCES",
     "UNKNOWN",
+    "UNKNOWN_NAMED",
     "WEIGHT_FORMATS",
     "FieldError",
     "Key",
@@ -94,6 +106,7 @@ __all__ = [
     "link_text",
     "link_too_long",
     "load",
+    "near_key",
     "packed_weights",
     "parse",
     "plain_checkpoint",
@@ -102,6 +115,8 @@ __all__ = [
     "set_aside_by_change",
     "slider_stops",
     "split_link",
+    "split_link_keys",
+    "unknown_note",
     "weight_format_bits",
     "weights_refusal",
     "with_change",

@@ -39,9 +39,11 @@ class Conflict(Exception):
     ``name`` is the key the error names (docs/method.md sections 2-5); ``rule`` the broken rule of
     :data:`calc.rules.RULES`, where it is one (its reason quotes figures that change as keys are dropped)."""
 
-    def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None, rule: object = None):
+    def __init__(self, keys: tuple[str, ...], reason: str, name: str | None = None, rule: object = None,
+                 accepted: str | None = None):
         super().__init__(reason)
         self.keys, self.reason, self.name, self.rule = keys, reason, name, rule
+        self.accepted = accepted  # what the named key takes beside the other inputs, where narrower than its range
 
 
 class Resolving(Protocol):
@@ -345,6 +347,13 @@ def weights_refusal(engine: str, weights: str) -> str | None:
     kind from the catalogue), or None when it can."""
     fmt = catalogue.weight_formats().get(weights)
     return format_rule(engine, weights, fmt and fmt.get("kind"))
+
+
+def formats_loaded(engine: str) -> str:
+    """The weight formats ``engine`` loads, in the words of a key's accepted range ("one of ..., or bits per
+    weight from 1 to 32"): the catalogue's formats less those :func:`weights_refusal` refuses."""
+    names = [f for f in catalogue.weight_formats() if weights_refusal(engine, f) is None]
+    return "one of " + ", ".join(names) + ", or bits per weight from 1 to 32"
 
 
 @unless_given("weights")

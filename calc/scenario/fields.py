@@ -247,6 +247,7 @@ class FieldError:
     accepted: str
     reason: str = ""
     rule: bool = False
+    here: bool = False  # ``accepted`` is what the key takes beside the other inputs, not its whole range
 
     @property
     def message(self) -> str:
@@ -254,6 +255,8 @@ class FieldError:
         shown = repr(self.value)  # quoted, with control characters escaped
         if len(shown) > 80:  # escapes can make a bounded value long again
             shown = shown[:79] + "…"
+        if self.rule and self.here:  # the range the other inputs leave, which the value is not in
+            return f"{self.key}={shown} is not accepted beside the other inputs{why}: with them, {self.key} takes {self.accepted}."
         if self.rule:  # the value is in range on its own: say so, not only the range it already meets
             return (f"{self.key}={shown} is not accepted beside the other inputs{why}; on its own, {self.key} "
                     f"takes {self.accepted}.")

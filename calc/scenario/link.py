@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -31,15 +32,40 @@ def link_too_long(fields: int, chars: int) -> FieldError | None:
 UNKNOWN_NAMED = 5
 
 
+def near_key(key: str) -> str | None:
+    """The link key a misspelt ``key`` most likely meant (``bacth`` -> ``batch``), or None where none is close
+    (difflib's ratio of at least 0.75, case ignored)."""
+    near = difflib.get_close_matches(key.strip().lower(), list(KEYS), n=1, cutoff=0.75)
+    return near[0] if near else None
+
+
+def unknown_note(key: str) -> str:
+    """``'bacth' (did you mean 'batch'?)``: an unknown key as the warnings name it, with the key it most likely
+    meant (:func:`near_key`) where one is close."""
+    near = near_key(key)
+    return repr(key) + (f" (did you mean {near!r}?)" if near else "")
+
+
 def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
     """Split a whole URL, a query string or a mapping into {key: value} and warnings.
 
     Repeated keys keep their last value (with a warning); unknown keys are dropped and named in the
-    warnings; a URL fragment is ignored.
+    warnings, each with the key it most likely meant (:func:`near_key`); a URL fragment is ignored.
 
     Raises:
         ScenarioError: the query string has more than :data:`MAX_LINK_FIELDS` fields or
             :data:`MAX_LINK_CHARS` characters (its one error's key is ``"link"``).
+    """
+    raw, warnings, _ = split_link_keys(link)
+    return raw, warnings
+
+
+def split_link_keys(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], list[str], list[str]]:
+    """:func:`split_link`'s ``(raw, warnings)`` and the unknown keys it dropped, in the order given (each cut to 40
+    characters).
+
+    Raises:
+        ScenarioError: as :func:`split_link`.
     """
     warnings: list[str] = []
     pairs: list[tuple[str, Any]]
@@ -82,7 +108,7 @@ def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], li
             raw[key] = value
     # A few unknown keys are named one by one; many in one line (a link of 45 stray keys is one note, not 45).
     if len(unknown) <= UNKNOWN_NAMED:
-        warnings[:0] = [f"unknown key {k!r} ignored" for k in unknown]
+        warnings[:0] = [f"unknown key {unknown_note(k)} ignored" for k in unknown]
     else:
         named = ", ".join(repr(k) for k in unknown[:UNKNOWN_NAMED])
         warnings.insert(0, f"unknown keys ignored ({len(unknown):,}): {named} and {len(unknown) - UNKNOWN_NAMED:,} more")
@@ -95,6 +121,6 @@ def split_link(link: str | Mapping[str, Any] | None) -> tuple[dict[str, Any], li
         elif KEYS[k].empty == UNKNOWN:  # a figure a preset may lack: empty takes the preset's, said as much
             warnings.append(f"key {k!r} is empty: the card preset's figure is used (none where the preset has none)")
         del raw[k]
-    return raw, warnings
+    return raw, warnings, unknown
 
 

@@ -24,7 +24,7 @@ from ..engines import (
     tp_rule,
 )
 from ..engines import profile as engine_profile
-from .derive import AUTO, CUSTOM_LINK_GBS, Conflict, card_peak, weights_refusal
+from .derive import AUTO, CUSTOM_LINK_GBS, Conflict, card_peak, formats_loaded, weights_refusal
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .keys import (
     CARD_FIGURES,
@@ -172,12 +172,13 @@ def _engine_rule(r: _Resolving) -> None:
         raise Conflict(("engine",), rule)
     rule = weights_refusal(r.get("engine"), r.get("weights"))
     if rule:
-        raise Conflict(("weights",), rule)
+        raise Conflict(("weights",), rule, accepted=formats_loaded(r.get("engine")))
     # A part of the checkpoint the link puts in its own format must load too (a preset's parts load by design).
     for part in ("weights_experts", "weights_attn", "weights_embed"):
         rule = r.given(part) and weights_refusal(r.get("engine"), r.get(part))
         if rule:
-            raise Conflict((part,), rule.replace(f"{r.get(part)} weights", f"{r.get(part)} weights ({part})", 1))
+            raise Conflict((part,), rule.replace(f"{r.get(part)} weights", f"{r.get(part)} weights ({part})", 1),
+                           accepted=formats_loaded(r.get("engine")))
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
     if rule:
         raise Conflict(("gpus",), rule)
@@ -311,12 +312,15 @@ def parse(link: str | Mapping[str, Any] | None = None) -> Parsed:
                 reason = f"{conflict.reason}; {culprit} falls back to its default"
             else:
                 named, shown, reason = culprit, _shown(raw.get(culprit, values[culprit])), conflict.reason
+            # The narrower range the rule allows beside the other inputs, where it says one for the key it names.
+            here = conflict.accepted if named == culprit else None
             if len(dropped) > 1:
                 reason += (f"; none of {', '.join(k for k in conflict.keys if k in values)} repairs it alone, so "
                            f"every figure the link gave for the {_group_name(culprit)} "
                            f"({', '.join(f'{k}={_shown(raw.get(k, values[k]))}' for k in dropped)}) falls back to its "
                            f"default together")
-            errors.append(FieldError(named, shown, KEYS[named].accepted, reason, rule=True))
+            errors.append(FieldError(named, shown, here or KEYS[named].accepted, reason, rule=True,
+                                     here=here is not None))
             for key in dropped:
                 values.pop(key)
             continue
