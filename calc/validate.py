@@ -58,6 +58,12 @@ class Measurement:
     source: str = ""
     notes: str = ""
     version: str = ""
+    where: str = ""  # the file and line it was read from ("mine.csv line 7 (id r1)"), "" where not read from one
+
+
+def named(row: Measurement) -> str:
+    """A row as a printout names it: its file and line where read from one ("mine.csv line 7 (id r1)"), else its id."""
+    return row.where or f"id {row.id or '(none)'}"
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ def _measurement(data: dict, where: str) -> Measurement:
         raise ValueError(f"{where}: measured={text!r} is not accepted: measured takes a positive number")
     return Measurement((data["id"] or "").strip(), (data["engine"] or "").strip(), metric, measured,
                        (data["link"] or "").strip(), data.get("source") or "", data.get("notes") or "",
-                       (data.get("version") or "").strip())
+                       (data.get("version") or "").strip(), where)
 
 
 def source_of(row: Measurement) -> str:
@@ -497,14 +503,14 @@ def main(path=None, as_linked: bool = False) -> int:
         for message in skipped:
             print(f"  {message}")
         for r in unpriced:
-            print(f"  id {r.row.id or '(none)'}: {r.reason or 'no prediction'}")
+            print(f"  {named(r.row)}: {r.reason or 'no prediction'}")
         print()
     doubtful = [r for r in results if r.predicted is not None and r.reason]
     if doubtful:
         print(f"{len(doubtful)} row{'s' if len(doubtful) != 1 else ''} predicted all the same, but in doubt "
               "(counted in the tables):")
         for r in doubtful:
-            print(f"  id {r.row.id or '(none)'}: {r.reason}")
+            print(f"  {named(r.row)}: {r.reason}")
         print()
     if moved:
         counts = Counter(moved.values())

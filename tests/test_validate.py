@@ -317,9 +317,9 @@ def test_a_bad_row_of_a_users_file_is_listed_and_the_others_still_predicted(tmp_
     assert "rows.csv line 2 (id ttft): metric='ttft_ms' is not accepted: metric takes one of step_ms, max_throughput_tok_s" in out
     assert "rows.csv line 3 (id text): measured='fast' is not a number: measured takes a positive number" in out
     assert "rows.csv line 4 (id neg): measured='-3' is not accepted: measured takes a positive number" in out
-    assert "id trt: engine='tensorrt-llm' is not accepted: engine takes one of" in out
-    assert "id nomodel: model='no-such-model' is not accepted" in out
-    assert "1 row predicted all the same, but in doubt (counted in the tables):\n  id toobig: the set-up does not fit" in out
+    assert "rows.csv line 5 (id trt): engine='tensorrt-llm' is not accepted: engine takes one of" in out
+    assert "rows.csv line 6 (id nomodel): model='no-such-model' is not accepted" in out
+    assert "1 row predicted all the same, but in doubt (counted in the tables):\n  rows.csv line 7 (id toobig): the set-up does not fit" in out
     mine = next(x for x in out.splitlines() if x.startswith("mine "))
     assert number_text(report(good)["step_ms"]) in mine
     assert not any(x.startswith(("trt ", "nomodel ")) for x in out.splitlines())  # in no table
@@ -425,4 +425,4 @@ def test_a_users_row_whose_link_is_empty_or_names_an_unknown_key_is_refused_not_
         w.writerow(["t", "vllm", "step_ms", 7.5, typo, "internal", ""])
     out = subprocess.run([sys.executable, "-m", "calc", "--validate", str(path)], capture_output=True, text=True,
                          timeout=120, cwd=ROOT)
-    assert out.returncode == 1 and "id t: link: unknown key 'bacth'" in out.stdout
+    assert out.returncode == 1 and "rows.csv line 2 (id t): link: unknown key 'bacth'" in out.stdout
