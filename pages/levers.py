@@ -14,8 +14,9 @@ ev = ui.evaluation()
 d = ev.decision
 refusal = notes.context_refusal(s)
 if refusal:  # priced as if served on the Decision page, but no bill serves them: said as the "As set" row does
-    st.markdown(f"**As set: {dm.headline(d)}.** No bill serves these requests: {refusal}. The Decision page "
-                "prices them as if they could be served; the levers below say what would let them be.")
+    # The page's banner gives the reason (notes.context_refusal); this line says what becomes of the bill.
+    st.markdown(f"**As set: {dm.headline(d)}.** No bill serves these requests; the Decision page prices them as "
+                "if they could be served, and the levers below say what would let them be.")
 else:
     own_bill = (f"{words.money(d.self_host_usd_month)} a month" if d.self_host_usd_month is not None
                 else "cannot be priced (not one request fits beside the weights)" if not d.fits
