@@ -142,8 +142,9 @@ def with_keys(link: str, **keys: object) -> str:
     return "&".join(f"{k}={v}" for k, v in raw.items())
 
 
-#: A llama.cpp row on Apple's Metal backend: the word, or an Apple chip (M2 Ultra, M3 Max), and not a bare-metal host.
-APPLE = re.compile(r"(?<!bare-)(?<!bare )\bmetal\b|\bapple\b|\bm[1-9]\d?[\s-]+(?:pro|max|ultra)\b")
+#: A llama.cpp row on Apple's Metal backend: the word, a Mac, or an Apple chip (M1, M2 Ultra, M3 Max: an ``M`` and one
+#: digit as a word, not ``M.2``), and not a bare-metal host.
+APPLE = re.compile(r"(?<!bare-)(?<!bare )\bmetal\b|\bapple\b|\bmac(?:book|\s?studio|\s?mini)?\b|\bm[1-9]\b(?![.\d])")
 
 
 def row_month(row: Measurement) -> tuple[int, int] | None:

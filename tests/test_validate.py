@@ -267,6 +267,11 @@ def test_a_users_llamacpp_row_dated_may_2024_runs_with_cuda_graphs_unless_on_app
              "&gpus=1&batch=1&ctx=256&engine=llamacpp")
     m2 = priced_as(Measurement("c", "llamacpp", "step_ms", 13.3, apple, _XD, "Llama-3 8B | Q4_K_M | M2 Ultra 76-core GPU"))
     assert m2[0].endswith("engine=llamacpp-2024&cuda_graphs=0")
+    # A base chip or a Mac named without Pro, Max or Ultra is Apple's too; an M.2 disk is not.
+    for said in ("Llama-3 8B | Q4_K_M | M1 7-Core GPU 8GB", "Mac mini (M4, 10-core GPU)", "MacBook Air M2"):
+        assert priced_as(Measurement("e", "llamacpp", "step_ms", 40.0, apple, _XD, said))[0].endswith("cuda_graphs=0")
+    assert "cuda_graphs=0" not in priced_as(Measurement("f", "llamacpp", "step_ms", 7.6, cuda, _XD,
+                                                        "Llama-3 8B | Q4_K_M | RTX 4090 24GB, model on an M.2 SSD"))[0]
     # A build named decides before the month: build 2797 (May 7, 2024) ran without graphs.
     early = priced_as(Measurement("d", "llamacpp", "step_ms", 7.66, cuda, "llama.cpp build 2797 (May 2024)", "Llama-3 8B"))
     assert "cuda_graphs" not in early[0]
