@@ -88,7 +88,8 @@ OTHER_WAYS = ("own", "hybrid", "hybrid_own")
 
 
 def recommendation(s: Scenario, verdict: str | None, self_host: float | None, api: float,
-                   cheaper_bill: float | None, best: str | None = None, best_usd: float | None = None) -> str | None:
+                   cheaper_bill: float | None, best: str | None = None, best_usd: float | None = None,
+                   no_rent_flips: bool = False) -> str | None:
     """The answer a reader is given (the Decision page's and the memo's headline, the report's ``recommendation``).
 
     ``verdict`` is renting against the API row priced in the link (SPEC section 6). Where the cheapest way of
@@ -98,7 +99,9 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     than :data:`TIE_SHARE` less than the self-hosting the answer would rest on, while the row priced in the link
     leaves it at self-hosting or a tie (a verdict must not rest on a price nobody has to pay), unless the data may
     not leave (``why=residency``). A card without a rent (``verdict`` None) whose purchase prices buying is answered
-    the same way by ``best``. Else ``verdict``. Where a request is longer than the model's trained context, which no
+    the same way by ``best``; one whose upkeep alone is above the API bill (``no_rent_flips``: no rent, however low,
+    makes renting cheaper, :func:`calc.traffic.price_to_flip` None) and that nothing else beats is answered ``"api"``:
+    no rent is needed to decide. Else ``verdict``. Where a request is longer than the model's trained context, which no
     way serves, :data:`BEYOND_CONTEXT_WORD` whatever the bills."""
     if traffic.request_beyond_context(s):
         return BEYOND_CONTEXT_WORD
@@ -111,6 +114,8 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
         # No rent for the card, but its purchase price prices buying, and buying beats the API: that is the answer
         # (a reader who opens a buy-only card's link is told what it costs), unless a cheaper row beats it too.
         return "api-cheaper-row" if cheaper_row_beats(best_usd) else best
+    if verdict is None and no_rent_flips and best in (None, "api"):
+        return "api"
     if verdict not in ("api", "self-host") or self_host is None:
         return verdict
     # Renting as the cheapest way where the verdict is the API's: the day's profile autoscales the rented fleet,

@@ -401,7 +401,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
     bills = {"rent": opts.rent_usd_month, "own": opts.own_usd_month, "hybrid": opts.hybrid_usd_month,
              "hybrid_own": opts.hybrid_own_usd_month}
     values["recommendation"] = recommendation(s, verdict, self_host, api_month, cheaper and cheaper[1], opts.best,
-                                              bills.get(opts.best))
+                                              bills.get(opts.best),
+                                              fits_traffic and traffic.price_to_flip(s, cap) is None)
     # The best option at either end of the capacity band (docs/calibration.md section 6): marginal when it differs.
     values["best_at_band_ends"] = None
     if band_ends and opts.best is not None:

@@ -747,7 +747,7 @@ def headline(d: Decision) -> str:
         return f"Too close to call ({'self-hosting' if d.verdict == 'self-host' else 'the API'} by a hair)"
     if d.verdict in ("api", "self-host") and d.marginal:
         return f"Marginal ({'self-hosting' if d.verdict == 'self-host' else 'the API'}, inside the capacity error)"
-    if d.verdict is None and d.fits and d.price_to_flip is None and d.report.get("best") in (None, "api"):
+    if d.verdict is None and best == "api":
         # No rent could make renting cheaper (upkeep alone is above the API bill): no rent is needed to decide.
         return "Call the API (no rent would change it)"
     if d.verdict == "does not fit" and (named := other_vllm_release_fits(d.scenario, d.cap.n)) is not None:

@@ -146,11 +146,16 @@ def test_page_with_an_unmeetable_latency_target():
 def test_page_on_an_unpriced_card_asks_for_a_rent():
     at, files = open_decision(UNPRICED)
     assert not at.exception
-    shown = texts(at.warning)
-    # Upkeep alone (4,000 USD) is above the API's 343 USD: no rent would change the answer, and the page says so.
+    # Upkeep alone (4,000 USD) is above the API's 343 USD: no rent would change the answer, and the page says so,
+    # as a decided answer (no rent is asked for).
+    shown = texts(at.info)
     assert "Call the API (no rent would change it)" in shown and "343 USD a month" in shown
     assert "usd_hr" not in at.query_params  # no price invented
     assert memo_of(files) is not None
+    # The command line's answer is the page's (it was null beside "Call the API" on the page and in the memo).
+    link = "&".join(f"{k}={v}" for k, v in UNPRICED.items())
+    assert (report(link)["verdict"], report(link)["recommendation"]) == (None, "api")
+    assert report(link + "&upkeep=100")["recommendation"] is None  # a rent would decide: none is invented
     at, _ = open_decision({**UNPRICED, "upkeep": "100"})
     shown = texts(at.warning)
     assert "Enter a rent to decide" in shown and "usd_hr" in shown and "below about 0.34 USD per card-hour" in shown
