@@ -154,6 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(modes) > 1:
         print(f"error: {' and '.join(modes)} print different things; give one of them", file=sys.stderr)
         return 2
+    ignored = next((m for m in modes if m in ("--validate", "--quant-lab", "--list")), None)
+    if ignored and args.link:
+        # A scenario link beside a mode that reads none would be dropped in silence: say so instead.
+        where = " (the rows' own links set them up; give the CSV after --validate)" if ignored == "--validate" else ""
+        print(f"error: {ignored} takes no scenario link{where}; the link {args.link!r} goes with the report, --memo "
+              "or --plan", file=sys.stderr)
+        return 2
     if args.quant_lab:
         return _quant_lab(args)
     if args.validate is not None:

@@ -61,6 +61,12 @@ class Measurement:
     where: str = ""  # the file and line it was read from ("mine.csv line 7 (id r1)"), "" where not read from one
 
 
+def _line_of(message: str) -> float:
+    """The file line a printout's message names ("rows.csv line 7 (id r1): ..."), infinity where it names none."""
+    found = re.search(r" line (\d+)\b", message)
+    return float(found.group(1)) if found else math.inf
+
+
 def named(row: Measurement) -> str:
     """A row as a printout names it: its file and line where read from one ("mine.csv line 7 (id r1)"), else its id."""
     return row.where or f"id {row.id or '(none)'}"
@@ -463,11 +469,14 @@ def main(path=None, as_linked: bool = False) -> int:
     whose link names an engine's plain id and whose text names an older release is predicted by that release's
     family (:func:`priced_as`; ``as_linked`` turns that off), and the line says so. A row of the user's file that
     cannot be read or whose link the calculator refuses is listed with the reason, and the others are still predicted.
-    0 when every row was predicted, else 1."""
+    0 when every row was predicted, else 1 (a file of no rows too)."""
     own = path is not None
     shipped = read_measurements(MEASUREMENTS_CSV)
     skipped: list[str] = []
     rows = read_measurements(path, skipped) if own else shipped
+    if own and not rows and not skipped:  # a header alone: empty tables would read as a file that was checked
+        print(f"{Path(path).name} holds no rows under its header: nothing to predict.")
+        return 1
     moved: dict[str, str] = {}
     completed: dict[str, list[str]] = {}
     if own and not as_linked:
@@ -501,10 +510,9 @@ def main(path=None, as_linked: bool = False) -> int:
     if skipped or unpriced:
         print(f"{len(skipped) + len(unpriced)} row{'s' if len(skipped) + len(unpriced) != 1 else ''} of this file "
               "could not be predicted and count in no table:")
-        for message in skipped:
+        listed = [*skipped, *(f"{named(r.row)}: {r.reason or 'no prediction'}" for r in unpriced)]
+        for message in sorted(listed, key=_line_of):  # in the file's order, unreadable and refused alike
             print(f"  {message}")
-        for r in unpriced:
-            print(f"  {named(r.row)}: {r.reason or 'no prediction'}")
         print()
     doubtful = [r for r in results if r.predicted is not None and r.reason]
     if doubtful:

@@ -56,7 +56,8 @@ if dm.cheaper_api_wins(d):
               delta=f"{words.money_short(d.api_usd_month)} at the link's row", delta_color="off", delta_arrow="off",
               help=api_help)
 else:
-    c1.metric("API per month" + (" (stand-in price)" if stand_in else ""), words.money_short(d.api_usd_month),
+    c1.metric("API per month" + (" (list price; it refuses them)" if refusal else
+                                 " (stand-in price)" if stand_in else ""), words.money_short(d.api_usd_month),
               # The catalogue's cheaper row, which does not change the verdict, under the link's row's bill.
               delta=None if d.cheaper_api is None else f"{words.money_short(d.cheaper_api[1])} at the cheaper row",
               delta_color="off", delta_arrow="off", help=api_help)
@@ -306,15 +307,23 @@ if len(paid):
     layers.append(alt.Chart(paid).mark_point(filled=True, size=90, color="#d62728").encode(
         x="month:Q", y="usd:Q", tooltip=["label:N"]))
 st.altair_chart(alt.layer(*layers).properties(height=320), width="stretch")
-st.caption("Buying pays the cards and servers at month 0, then power, rack space and upkeep each month, and sells "
-           f"the cards for {s.residual:.0%} of their price at the end; renting and the API pay their monthly bills. "
-           "Red points: the month the purchase is paid back, where it is within the service life"
-           + (": " + "; ".join(paid["label"]) + "." if len(paid) else " (not here).")
-           if r["own_usd_month"] is not None else
-           "Only the API is drawn: the model does not fit as set up, so no fleet can be rented or bought."
-           if not d.fits else
-           "Only renting and the API are drawn: buying needs the card's purchase price and power (Owning the cards: "
-           "card_usd, power_w).")
+life_text = ("Buying pays the cards and servers at month 0, then power, rack space and upkeep each month, and sells "
+             f"the cards for {s.residual:.0%} of their price at the end; renting and the API pay their monthly bills. "
+             "Red points: the month the purchase is paid back, where it is within the service life"
+             + (": " + "; ".join(paid["label"]) + "." if len(paid) else " (not here).")
+             if r["own_usd_month"] is not None and d.fits else
+             "Only the API's list price is drawn: no request can be served (each is longer than the model's trained "
+             "context, and too long for the cards as set up), so no fleet is rented or bought for them, and the API "
+             "would refuse them too."
+             if refusal and not d.fits else
+             "Only the API is drawn: the model does not fit as set up, so no fleet can be rented or bought."
+             if not d.fits else
+             "Only renting and the API are drawn: buying needs the card's purchase price and power (Owning the cards: "
+             "card_usd, power_w).")
+if refusal and d.fits:  # drawn as if served: said before the lines are read as a plan
+    life_text = ("Priced as if these requests could be served, which neither the cards nor the API do (each is "
+                 "longer than the model's trained context). " + life_text)
+st.caption(life_text)
 
 day = tables.day_table(d)
 if day is not None:

@@ -365,10 +365,17 @@ def test_requests_beyond_the_models_trained_context_are_said_loudly_not_priced_q
     assert set(tables.volume_table(evaluate(parse(urlencode(link))).decision)["cheaper"]) == {"beyond context"}
     captions = texts(at.caption)
     assert "Cheapest allowed option: **none**: no option is allowed, since a request holds 201,000" in captions
+    # The monthly-cash chart and the API's figure say why only the API is there (not "the model does not fit").
+    assert "Priced as if these requests could be served, which neither the cards nor the API do" in captions
+    assert "API per month (list price; it refuses them)" in [m.label for m in at.metric]
     # A model too long for the cards as well (Llama 3.1 70B, a million-token prompt): the chart says which.
     far = open_app({"in_tok": "1000000"}, "pages/decision.py")
     assert "Only the API line is drawn, priced as if it took such requests: a request holds 1,000,300" \
         in texts(far.caption)
+    # ... and the cash chart too, not "the model does not fit as set up".
+    assert "Only the API's list price is drawn: no request can be served" in texts(far.caption)
+    assert "the model does not fit as set up" not in texts(far.caption)
+    assert "API per month (list price; it refuses them)" in [m.label for m in far.metric]
     assert report("in_tok=1000000")["best"] is None
     # The report's answer says so too, the memo prices the bills as what they are, and no card is planned for them.
     assert r["recommendation"] == "beyond context" and r["verdict"] == "api"

@@ -431,3 +431,22 @@ def test_a_users_row_whose_link_is_empty_or_names_an_unknown_key_is_refused_not_
     out = subprocess.run([sys.executable, "-m", "calc", "--validate", str(path)], capture_output=True, text=True,
                          timeout=120, cwd=ROOT)
     assert out.returncode == 1 and "rows.csv line 2 (id t): link: unknown key 'bacth'" in out.stdout
+
+
+def test_a_users_file_lists_its_refused_rows_in_file_order_and_a_header_alone_is_said(tmp_path, capsys):
+    """Unreadable rows were listed before refused ones whatever their lines; a file of a header alone printed empty
+    tables and exited 0, as if its rows had been checked."""
+    from calc.validate import main
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "engine", "metric", "measured", "link", "source", "notes"])
+        w.writerow(["typo", "vllm", "step_ms", 7.5, "model=llama-3.1-8b&bacth=1&engine=vllm", "s", ""])
+        w.writerow(["text", "vllm", "step_ms", "fast", "model=llama-3.1-8b&engine=vllm", "s", ""])
+    assert main(path) == 1
+    out = capsys.readouterr().out
+    assert out.index("mine.csv line 2 (id typo)") < out.index("mine.csv line 3 (id text)")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("id,engine,metric,measured,link,source,notes\n")
+    assert main(empty) == 1
+    assert "empty.csv holds no rows under its header: nothing to predict." in capsys.readouterr().out

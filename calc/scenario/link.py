@@ -25,7 +25,7 @@ def link_too_long(fields: int, chars: int) -> FieldError | None:
         return None
     return FieldError(LINK, f"{fields:,} fields, {chars:,} characters", LINK_ACCEPTED,
                       "the app's server ignores a link this large whole, so every figure would be the default's; "
-                      "give each key once")
+                      f"a complete link needs one field for each of the calculator's {len(KEYS):,} keys at most")
 
 
 #: Unknown keys named one by one in the warnings; past this many they are counted in one line.
