@@ -21,21 +21,22 @@ picked = st.multiselect("Cards to compare (up to 3)", list(catalogue.cards()), d
                         format_func=lambda c: catalogue.cards()[c]["name"])
 if picked:
     cmp = ui.table("compare_cards", s, picked)
+    shown_cmp = cmp.assign(card=[catalogue.cards()[c]["name"] for c in cmp["card"]])  # names, as the picker shows
     # Short headers and set widths so every column shows at 1,400 px (the cards per replica and the compute
     # precision are the scenario's, in the caption; the CSV has them).
     CHECK = st.column_config.CheckboxColumn
-    ui.dataframe(cmp, pin="card", column_config={
-        "card": st.column_config.TextColumn("Card", width=90),
+    ui.dataframe(shown_cmp, pin="card", column_config={
+        "card": st.column_config.TextColumn("Card", width=110),
         "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
         "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
         "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
         "usd_hr": NUM("USD/h", format="%.2f", width=55, help="Reference rent per card-hour"),
-        "fits": CHECK("Fits", width=45, help="The weights fit"),
+        "fits": CHECK("Fits", width=40, help="The weights fit"),
         "max_batch": NUM("Max batch", format="%d", width=70),
         "break_even_batch": NUM("Break-even", format="%.0f", width=78,
                                 help="The batch where the step turns from memory-bound to compute-bound"),
         "batch": NUM("Batch", format="%d", width=55, help="The batch used"),
-        "tok_s": NUM("tok/s", format="%.0f", width=60,
+        "tok_s": NUM("tok/s", format="%.0f", width=52,
                      help="Output tokens a second of one replica at the batch used (the step time is the batch over "
                           "this; the CSV has it)"),
         "usd_per_mtok": NUM("Decode/1M", format="%.3f", width=80,
@@ -45,7 +46,7 @@ if picked:
                             else "USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  f"prompts not counted) at duty {s.duty:.0%}"),
         "batch_cap": st.column_config.TextColumn(
-            "Cap", width=72, help="What stops the batch first: memory (it holds fewer sequences than the "
+            "Cap", width=64, help="What stops the batch first: memory (it holds fewer sequences than the "
                                          "break-even batch), max_seqs (the engine's scheduling cap, below what memory "
                                          "holds) or compute (the step turns compute-bound first)"),
         "replicas": NUM("Replicas", format="%d", width=65, help="Replicas the traffic needs at its busiest hour"),

@@ -243,6 +243,9 @@ def test_catalogue_page_shows_driver_memory_and_tiers():
     assert l40s["name"] == "L40S 48 GB" and l40s["mem_mib"] == "46068" and l40s["mem_gib"] == 46068 / 1024
     apis = next(df.value for df in at.dataframe if "tier_above_tok" in df.value.columns)
     assert apis.set_index("id").loc["gemini/gemini-2.5-pro", "tier_api_out"] == "15.000"  # text: rows without a tier show a dash
+    # The comparison names its cards as the picker above it does, not by their link ids.
+    compared = next(df.value for df in at.dataframe if "batch_cap" in df.value.columns)
+    assert list(compared["card"]) == ["H100 SXM 80 GB", "A100 80GB SXM", "L40S 48 GB"]
 
 
 def test_a_bad_link_qualifies_the_verdict_and_suggests_the_nearest_id():
