@@ -559,7 +559,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "lab", default="128", choices=("32", "64", "128", "256", "512")),
     _K("lab_outliers", "choice", "Lab: outliers (share of weights)",
        "Share of the matrix's weights made much louder; the reference tables' 4,096 of 4096 x 4096 is 0.0244 %.",
-       "lab", default="0.000244140625", choices=("0", "0.0001", "0.000244140625", "0.001", "0.005", "0.01")),
+       "lab", default="0.000244140625", choices=("0", "0.0001", "0.000244140625", "0.001", "0.005", "0.01"),
+       accepted_text="one of 0, 0.0001 (0.01 %), 0.000244140625 (0.0244 %: 4,096 of 4096 x 4096), 0.001 (0.1 %), "
+                     "0.005 (0.5 %) or 0.01 (1 %), a share of the weights"),
     _K("lab_scale", "choice", "Lab: outlier scale (x a typical weight)", "How much louder an outlier is.",
        "lab", default="20", choices=("2", "5", "10", "20", "50", "100")),
     # A finite benchmark run (docs/method.md section 8.1): how a published throughput was measured, so that a
