@@ -101,7 +101,8 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
     not leave (``why=residency``). A card without a rent (``verdict`` None) whose purchase prices buying is answered
     the same way by ``best``; one whose upkeep alone is above the API bill (``no_rent_flips``: no rent, however low,
     makes renting cheaper, :func:`calc.traffic.price_to_flip` None) and that nothing else beats is answered ``"api"``:
-    no rent is needed to decide. Else ``verdict``. Where a request is longer than the model's trained context, which no
+    no rent is needed to decide; any other without a rent is :data:`NO_RENT_WORD` (a rent would decide). Else
+    ``verdict``. Where a request is longer than the model's trained context, which no
     way serves, :data:`BEYOND_CONTEXT_WORD` whatever the bills."""
     if traffic.request_beyond_context(s):
         return BEYOND_CONTEXT_WORD
@@ -116,6 +117,8 @@ def recommendation(s: Scenario, verdict: str | None, self_host: float | None, ap
         return "api-cheaper-row" if cheaper_row_beats(best_usd) else best
     if verdict is None and no_rent_flips and best in (None, "api"):
         return "api"
+    if verdict is None:  # it runs, but only a rent would decide between renting and the API: why there is no answer
+        return NO_RENT_WORD
     if verdict not in ("api", "self-host") or self_host is None:
         return verdict
     # Renting as the cheapest way where the verdict is the API's: the day's profile autoscales the rented fleet,
@@ -140,6 +143,8 @@ def is_tie(d: Decision) -> bool:
 
 #: A table's verdict for requests longer than the model's trained context: neither the cards nor the API take them.
 BEYOND_CONTEXT_WORD = "beyond context"
+#: The answer for a set-up that runs on a card without a rent where a rent would decide it.
+NO_RENT_WORD = "no rent"
 
 
 def verdict_word(d: Decision) -> str:
@@ -149,4 +154,4 @@ def verdict_word(d: Decision) -> str:
     "no rent" for a card without one."""
     if notes.beyond_trained_context(d.scenario):
         return BEYOND_CONTEXT_WORD
-    return "tie" if d.verdict in ("api", "self-host") and is_tie(d) else d.verdict or "no rent"
+    return "tie" if d.verdict in ("api", "self-host") and is_tie(d) else d.verdict or NO_RENT_WORD

@@ -160,18 +160,29 @@ def _within_context(s: Any) -> Lever | None:
     limit = traffic.trained_context(s)
     if limit is None or s.in_tok + s.out_tok <= limit:
         return None
-    out_tok = s.out_tok if s.out_tok < limit else limit // 2
-    change: dict[str, Any] = {"in_tok": limit - out_tok}
+    # The longer part gives way: a prompt cut to what the reply leaves, or a reply cut to what the prompt leaves
+    # (each to half the context where it alone is too long), never a part made longer than it was.
+    if s.out_tok < limit and (s.in_tok >= limit or s.in_tok >= s.out_tok):
+        in_tok, out_tok = limit - s.out_tok, s.out_tok
+    else:
+        in_tok = min(s.in_tok, limit // 2)
+        out_tok = limit - in_tok
+    change: dict[str, Any] = {}
+    if in_tok != s.in_tok:
+        change["in_tok"] = in_tok
     if out_tok != s.out_tok:
         change["out_tok"] = out_tok
     if "ctx" not in s.follows_traffic and s.ctx > limit:
         change["ctx"] = limit
-    what = (f"requests cut to the model's trained context of {limit:,} tokens: prompts of {limit - out_tok:,} "
-            f"tokens instead of {s.in_tok:,}" + (f", replies of {out_tok:,} instead of {s.out_tok:,}"
-                                                  if "out_tok" in change else ""))
+    parts = ([f"prompts of {in_tok:,} tokens instead of {s.in_tok:,}"] if "in_tok" in change else []) + \
+        ([f"replies of {out_tok:,} instead of {s.out_tok:,}"] if "out_tok" in change else [])
+    what = f"requests cut to the model's trained context of {limit:,} tokens: " + ", ".join(parts)
     name = f"Requests within {limit:,} tokens"
-    price = ("engineering: prompts retrieved, chunked or summarised to fit; quality: the model no longer sees the "
-             "whole of each prompt")
+    price = "; ".join(
+        (["engineering: prompts retrieved, chunked or summarised to fit; quality: the model no longer sees the whole "
+          "of each prompt"] if "in_tok" in change else []) +
+        (["quality: replies end at the context, so a longer answer is continued in another request"]
+         if "out_tok" in change else []))
     params = dict(s.to_params())
     for key, value in change.items():
         params = with_change(params, key, value)

@@ -7,7 +7,7 @@ import streamlit as st
 from calc import memo as dm
 from calc import notes, parse, planner, tables, with_change, words
 from calc.accuracy import band_text
-from calc.decision import OTHER_WAYS
+from calc.decision import NO_RENT_WORD, OTHER_WAYS
 from pages import _ui as ui
 
 s, r = ui.page()
@@ -23,7 +23,7 @@ if ui.rejected_keys():  # the verdict rests on defaults where the link's values 
                  + ": the value given was not accepted (see above).")
 if d.verdict == "does not fit":
     st.error(f"**{dm.headline(d)}.** {sentence}", icon=":material/block:")
-elif d.verdict is None and r["recommendation"] is None:
+elif r["recommendation"] == NO_RENT_WORD:
     st.warning(f"**{dm.headline(d)}.** {sentence}", icon=":material/payments:")
 else:
     st.info(f"**{dm.headline(d)}.** {sentence}", icon=":material/balance:")

@@ -155,7 +155,7 @@ def test_page_on_an_unpriced_card_asks_for_a_rent():
     # The command line's answer is the page's (it was null beside "Call the API" on the page and in the memo).
     link = "&".join(f"{k}={v}" for k, v in UNPRICED.items())
     assert (report(link)["verdict"], report(link)["recommendation"]) == (None, "api")
-    assert report(link + "&upkeep=100")["recommendation"] is None  # a rent would decide: none is invented
+    assert report(link + "&upkeep=100")["recommendation"] == "no rent"  # a rent would decide: none is invented
     at, _ = open_decision({**UNPRICED, "upkeep": "100"})
     shown = texts(at.warning)
     assert "Enter a rent to decide" in shown and "usd_hr" in shown and "below about 0.34 USD per card-hour" in shown

@@ -242,6 +242,19 @@ def test_requests_beyond_the_trained_context_are_served_by_no_lever_but_cutting_
     assert levers.best_text(_table({"in_tok": "1000"})).startswith("The largest saving")
 
 
+def test_the_context_lever_cuts_the_longer_part_and_never_lengthens_the_other():
+    """A 1,000-token prompt with a 200,000-token reply was offered "prompts of 65,536 tokens instead of 1,000": the
+    prompt stays, and the reply is cut to what it leaves; a long prompt with a short reply keeps the reply."""
+    from calc.levers import _within_context
+    long_reply = _within_context(evaluate(parse("model=llama-3.1-8b&in_tok=1000&out_tok=200000")).scenario)
+    assert long_reply.change == {"out_tok": 130_072} and "prompts of" not in long_reply.what
+    assert "no longer sees the whole of each prompt" not in long_reply.price
+    long_prompt = _within_context(evaluate(parse("model=llama-3.1-8b&in_tok=200000&out_tok=300")).scenario)
+    assert long_prompt.change == {"in_tok": 130_772} and "replies of" not in long_prompt.what
+    both = _within_context(evaluate(parse("model=llama-3.1-8b&in_tok=200000&out_tok=200000")).scenario)
+    assert both.change == {"in_tok": 65_536, "out_tok": 65_536}
+
+
 def test_speculation_is_judged_at_the_batch_a_light_traffic_fills_too():
     """At the defaults a replica is sized for 67 sequences, where the drafts slow replies; the busiest hour holds
     about 3 (Little's law), where they speed them up: the lever says both."""
