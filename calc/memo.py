@@ -331,6 +331,8 @@ def band_sentence(d: Decision) -> str:
         side = "self-hosting" if d.verdict == "self-host" else "the API"
         return (rng + f" Against the link's API row ({money(d.api_usd_month)}), {side} stays the cheaper across that "
                 "range." + measured)
+    if beyond_trained_context(d.scenario):  # bills priced as if served, with no verdict resting on them
+        return rng + " No verdict rests on it: " + not_served_text(d) + "." + measured
     if d.report["recommendation"] in BEST_HEADLINE:  # the answer is another way: this range weighs renting only
         held = (f" Renting stays {'cheaper' if d.verdict == 'self-host' else 'dearer'} than the API across that "
                 "range.")
@@ -759,7 +761,7 @@ def headline(d: Decision) -> str:
 def rent_flip_text(d: Decision) -> str:
     """The rent per card-hour at which the verdict flips, in words."""
     s = d.scenario
-    if not d.fits:
+    if not d.fits or beyond_trained_context(s):  # (requests beyond the context: priced as if served, yet none is)
         return f"No rent changes it: {not_served_text(d)}."
     p = d.price_to_flip
     if cheaper_api_wins(d) and p is not None and d.priced:

@@ -103,7 +103,7 @@ first, stays = (None if v is None else words.sig(v, 3) for v in (d.break_even, d
 flip = ("—" if not d.fits or not d.priced else "never" if first is None else
         first if stays in (None, first) else f"{first} to {stays}")
 # The value holds the first crossing; a second one, where the bills cross back, goes under it (a narrow column).
-short_flip = "—" if not d.fits or not d.priced else "never" if first is None else words.short(d.break_even)
+short_flip = "—" if not d.fits or not d.priced or refusal else "never" if first is None else words.short(d.break_even)
 flip_after = None if first is None or stays in (None, first) else f"cheaper for good above {words.short(d.stays_cheaper)}"
 flip_help = FLIP_HELP + ("" if flip == short_flip else f" Here: {flip} requests a day.")
 # The same volume at the two ends of the capacity band: a break-even on a thin margin moves far with it.
@@ -398,7 +398,7 @@ ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]
 st.subheader("What would flip the verdict")
 u = d.units
 f1, f2, f3, f4 = st.columns(4)
-f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
+f1.metric("Rent that flips it", "none" if d.price_to_flip is None or refusal else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
 f2.metric("Volume that flips it (a day)", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
           help=flip_help)

@@ -15,9 +15,12 @@ d = ev.decision
 refusal = notes.context_refusal(s)
 if refusal:  # priced as if served on the Decision page, but no bill serves them: said as the "As set" row does
     # The page's banner gives the reason (notes.context_refusal); this line says what becomes of the bill.
-    st.markdown(f"**As set: {dm.headline(d)}.** No bill serves these requests: no fleet is sized for them, and the "
-                f"API's {words.money(d.api_usd_month)} a month is its list price for requests it would refuse. The "
-                "levers below say what would let them be served.")
+    priced = ("no fleet is sized for them" if d.self_host_usd_month is None else
+              f"the Decision page's {words.money(d.self_host_usd_month)} a month to self-host prices them as if they "
+              "could be served")
+    st.markdown(f"**As set: {dm.headline(d)}.** No bill serves these requests: {priced}, and the API's "
+                f"{words.money(d.api_usd_month)} a month is its list price for requests it would refuse. The levers "
+                "below say what would let them be served.")
 else:
     own_bill = (f"{words.money(d.self_host_usd_month)} a month" if d.self_host_usd_month is not None
                 else "cannot be priced (not one request fits beside the weights)" if not d.fits

@@ -588,7 +588,11 @@ def test_the_levers_page_says_no_bill_serves_requests_beyond_the_trained_context
     at = open_app({"model": "llama-3.1-8b", "in_tok": "200000", "out_tok": "300"}, "pages/levers.py")
     assert not at.exception
     said = texts(at.markdown)
-    assert "No bill serves these requests: no fleet is sized for them, and the API's" in said
+    assert "No bill serves these requests: the Decision page's 22,000 USD a month to self-host prices them as if " \
+        "they could be served, and the API's" in said
+    # The default 70B cannot hold such a request either: no fleet is priced, and the line says so.
+    big = open_app({"in_tok": "200000", "out_tok": "300"}, "pages/levers.py")
+    assert "No bill serves these requests: no fleet is sized for them, and the API's" in texts(big.markdown)
     assert "a request holds 200,300 tokens (in_tok + out_tok), beyond Llama 3.1 8B's trained context" in texts(at.error)
     assert "Self-hosting" not in said.split("No bill serves")[0]
     what_if = open_app({"model": "llama-3.1-8b", "ctx": "65536", "in_tok": "1000", "out_tok": "300"},

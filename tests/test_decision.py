@@ -365,6 +365,11 @@ def test_requests_beyond_the_models_trained_context_are_said_loudly_not_priced_q
     assert set(tables.volume_table(evaluate(parse(urlencode(link))).decision)["cheaper"]) == {"beyond context"}
     captions = texts(at.caption)
     assert "Cheapest allowed option: **none**: no option is allowed, since a request holds 201,000" in captions
+    # No rent or volume flips a verdict that does not exist (it said "Rent that flips it 0.02 USD/h").
+    flips = {m.label: m.value for m in at.metric}
+    assert flips["Rent that flips it"] == "none"
+    assert "- **Rent:** No rent changes it: the requests are longer than the model's trained context." in text
+    assert "The verdict holds across that range" not in text and "No verdict rests on it" in text
     # The monthly-cash chart and the API's figure say why only the API is there (not "the model does not fit").
     assert "Priced as if these requests could be served, which neither the cards nor the API do" in captions
     assert "API per month (list price; it refuses them)" in [m.label for m in at.metric]
