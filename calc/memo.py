@@ -27,6 +27,7 @@ from .notes import (
     context_refusal,
     fallback_clause,
     latency_missed,
+    mean_context_note,
     other_vllm_release_fits,
     outside_measurements,
 )
@@ -1085,6 +1086,9 @@ def memo(ev: Evaluation | Parsed, base_url: str | None = None, refused: Sequence
                      [(r.basis, usd(r.usd_per_mtok_out, 3) if r.usd_per_mtok_out is not None else None)
                       for r in unit_cost_table(d).itertuples()], [False, True]),
             ""]
+    u = d.units
+    if None not in (u.self_host_all_in, u.rent_at_duty) and u.self_host_all_in < u.rent_at_duty:
+        out += [mean_context_note(s, "The whole bill per 1M comes out below the rent-only figures above it"), ""]
 
     out += [f"## Monthly cost at {per_day(s.req_day)}", "",
             md_table(["Option", "USD per month", "How"],

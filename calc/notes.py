@@ -538,3 +538,15 @@ def what_if(s: Scenario, implied_duty: float | None) -> list[str]:
                    f"traffic keeps each replica {implied_duty:.1%} busy, which the monthly bill uses; duty=auto "
                    "follows the traffic")
     return out
+
+
+def mean_context_note(s: Scenario, lead: str) -> str:
+    """Why the traffic's figures (a busy replica's tok/s, the all-in cost per 1M) can beat the decode figures beside
+    them at one context: those take every sequence at the full ``in_tok + out_tok`` a request holds by its end, while
+    under load the sequences are spread over their replies, so a step reads each one's cache at
+    :func:`calc.traffic.load_context` tokens on average (docs/method.md section 8). ``lead`` starts the sentence
+    ("A busy replica delivers more than the decode figure")."""
+    return (f"{lead} because a request holds all {s.in_tok + s.out_tok:,} of its tokens only at its last step: under "
+            f"load the sequences are spread over their replies, so a step reads each one's cache at "
+            f"{traffic.load_context(s):,.0f} tokens on average, where the decode figures take every sequence at its "
+            "full length (docs/method.md section 8). The replicas and the bill are sized from the traffic's figures.")

@@ -28,10 +28,10 @@ if picked:
     ui.dataframe(shown_cmp, pin="card", column_config={
         "card": st.column_config.TextColumn("Card", width=110),
         "mem_gib": NUM("Mem GiB", format="%.1f", width=65, help="Memory per card (GiB, driver)"),
-        "bw_tbs": NUM("TB/s", format="%.2f", width=55, help="Memory bandwidth per card"),
+        "bw_tbs": NUM("TB/s", format="%.2f", width=50, help="Memory bandwidth per card"),
         "tflops": NUM("TFLOP/s", format="%.0f", width=65, help="Dense peak at the compute precision"),
         "usd_hr": NUM("USD/h", format="%.2f", width=55, help="Reference rent per card-hour"),
-        "fits": CHECK("Fits", width=40, help="The weights fit"),
+        "fits": CHECK("Fits", width=37, help="The weights fit"),
         "max_batch": NUM("Max batch", format="%d", width=70),
         "break_even_batch": NUM("Break-even", format="%.0f", width=78,
                                 help="The batch where the step turns from memory-bound to compute-bound"),
@@ -46,7 +46,7 @@ if picked:
                             else "USD per 1M output tokens of one replica's decode steps (rent plus upkeep, the "
                                  f"prompts not counted) at duty {s.duty:.0%}"),
         "batch_cap": st.column_config.TextColumn(
-            "Cap", width=64, help="What stops the batch first: memory (it holds fewer sequences than the "
+            "Cap", width=72, help="What stops the batch first: memory (it holds fewer sequences than the "
                                          "break-even batch), max_seqs (the engine's scheduling cap, below what memory "
                                          "holds) or compute (the step turns compute-bound first)"),
         "replicas": NUM("Replicas", format="%d", width=65, help="Replicas the traffic needs at its busiest hour"),

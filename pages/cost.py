@@ -48,6 +48,8 @@ if what_if and runs:
     st.caption(f"Two contexts on this page: the bill and the all-in figure price the traffic's requests "
                f"({d.cap.n:,} tokens each, as the Decision page does), the decode-only figures and the surface below "
                f"the what-if context of {s.ctx:,} tokens, so the two do not rank as they would at one context.")
+if runs and not what_if and whole is not None and r["usd_per_mtok"] is not None and whole < r["usd_per_mtok"]:
+    st.caption(notes.mean_context_note(s, "The all-in figure comes out below decode only"))
 if held_by_target and runs:
     st.caption(f"The latency target ({s.tpot_ms:g} ms per output token) holds the traffic to batch "
                f"{r['serving_batch']:,}: the bill at the top is priced there (the Decision page), while the decode-only "

@@ -44,13 +44,13 @@ TEXT = st.column_config.TextColumn
 # The figures in a table whose every column shows at 1,400 px; what each lever changes and what it costs, long
 # sentences a cell would cut, are listed whole below it (and in the CSV).
 ui.dataframe(shown, pin="lever", column_config={
-    "lever": TEXT("Lever", width=290),
-    "self_host_usd_month": NUM("Self-host USD/month", format="%,.0f", width=130),
-    "saving_usd_month": NUM("Saving USD/month", format="%,.0f", width=115),
+    "lever": TEXT("Lever", width=258),
+    "self_host_usd_month": NUM("Self-host USD/month", format="%,.0f", width=142),
+    "saving_usd_month": NUM("Saving USD/month", format="%,.0f", width=128),
     "api_usd_month": NUM("API USD/month", format="%,.0f", width=105),
     "verdict": TEXT("Verdict after", width=95, help="Self-hosting against the link's API row, after the lever (a "
                     "cheaper row the catalogue lists is the Decision page's advice beside it)"),
-    "tpot_ms": NUM("TPOT, serving (ms)", format="%.1f", width=95,
+    "tpot_ms": NUM("TPOT, serving (ms)", format="%.1f", width=125,
                    help="Time per output token at the serving batch, the most a replica is sized to hold (a light "
                         "traffic fills less of it at its busiest hour, and steps faster: the Decision page's Time per "
                         "output token says how much)"),

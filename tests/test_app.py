@@ -599,3 +599,27 @@ def test_the_levers_page_says_no_bill_serves_requests_beyond_the_trained_context
                        "pages/levers.py")
     assert not what_if.exception
     assert "fit at a request of the traffic (1,300 tokens" in texts(what_if.caption)
+
+
+def test_long_replies_say_why_the_traffics_figures_beat_the_decode_figures():
+    """101,000-token requests: a busy replica delivered 264 tok/s beside a decode figure of 155 at the same batch,
+    and the all-in cost per 1M came out below decode only, unexplained. The load model steps at the mean context
+    (51,000 tokens); both pages say so."""
+    from calc import report
+    link = {"model": "llama-3.1-8b", "in_tok": "1000", "out_tok": "100000"}
+    r = report("model=llama-3.1-8b&in_tok=1000&out_tok=100000")
+    assert r["serving_tok_s"] > r["tok_s"] and r["serving_batch"] == r["batch"]
+    speed = open_app(link, "pages/speed.py")
+    assert not speed.exception
+    assert ("A busy replica delivers more than the decode figure beside it because a request holds all 101,000 of "
+            "its tokens only at its last step") in texts(speed.caption)
+    assert "cache at 51,000 tokens on average" in texts(speed.caption)
+    cost = open_app(link, "pages/cost.py")
+    assert not cost.exception
+    assert "The all-in figure comes out below decode only because" in texts(cost.caption)
+    assert "comes out below decode only" not in texts(open_app({}, "pages/cost.py").caption)
+    from calc import evaluate, parse
+    from calc.memo import memo
+    assert "The whole bill per 1M comes out below the rent-only figures above it because" in memo(
+        evaluate(parse("model=llama-3.1-8b&in_tok=1000&out_tok=100000")))
+    assert "comes out below the rent-only" not in memo(evaluate(parse("")))
