@@ -170,7 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:
             raise  # the reader stopped early (_run): no file is at fault
         except OSError as exc:  # a file the user named: the input is at fault, as a bad link value is
-            print(f"error: cannot read {exc.filename or args.validate}: {exc.strerror or exc}", file=sys.stderr)
+            hint = (" (a scenario link? --validate takes a CSV file of measurements, whose rows carry their own "
+                    "links)" if "=" in str(args.validate) else "")
+            print(f"error: cannot read {exc.filename or args.validate}: {exc.strerror or exc}{hint}", file=sys.stderr)
             return 2
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)

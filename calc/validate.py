@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import catalogue
 from .accuracy import MIN_BAND_ROWS, region_table
 from .engines import (
     CV_CSV,
@@ -312,8 +313,22 @@ def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Res
             out.append(Result(row, None, str(exc)))
             continue
         value = r[metric_key(row.metric, r["scenario"]["run_prompts"])]
-        out.append(Result(row, None if value is None else float(value), "" if r["fits"] else NOT_FIT))
+        out.append(Result(row, None if value is None else float(value),
+                          "; ".join(x for x in ("" if r["fits"] else NOT_FIT, _card_doubt(row, r["scenario"])) if x)))
     return out
+
+
+def _card_doubt(row: Measurement, scenario: dict) -> str:
+    """Why a row's card is in doubt, or "": its texts name an Apple machine (:data:`APPLE`) while its link prices one
+    of the catalogue's cards (none is Apple's; a link that names no card takes the default), so the prediction is
+    another machine's."""
+    found = APPLE.search(f"{row.version} {row.source} {row.notes}".lower())
+    card = scenario.get("card")
+    if not found or card == "custom" or card not in catalogue.cards():
+        return ""
+    return (f"its text names an Apple machine ({found.group(0).strip()!r}) while its link prices the catalogue's "
+            f"{catalogue.cards()[card]['name']} (card={card}); give the machine as card=custom with its memory "
+            "(mem_gib) and bandwidth (bw_tbs)")
 
 
 def metric_key(metric: str, run_prompts: int) -> str:

@@ -126,6 +126,7 @@ def test_formats_without_a_plan_are_refused_and_a_config_names_the_model_it_sets
     (("--size", "64", "--group", "8", "--memo"), "--group, --size are settings of the quantization lab"),
     (("--json", "--memo"), "--json goes with --plan"),
     (("req_day=5", "--validate"), "--validate takes no scenario link (the rows' own links set them up"),
+    (("--validate", "req_day=5"), "cannot read req_day=5: No such file or directory (a scenario link? --validate takes"),
     (("req_day=5", "--quant-lab"), "--quant-lab takes no scenario link; the link 'req_day=5' goes with the report"),
 ])
 def test_odd_options_exit_2_with_a_message_not_a_traceback(args, says):

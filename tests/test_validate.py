@@ -450,3 +450,17 @@ def test_a_users_file_lists_its_refused_rows_in_file_order_and_a_header_alone_is
     empty.write_text("id,engine,metric,measured,link,source,notes\n")
     assert main(empty) == 1
     assert "empty.csv holds no rows under its header: nothing to predict." in capsys.readouterr().out
+
+
+def test_a_row_that_names_an_apple_machine_but_prices_a_catalogue_card_is_in_doubt():
+    """A row whose notes say "MacBook Air M2" and whose link names no card was priced, without a word, on the
+    default H100 (5.8 ms against 55 measured): it is predicted all the same and named as in doubt."""
+    from calc.validate import Measurement, evaluate
+    mac = Measurement("mac", "llamacpp", "step_ms", 55.0, "model=llama-3.1-8b&weights=q4_0&batch=1&engine=llamacpp",
+                      "own run", "llama-bench tg128 on a MacBook Air M2, 16 GB")
+    (result,) = evaluate([mac])
+    assert result.predicted is not None
+    assert "its text names an Apple machine ('macbook') while its link prices the catalogue's H100" in result.reason
+    custom = Measurement("mac2", "llamacpp", "step_ms", 55.0, "model=llama-3.1-8b&card=custom&mem_gib=16&bw_tbs=0.1"
+                         "&weights=q4_0&batch=1&engine=llamacpp", "own run", "MacBook Air M2")
+    assert evaluate([custom])[0].reason == ""
