@@ -330,9 +330,10 @@ def break_even_req_day(s: Scenario, cap: Capacity | None = None) -> float | None
 
 def price_to_flip(s: Scenario, cap: Capacity | None = None) -> float | None:
     """Rent per card-hour (USD) at which self-hosting costs exactly the API at the current volume,
-    or None when even free cards lose (upkeep alone exceeds the API bill) or nothing fits."""
+    or None when even free cards lose (upkeep alone exceeds the API bill), nothing fits, or no request can be served
+    (:func:`request_beyond_context`: the bills price requests neither side takes, so no rent flips anything)."""
     cap = cap or capacity(s)
-    if cap.max_batch == 0:
+    if cap.max_batch == 0 or request_beyond_context(s):
         return None
     reps = float(replicas_needed(s, cap.s_req, s.req_day)[1])
     api = float(api_usd_month(s, s.req_day))

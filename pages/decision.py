@@ -398,7 +398,7 @@ ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]
 st.subheader("What would flip the verdict")
 u = d.units
 f1, f2, f3, f4 = st.columns(4)
-f1.metric("Rent that flips it", "none" if d.price_to_flip is None or refusal else f"{d.price_to_flip:,.2f} USD/h",
+f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",
           help="Rent per card-hour at which both options cost the same at this volume.")
 f2.metric("Volume that flips it (a day)", short_flip, delta=flip_after, delta_color="off", delta_arrow="off",
           help=flip_help)

@@ -49,9 +49,9 @@ if serving is not None and full is not None and r["serving_batch"] < (r["through
                   "model's (docs/method.md section 8), while under the roofline the traffic is served by section 6's "
                   "textbook formula: the two are not on one scale (at the same batch the load model gives less), so "
                   "the lower full-load figure is no slowdown."))
-elif serving is not None and serving > r["tok_s"] and s.ctx == request_tokens and r["batch"] == r["serving_batch"]:
+elif serving is not None and serving > r["tok_s"] and not what_if and r["batch"] == r["serving_batch"]:
     st.caption(notes.mean_context_note(s, "A busy replica delivers more than the decode figure beside it"))
-elif serving is not None and serving > r["tok_s"] and s.ctx != request_tokens:
+elif serving is not None and serving > r["tok_s"] and what_if:
     st.caption(f"One busy replica on the traffic delivers more than the decode throughput here because the traffic's requests hold "
                f"{request_tokens:,} tokens, not the {s.ctx:,} of the Context input: shorter sequences fit more of "
                "them in memory and read less cache a step.")
