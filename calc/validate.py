@@ -59,18 +59,18 @@ class Measurement:
     source: str = ""
     notes: str = ""
     version: str = ""
-    where: str = ""  # the file and line it was read from ("mine.csv line 7 (id r1)"), "" where not read from one
+    file: str = ""  # the name of the file it was read from, "" where not read from one
+    line: int = 0    # its line in that file
 
 
-def _line_of(message: str) -> float:
-    """The file line a printout's message names ("rows.csv line 7 (id r1): ..."), infinity where it names none."""
-    found = re.search(r" line (\d+)\b", message)
-    return float(found.group(1)) if found else math.inf
+def _where(file: str, line: int, row_id: str) -> str:
+    """A file's row as messages name it: ``mine.csv line 7 (id r1)``."""
+    return f"{file} line {line}" + (f" (id {row_id})" if row_id else "")
 
 
 def named(row: Measurement) -> str:
     """A row as a printout names it: its file and line where read from one ("mine.csv line 7 (id r1)"), else its id."""
-    return row.where or f"id {row.id or '(none)'}"
+    return _where(row.file, row.line, row.id) if row.file else f"id {row.id or '(none)'}"
 
 
 @dataclass(frozen=True)
@@ -88,11 +88,12 @@ class Result:
         return (self.predicted - self.row.measured) / self.row.measured * 100
 
 
-def read_measurements(path=MEASUREMENTS_CSV, skipped: list[str] | None = None) -> list[Measurement]:
+def read_measurements(path=MEASUREMENTS_CSV, skipped: list[tuple[int, str]] | None = None) -> list[Measurement]:
     """The rows of a measurements file (columns :data:`COLUMNS`).
 
     Raises ValueError for a file without the columns, and for a bad row (naming its line, the field, its value and
-    what is accepted) unless ``skipped`` is given: then that message is appended to ``skipped`` and the row left out,
+    what is accepted) unless ``skipped`` is given: then its line and that message are appended to ``skipped`` and the
+    row left out,
     so one bad row of a user's file does not hide the others."""
     path = Path(path)
     out = []
@@ -102,19 +103,19 @@ def read_measurements(path=MEASUREMENTS_CSV, skipped: list[str] | None = None) -
         if missing:
             raise ValueError(f"{path.name}: missing column(s) {', '.join(missing)}")
         for data in reader:
-            row_id = (data.get("id") or "").strip()
-            where = f"{path.name} line {reader.line_num}" + (f" (id {row_id})" if row_id else "")
             try:
-                out.append(_measurement(data, where))
+                out.append(_measurement(data, path.name, reader.line_num))
             except ValueError as exc:
                 if skipped is None:
                     raise
-                skipped.append(str(exc))
+                skipped.append((reader.line_num, str(exc)))
     return out
 
 
-def _measurement(data: dict, where: str) -> Measurement:
-    """One row of a measurements file; raises ValueError naming ``where``, the field, its value and what is accepted."""
+def _measurement(data: dict, file: str, line: int) -> Measurement:
+    """One row (line ``line`` of file ``file``) of a measurements file; raises ValueError naming the row, the field,
+    its value and what is accepted."""
+    where = _where(file, line, (data.get("id") or "").strip())
     metric = (data["metric"] or "").strip()
     if metric not in METRICS:
         raise ValueError(f"{where}: metric={metric!r} is not accepted: metric takes one of {', '.join(METRICS)}")
@@ -127,7 +128,7 @@ def _measurement(data: dict, where: str) -> Measurement:
         raise ValueError(f"{where}: measured={text!r} is not accepted: measured takes a positive number")
     return Measurement((data["id"] or "").strip(), (data["engine"] or "").strip(), metric, measured,
                        (data["link"] or "").strip(), data.get("source") or "", data.get("notes") or "",
-                       (data.get("version") or "").strip(), where)
+                       (data.get("version") or "").strip(), file, line)
 
 
 def source_of(row: Measurement) -> str:
@@ -487,7 +488,7 @@ def main(path=None, as_linked: bool = False) -> int:
     0 when every row was predicted, else 1 (a file of no rows too)."""
     own = path is not None
     shipped = read_measurements(MEASUREMENTS_CSV)
-    skipped: list[str] = []
+    skipped: list[tuple[int, str]] = []
     rows = read_measurements(path, skipped) if own else shipped
     if own and not rows and not skipped:  # a header alone: empty tables would read as a file that was checked
         print(f"{Path(path).name} holds no rows under its header: nothing to predict.")
@@ -525,8 +526,8 @@ def main(path=None, as_linked: bool = False) -> int:
     if skipped or unpriced:
         print(f"{len(skipped) + len(unpriced)} row{'s' if len(skipped) + len(unpriced) != 1 else ''} of this file "
               "could not be predicted and count in no table:")
-        listed = [*skipped, *(f"{named(r.row)}: {r.reason or 'no prediction'}" for r in unpriced)]
-        for message in sorted(listed, key=_line_of):  # in the file's order, unreadable and refused alike
+        listed = [*skipped, *((r.row.line, f"{named(r.row)}: {r.reason or 'no prediction'}") for r in unpriced)]
+        for _, message in sorted(listed, key=lambda item: item[0]):  # the file's order, unreadable and refused alike
             print(f"  {message}")
         print()
     doubtful = [r for r in results if r.predicted is not None and r.reason]
