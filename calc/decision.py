@@ -64,7 +64,7 @@ def decide(s: Scenario, cap: traffic.Capacity, report: dict, units: traffic.Unit
         verdict=report["verdict"], api_usd_month=report["api_usd_month"],
         self_host_usd_month=report["self_host_usd_month"], replicas=report["replicas"],
         duty=report["duty_traffic"], break_even=report["break_even_req_day"],
-        stays_cheaper=traffic.stays_cheaper_req_day(s, cap), price_to_flip=traffic.price_to_flip(s, cap),
+        stays_cheaper=report["stays_cheaper_req_day"], price_to_flip=report["rent_to_flip_usd_hr"],
         api_per_request=api_req, rent_per_request=rent_req, units=units,
         break_even_batch=(be := model.break_even(s, cap.n)), memory_caps_batch=be is None or cap.max_batch < be,
         cheaper_api=(None if report["cheaper_api"] is None

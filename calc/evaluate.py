@@ -108,6 +108,8 @@ class Bill:
     api_usd_per_mtok_out: float
     verdict: str | None           # "self-host", "api", "does not fit", or None (the card has no rent)
     break_even_req_day: float | None
+    stays_cheaper_req_day: float | None  # above it self-hosting is cheaper at every volume (None: never)
+    rent_to_flip_usd_hr: float | None    # the card-hour rent (quote) at which both bills are equal at this volume
     cheaper_api: str | None       # the catalogue's cheapest API row for the model, when 5 % below the link's row
     cheaper_api_usd_month: float | None  # ... and its bill for this traffic
     recommendation: str | None    # the verdict; "own"/"hybrid"/"hybrid_own" where that way is cheapest;
@@ -363,6 +365,9 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "api_usd_per_mtok_out": units.api_all_in,
         "verdict": verdict,
         "break_even_req_day": traffic.break_even_req_day(s, cap),
+        # The memo's and the Decision page's two other answers, worked out once here (docs/method.md section 7).
+        "stays_cheaper_req_day": traffic.stays_cheaper_req_day(s, cap),
+        "rent_to_flip_usd_hr": traffic.price_to_flip(s, cap),
         "cheaper_api": (cheaper := cheaper_api_row(s)) and cheaper[0],
         "cheaper_api_usd_month": cheaper and cheaper[1],
         # docs/method.md section 8: the engine, each figure used and where it came from, full load, the error band.
@@ -402,7 +407,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
              "hybrid_own": opts.hybrid_own_usd_month}
     values["recommendation"] = recommendation(s, verdict, self_host, api_month, cheaper and cheaper[1], opts.best,
                                               bills.get(opts.best),
-                                              fits_traffic and traffic.price_to_flip(s, cap) is None)
+                                              fits_traffic and values["rent_to_flip_usd_hr"] is None)
     # The best option at either end of the capacity band (docs/calibration.md section 6): marginal when it differs.
     values["best_at_band_ends"] = None
     if band_ends and opts.best is not None:

@@ -226,6 +226,22 @@ def test_price_to_flip_makes_both_options_equal():
     assert flipped["self_host_usd_month"] == pytest.approx(flipped["api_usd_month"], rel=1e-9)
 
 
+def test_the_report_carries_the_memos_volumes_and_rent_that_flip_the_verdict():
+    """The command line gives the memo's two other answers, the figures the Decision page reads: where self-hosting
+    stays cheaper and the rent that flips the verdict, each worked out from the scenario by hand here."""
+    r = report(SELF_HOST)
+    s = parse(SELF_HOST).scenario
+    d = evaluate(parse(SELF_HOST)).decision
+    assert r["rent_to_flip_usd_hr"] == d.price_to_flip == pytest.approx(
+        (r["api_usd_month"] - s.upkeep) / (r["replicas"] * s.gpus * s.hours))
+    assert r["stays_cheaper_req_day"] == d.stays_cheaper >= r["break_even_req_day"]
+    text = memo(parse(SELF_HOST))
+    assert f"{r['rent_to_flip_usd_hr']:,.2f} USD per card-hour" in text
+    # Upkeep alone above the API bill: no rent flips it, on the command line as in the memo.
+    default = report("")
+    assert default["rent_to_flip_usd_hr"] is None and default["scenario"]["upkeep"] > default["api_usd_month"]
+
+
 def test_each_page_flags_memory_for_its_own_figures():
     def memory_flag(at):
         return texts([w for w in at.warning if "Memory caps the batch" in w.value])
