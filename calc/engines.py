@@ -81,7 +81,7 @@ def splits_layers(engine: str) -> bool:
 #: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
 #: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime is in the data, and the
 #: buffers of the v0.17 to v0.21 TensorRT-engine path follow a max_batch_size its rows do not give.
-MODELLED_RESERVE = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-2024", "llamacpp", "llamacpp-vulkan",
+MODELLED_RESERVE = ("vllm", "vllm-0.21", "vllm-2025", "vllm-v0", "sglang", "trtllm", "trtllm-2024", "llamacpp", "llamacpp-vulkan",
                     "llamacpp-vulkan-2025", "llamacpp-2024")
 #: TensorRT-LLM profiles that size the KV cache from a profiling run (the PyTorch backend, v1.0 and later:
 #: calc/memory.py ``trtllm_torch_reserve``) rather than from the executor's buffers (``trtllm-2024``).
@@ -93,7 +93,7 @@ PROFILING_RUN = ("trtllm",)
 #: (server_args.py), the current TensorRT-LLM's ``KvCacheConfig.tokens_per_block`` 32 (llm-api reference) and the
 #: TensorRT-engine releases' 64 (the attention plugin's ``tokens_per_block``). The printed token count is whole blocks;
 #: llama.cpp and the roofline count single tokens.
-KV_BLOCK_TOKENS = types.MappingProxyType({"vllm": 16, "vllm-0.21": 16, "vllm-2025": 16, "sglang": 1, "trtllm": 32,
+KV_BLOCK_TOKENS = types.MappingProxyType({"vllm": 16, "vllm-0.21": 16, "vllm-2025": 16, "vllm-v0": 16, "sglang": 1, "trtllm": 32,
                                           "trtllm-2025": 32, "trtllm-2024": 64, "trtllm-2023": 64, "trtllm-v05": 64})
 MLA_BLOCK_TOKENS = 64
 
@@ -244,9 +244,9 @@ def default_max_seqs(engine: str, card: str, torch_gib: float, batched_tokens: i
 
     vLLM (V1, API server): 1024 on a card of at least 70 GiB that is not an A100, else 256, and never more than
     ``max_num_batched_tokens`` (vllm/engine/arg_utils.py ``get_batch_defaults``, v0.11 to v0.30). Every other
-    engine: its profile's figure (None: no cap).
+    engine, and vLLM's V0 family (its fixed 256): its profile's figure (None: no cap).
     """
-    if base(engine) == "vllm":
+    if base(engine) == "vllm" and profile_seqs is None:
         return min(1024 if torch_gib >= 70 and "a100" not in card else 256, batched_tokens)
     return profile_seqs
 
@@ -677,6 +677,18 @@ def error_band(engine: str, basis: str = CROSS_VALIDATED) -> list[dict[str, Any]
     (``vllm-2025``) carries its engine's error."""
     bands = _bands()[engine][basis] or _bands()[figures_of(engine)][basis]
     return [dict(b) for b in bands] if bands else None
+
+
+#: Release families whose published rows kept out of the fit are an error band of their own although every figure is
+#: their engine's: they ran a release whose host work no figure models (vLLM's V0 engine scheduling one step at a
+#: time), so their error says nothing of the release the engine's plain id prices, nor its rows of that release.
+OWN_KEPT_OUT = ("vllm-v0",)
+
+
+def kept_out_as(engine: str) -> str:
+    """The profile whose kept-out band a published row predicted under ``engine`` files under: ``engine`` itself
+    for a family of :data:`OWN_KEPT_OUT`, else :func:`figures_of`."""
+    return engine if engine in OWN_KEPT_OUT else figures_of(engine)
 
 
 def figures_of(engine: str) -> str:

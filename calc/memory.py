@@ -57,6 +57,9 @@ VLLM_RELEASES = {
     "vllm-0.21": {"sampler_bytes": 14.0, "graphs_gib": 0.5, "mxfp4": "triton"},
     "vllm-2025": {"sampler_bytes": 38.0, "graphs_gib": 0.0, "mxfp4": "marlin"},
 }
+#: vLLM release families charged another family's memory accounting: the V0 engine (v0.5 to v0.7) reserved no
+#: CUDA-graph memory before sizing its cache and profiled its sampler through PyTorch's sort, as v0.10 to v0.14 do.
+VLLM_MEMORY_AS = {"vllm-v0": "vllm-2025"}
 #: The vLLM profile whose link names no release (plain ``engine=vllm``): the start-up printouts users paste come
 #: from every release, and the families above size one launch's cache up to four times apart (gpt-oss-120b on an
 #: H100: 1.94 GiB as v0.10 to v0.14 allocate it, 7.81 as v0.21 and later do). Where they differ, the plain id
@@ -240,6 +243,8 @@ def vllm_release_id(s: Scenario) -> str | None:
         return None
     if s.engine in VLLM_RELEASES:
         return s.engine
+    if s.engine in VLLM_MEMORY_AS:
+        return VLLM_MEMORY_AS[s.engine]
     return min(VLLM_RELEASES, key=lambda r: (_vllm_kv_gib(s, VLLM_RELEASES[r]), r != "vllm-0.21"))
 
 

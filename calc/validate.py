@@ -34,7 +34,7 @@ from .engines import (
     VLLM_V0_MAX_SEQS,
     backend_of,
     base,
-    figures_of,
+    kept_out_as,
     named_months,
     release_build,
     release_family,
@@ -176,6 +176,12 @@ def row_month(row: Measurement) -> tuple[int, int] | None:
     return None
 
 
+#: vLLM's V0 family, whose releases scheduled one step at a time unless told otherwise; a row run with multi-step
+#: scheduling (``--num-scheduler-steps 10``: the scheduler and the output handling run once per N steps, which the GPU
+#: runs back to back) hides most of that host work and is priced as the current release, as the v0.6.0 rows of
+#: SGLang's benchmark are (docs/calibration.md section 3).
+MULTI_STEP_FAMILY = "vllm-v0"
+_SCHEDULER_STEPS = re.compile(r"num[-_ ]scheduler[-_ ]steps?\W*(\d+)")
 #: A benchmark run whose requests were all sent at once: no request rate, an infinite one, or "all at once".
 _AT_ONCE = re.compile(r"request[ _-]?rate\W*inf|no --request-rate|\bat once\b|\boffline\b")
 #: Its request count: ``--num-prompts 320``, ``"num_prompts": 320``, ``5000 prompts``, ``1,000 requests``.
@@ -233,7 +239,8 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     backend (:data:`APPLE`: the word or an Apple chip) runs without CUDA graphs (``cuda_graphs=0``) unless its link
     says otherwise, and a CUDA row of the 2023-2024 builds with them (``cuda_graphs=1``) where it names build 2824 or
     later (:data:`calc.engines.FIRST_GRAPH_BUILD`) or, naming no build, a month from May 2024 on
-    (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`)."""
+    (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`). A vLLM V0 row run with
+    multi-step scheduling (``--num-scheduler-steps`` above 1) stays on the current release (:data:`MULTI_STEP_FAMILY`)."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
     if engine not in ENGINES or engine == "roofline" or link_not_read(row.link):
@@ -251,10 +258,12 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
             family = None  # a Vulkan row whose text names no backend stays on its backend
         if family:
             break
+    texts = " ".join((row.version, row.source, row.notes)).lower()
+    if family == MULTI_STEP_FAMILY and any(int(n) > 1 for n in _SCHEDULER_STEPS.findall(texts)):
+        family = None  # multi-step scheduling hides V0's host work: priced as the current release
     keys: dict[str, object] = {}
     if family and family != engine:
         keys["engine"] = family
-    texts = " ".join((row.version, row.source, row.notes)).lower()
     if base(engine) == "llamacpp" and APPLE.search(texts) and "cuda_graphs" not in raw:
         keys["cuda_graphs"] = 0
     elif keys.get("engine", engine) == "llamacpp-2024" and "cuda_graphs" not in raw:
@@ -385,9 +394,10 @@ def cross_validated_results(rows: Iterable[Measurement]) -> list[Result]:
 
 def kept_out_results(path=KEPT_OUT_CSV) -> list[Result]:
     """The published rows kept out of the fit (``measurements_other.csv``), each predicted by the shipped figures and
-    filed under the profile whose figures predicted it (:func:`calc.engines.figures_of` of the row's engine:
-    ``vllm-2025``'s rows under ``vllm``), as ``engine_errors.csv``'s ``kept-out`` rows summarise them."""
-    return [Result(replace(r.row, engine=figures_of(r.row.engine)), r.predicted)
+    filed under the profile whose figures predicted it (:func:`calc.engines.kept_out_as` of the row's engine:
+    ``vllm-2025``'s rows under ``vllm``, ``vllm-v0``'s under its own), as ``engine_errors.csv``'s ``kept-out`` rows
+    summarise them."""
+    return [Result(replace(r.row, engine=kept_out_as(r.row.engine)), r.predicted)
             for r in evaluate(read_measurements(path))]
 
 

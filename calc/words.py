@@ -10,7 +10,7 @@ import numpy as np
 
 from . import catalogue
 from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_engine
-from .engines import ENGINE_NAMES, figures_of
+from .engines import ENGINE_NAMES, figures_of, kept_out_as
 from .notes import display_name, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
@@ -289,7 +289,7 @@ def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = 
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
     # Rows kept out of another engine's fit count against one that shares its efficiencies (SGLang: vLLM's).
-    kept = kept_out_text(kept_out, kept_out_engine(measured))
+    kept = kept_out_text(kept_out, kept_out_engine(kept_out_as(engine)))
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
             f"{whose}, each source predicted by figures fitted without it" + (f"; {kept}" if kept else ""))
 

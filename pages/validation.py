@@ -151,9 +151,11 @@ st.subheader("Kept out of the fit: published rows the figures never saw")
 kept_summary, kept_rows = _kept_out()
 st.caption("Published measurements found while extending the data and kept out of the fit: set-ups their links "
            "approximate (a checkpoint's formats, a benchmark's request mix), releases or kernels no profile carries "
-           "(vLLM v0.5, TensorRT-LLM tables whose decode kernel is not stated), card families and quantization kinds "
+           "(vLLM's V0 engine scheduling one step at a time, v0.5 to v0.7, whose host work no figure models; "
+           "TensorRT-LLM tables whose decode kernel is not stated), card families and quantization kinds "
            "the Vulkan profiles lack (docs/calibration.md section 2). Predicted by the shipped figures, each under "
-           "the profile whose figures predicted it; every page quotes them beside the cross-validated error. Where "
+           "the profile whose figures predicted it (vllm-v0's under its own: its pages quote them, the current "
+           "release's do not); every page quotes them beside the cross-validated error. Where "
            "they lean too fast, treat the pages' self-hosting figures as optimistic. `python -m calc --validate` "
            "prints this table too; `--validate calc/data/measurements_other.csv` lists the rows by the engine each "
            "names.")

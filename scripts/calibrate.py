@@ -99,6 +99,8 @@ FITTED = {
                   "eff_fp8", "expert_us"),
     "vllm-2025": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
                   "eff_fp8", "expert_us"),
+    "vllm-v0": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
+                "eff_fp8", "expert_us"),
     "sglang": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4",
                "eff_fp8", "expert_us"),
     "trtllm": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
@@ -162,18 +164,19 @@ SHARED = {
     # gather's (the same problem in every engine): TensorRT-LLM's rows measure it (v1.0's Qwen3-30B-A3B with 128
     # small experts, Llama 4 Scout with 16 large ones; v0.17's Mixtral), vLLM's one MoE row with long prompts
     # (gpt-oss-20b, 20,000 tokens) barely moves with it, so every engine and release takes the one figure.
-    **{(e, k): "trtllm" for e in ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm-2025", "trtllm-2024",
+    **{(e, k): "trtllm" for e in ("vllm", "vllm-0.21", "vllm-2025", "vllm-v0", "sglang", "trtllm-2025", "trtllm-2024",
                                   "trtllm-2023", "trtllm-v05") for k in ("eff_fp4", "expert_us")},
     # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in
-    # any figure the rows measure: every figure is vllm's.
-    **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025")
+    # any figure the rows measure: every figure is vllm's. The V0 engine's host time per step is not modelled (its
+    # rows are kept out, docs/calibration.md section 8): its figures are vllm's too.
+    **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025", "vllm-v0")
        for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp8")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
 SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp-vulkan-2025",
            "llamacpp-vulkan-2025": "llamacpp-vulkan", "trtllm": "trtllm-2025",
            "trtllm-2025": "trtllm", "trtllm-2023": "trtllm-v05", "trtllm-v05": "trtllm", "sglang": "vllm", "vllm": "sglang",
-           "vllm-0.21": "vllm", "vllm-2025": "vllm", "trtllm-2024": "trtllm"}
+           "vllm-0.21": "vllm", "vllm-2025": "vllm", "vllm-v0": "vllm", "trtllm-2024": "trtllm"}
 #: Figures fitted as one: batch-1 steps at short contexts read little cache, so llama.cpp's rows cannot tell the
 #: bandwidth reached on the cache from the bandwidth reached on the weights.
 #: llama.cpp's batch-1 rows measure no prefill: their prefill takes the arithmetic's one figure. TensorRT-LLM's 289
@@ -247,6 +250,11 @@ FIXED = {
     "llamacpp-vulkan-2025": dict(_LLAMACPP_FIXED),
 }
 FIXED["vllm-2025"] = dict(FIXED["vllm"])
+FIXED["vllm-v0"] = {
+    **FIXED["vllm"],
+    "max_seqs": (256, "the V0 engine's default max_num_seqs 256 (vllm/config.py SchedulerConfig of v0.6 and v0.7; "
+                      "the V1 engine sets its own by card)"),
+}
 FIXED["vllm-0.21"] = dict(FIXED["vllm"])
 # The v0.17 to v0.21 releases over TensorRT engines: the current release's kernels, a fitted reserve.
 FIXED["trtllm-2025"] = {
@@ -278,6 +286,8 @@ _ONE_READ = {
                  "heads",
     "vllm-0.21": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query "
                  "heads",
+    "vllm-v0": "vLLM's decode kernels (FlashAttention, FlashInfer) load each KV head once for its group of query "
+               "heads",
     "sglang": "SGLang's decode kernels (FlashInfer, Triton) load each KV head once for its group of query heads",
     "trtllm": "the XQA and TRT-LLM-Gen decode kernels load each KV head once for its group of query heads",
     "trtllm-2024": "the XQA decode kernels load each KV head once for its group of query heads",
@@ -303,6 +313,7 @@ _NO_EAGER = {
 }
 _NO_EAGER["vllm-2025"] = _NO_EAGER["vllm"]
 _NO_EAGER["vllm-0.21"] = _NO_EAGER["vllm"]
+_NO_EAGER["vllm-v0"] = _NO_EAGER["vllm"]
 _NO_EAGER["trtllm-2024"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-2025"] = _NO_EAGER["trtllm"]
 _NO_EAGER["trtllm-v05"] = _NO_EAGER["trtllm-2023"]
@@ -331,7 +342,7 @@ for _e in FIXED:
 #: interconnects and collective libraries carry every engine's all-reduces).
 LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
-FAMILY_ORDER = ("vllm", "vllm-0.21", "vllm-2025", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
+FAMILY_ORDER = ("vllm", "vllm-0.21", "vllm-2025", "vllm-v0", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
                 "llamacpp-vulkan-2025", "llamacpp-2024")
 
 

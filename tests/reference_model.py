@@ -36,6 +36,8 @@ DEFAULT_ENGINE = "vllm"  # docs/method.md section 8
 VLLM_NON_TORCH_GIB = 0.2  # memory outside PyTorch's allocator that appears during the profiling run
 # by release family: bytes per logit element of the sampler profile, CUDA-graph reserve (GiB), MXFP4 expert layout
 VLLM_RELEASES = {"vllm-0.21": (14.0, 0.5, "triton"), "vllm-2025": (38.0, 0.0, "marlin")}
+# docs/method.md section 8.2: vLLM's V0 releases allocate as v0.10 to v0.14 do.
+VLLM_RELEASES["vllm-v0"] = VLLM_RELEASES["vllm-2025"]
 # a link naming no release (engine=vllm) is charged the family whose accounting leaves the smaller cache
 SGLANG_CONTEXT_GIB = 0.3
 SGLANG_P2P_INIT_GIB = 2.0  # per card, tensor parallel over a fabric of at least 100 GB/s (NVLink, xGMI)
@@ -410,7 +412,8 @@ def resolve(params) -> dict:
         tokens_default = LLAMACPP_UB if eng == "llamacpp" else 8192
     s["max_batched_tokens"] = _integer(p, "max_batched_tokens", tokens_default, 1)
     s["flash_attn"] = _integer(p, "flash_attn", 0 if s["engine"] in NO_FLASH else 1, 0, 1)
-    if eng == "vllm" and "max_seqs" not in p:  # docs/method.md section 8.2: vLLM's default by card
+    # docs/method.md section 8.2: vLLM's default by card (its V0 family's profile fixes 256)
+    if eng == "vllm" and "max_seqs" not in p and profiles()[s["engine"]]["max_seqs"] is None:
         s["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     s["tok_us"] = _real(p, "tok_us", prof["tok_us"], 0)
     s["eff_link"] = _real(p, "eff_link", prof["eff_link"], 0, lo_open=True, hi=1)
@@ -1424,7 +1427,7 @@ def reference_report(params) -> dict:
     # A figure reads "profile" when it equals the profile's (a printed scenario repeats them), else "link".
     prof = profiles()[s["engine"]]
     own = dict(prof)
-    if ENGINE_BASE[s["engine"]] == "vllm":  # docs/method.md section 8.2: vLLM's max_seqs is its default by card
+    if ENGINE_BASE[s["engine"]] == "vllm" and prof["max_seqs"] is None:  # method.md 8.2: vLLM's default by card
         own["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
     r["engine_profile"] = {k: {"value": s[k], "from": "profile" if s[k] == own[k] else "link"} for k in PROFILE_KEYS}
     r["error_band"] = error_bands()[s["engine"]]

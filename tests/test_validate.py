@@ -163,7 +163,10 @@ def test_validate_command_line():
     ("llamacpp", "llama.cpp b2450 (March 2024)", "llamacpp-2024"),
     ("vllm", "(vLLM v0.30.0, GCP a3-highgpu-1g H100 80GB)", "vllm-0.21"),
     ("vllm", "vLLM 0.11.0", "vllm-2025"),
-    ("vllm", "(SGLang v0.3.0 vs vLLM v0.6.0 with --num-scheduler-steps 10)", None),
+    ("vllm", "(SGLang v0.3.0 vs vLLM v0.6.0 with --num-scheduler-steps 10)", "vllm-v0"),
+    ("vllm", "vLLM 0.6.3.post2.dev308+gb489fc3c (V0 engine)", "vllm-v0"),
+    ("vllm", "vLLM v0.5.4", "vllm-v0"),
+    ("vllm", "vLLM v0.8.5", None),
     ("sglang", "(SGLang v0.3.0 vs vLLM v0.6.0)", None),
 ])
 def test_release_family_reads_the_release_a_source_names(engine, text, family):
@@ -338,19 +341,25 @@ def test_a_bad_row_of_a_users_file_is_listed_and_the_others_still_predicted(tmp_
 
 def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     """gpustack's rows name vllm-2025, which shares every figure of vllm: they count against vllm, and a vllm-2025
-    scenario quotes them as a vllm one does; a profile with no such rows quotes none."""
+    scenario quotes them as a vllm one does; the V0 engine's rows (vllm-v0, every figure vllm's too) are a band of
+    their own, which a vllm-v0 scenario quotes and a vllm one does not; a profile with no such rows quotes none."""
     from calc import engines, words
     from calc.evaluate import report
     kept = kept_out_results()
-    assert len(kept) == 126 and all(r.row.engine == engines.figures_of(r.row.engine) for r in kept)
-    assert {r.row.id for r in kept if r.row.engine == "vllm"} >= {"b0ad3525", "bad28ae3"}
+    assert len(kept) == 189 and all(r.row.engine == engines.kept_out_as(r.row.engine) for r in kept)
+    assert {r.row.id for r in kept if r.row.engine == "vllm"} >= {"b0ad3525", "fad36824"}
+    assert {r.row.id for r in kept if r.row.engine == "vllm-v0"} >= {"bad28ae3", "9e7bac6f", "370e2676"}
+    assert engines.figures_of("vllm-v0") == "vllm" and engines.kept_out_as("vllm-v0") == "vllm-v0"
+    (v0,) = report("engine=vllm-v0")["error_band_kept_out"]
+    assert v0["n"] == 64 and v0["signed_median_pct"] > 100
+    assert report("engine=vllm-v0")["error_band"] == report("engine=vllm")["error_band"]
     assert engines.error_band("vllm-2025", engines.KEPT_OUT) == engines.error_band("vllm", engines.KEPT_OUT)
     assert engines.error_band("trtllm-2025", engines.KEPT_OUT) is None
     r = report("engine=vllm")
     (band,) = r["error_band_kept_out"]
-    assert band["metric"] == "max_throughput_tok_s" and band["n"] == 14 and band["signed_median_pct"] > 30
+    assert band["metric"] == "max_throughput_tok_s" and band["n"] == 13 and band["signed_median_pct"] > 30
     text = words.accuracy_text(r["engine"], r["error_band"], r["error_band_kept_out"])
-    assert (f"; on 14 published vLLM rows of other set-ups (other models and releases) kept out of the fit, full-load "
+    assert (f"; on 13 published vLLM rows of other set-ups (other models and releases) kept out of the fit, full-load "
             f"throughput came out a median {band['signed_median_pct']:.0f} % too fast (worst row "
             f"{band['max_pct']:.0f} % off)") in text
     slow = words.accuracy_text("llamacpp-vulkan-2025", engines.error_band("llamacpp-vulkan-2025"),
@@ -371,7 +380,8 @@ def test_a_users_throughput_row_whose_texts_describe_a_finite_run_is_priced_as_t
     row = Measurement("s1", "vllm", "max_throughput_tok_s", 4132.37, link, source,
                       "Llama 3.1 8B Instruct | BF16 | A100 80G x1, TP1 | offline, all 5000 prompts at once")
     moved, family = priced_as(row)
-    # V0's cap of 256 sequences, and the run: 5000 prompts, ShareGPT's reply lengths up to 2048 - 220 tokens.
+    # V0's cap of 256 sequences, and the run: 5000 prompts, ShareGPT's reply lengths up to 2048 - 220 tokens. Its
+    # multi-step scheduling (--num-scheduler-steps 10) hid V0's host work: priced as the current release.
     assert family is None
     assert moved == link + "&max_seqs=256&run_prompts=5000&out_spread=exp&out_max=1828"
     run = report(moved)["run_throughput_tok_s"]
@@ -389,6 +399,10 @@ def test_a_users_throughput_row_whose_texts_describe_a_finite_run_is_priced_as_t
     current = Measurement("s5", "vllm", "max_throughput_tok_s", 1.0, link, "vLLM v0.11.0; --num-prompts 1000, "
                           "no --request-rate")
     assert priced_as(current)[0] == link.replace("engine=vllm", "engine=vllm-2025") + "&run_prompts=1000"
+    # The same release scheduling one step at a time (V0's default) is its V0 family's.
+    single = Measurement("s7", "vllm", "max_throughput_tok_s", 1.0, link, "vLLM v0.6.3 (V0 engine); "
+                         "--num-scheduler-step 1; 256 prompts, offline")
+    assert priced_as(single) == (link.replace("engine=vllm", "engine=vllm-v0") + "&max_seqs=256&run_prompts=256", "vllm-v0")
     own_id = Measurement("s6", "vllm-2025", "max_throughput_tok_s", 1.0, link.replace("=vllm", "=vllm-2025"),
                          "ShareGPT; 1,000 requests all at once")
     assert priced_as(own_id)[0].endswith("engine=vllm-2025&run_prompts=1000&out_spread=exp&out_max=1828")

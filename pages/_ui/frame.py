@@ -13,7 +13,8 @@ from calc import (
     notes,
     words,
 )
-from calc.engines import ENGINE_NAMES, figures_of
+from calc.accuracy import kept_out_engine
+from calc.engines import ENGINE_NAMES, kept_out_as
 
 from .cache import current, evaluation, table
 from .links import LINK_WARNINGS, LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
@@ -197,7 +198,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         band = words.band_clause(report, scenario).removeprefix("; ")
         if band:
             said.append(words.first_upper(band) + ".")
-        kept = words.kept_out_text(report["error_band_kept_out"], figures_of(report["engine"]))
+        kept = words.kept_out_text(report["error_band_kept_out"], kept_out_engine(kept_out_as(report["engine"])))
         if kept:
             said.append(words.first_upper(kept) + ".")
         rest = outside.removeprefix("; ")
