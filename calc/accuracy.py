@@ -29,6 +29,7 @@ from .engines import (
     error_band,
     family_name,
     figures_of,
+    kept_out_as,
     widest_band,
 )
 from .scenario import CUSTOM, Scenario, load, packed_weights
@@ -78,19 +79,35 @@ def measured_scope(engine: str) -> tuple[frozenset, frozenset, bool, frozenset]:
 
 
 @functools.cache
-def region_bands() -> dict[tuple, dict]:
+def region_bands(basis: str = CROSS_VALIDATED) -> dict[tuple, dict]:
     """``{(engine, card family, model kind, cards per replica, weights packed, metric): band}`` from
     ``region_errors.csv``: the leave-one-source-out error of the published rows of each measured region (each
     band: ``n``, ``signed_median_pct``, ``median_pct``, ``p90_pct``, ``max_pct``, ``most_flattering_pct``, in per
-    cent of the measured figure)."""
+    cent of the measured figure); with ``basis`` :data:`KEPT_OUT`, the shipped figures' error on the rows kept out
+    of the fit, each under the profile whose kept-out band it files under (:func:`calc.engines.kept_out_as`)."""
     out = {}
     with REGION_ERRORS_CSV.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
+            if row["basis"] != basis:
+                continue
             key = (row["engine"], row["card_family"], row["model_kind"], int(row["gpus"]), row["packed"] == "1",
                    row["metric"])
             out[key] = {"n": int(row["n"]), **{k: float(row[k]) for k in (
                 "signed_median_pct", "median_pct", "p90_pct", "max_pct", "most_flattering_pct")}}
     return out
+
+
+def kept_out_region_band(s: Scenario) -> dict | None:
+    """The shipped figures' error on the published rows kept out of the fit that measured the scenario's own region
+    (:func:`region`, its engine the profile whose kept-out band its rows file under: ``vllm-v0``'s own): the band of
+    the figure that sizes the replicas (full-load throughput, else the decode step) with its ``metric``; None where
+    no such row measured it."""
+    where = (kept_out_as(s.engine), *region(s)[1:])
+    bands = region_bands(KEPT_OUT)
+    for metric in ("max_throughput_tok_s", "step_ms"):
+        if (*where, metric) in bands:
+            return {"metric": metric, **bands[(*where, metric)]}
+    return None
 
 
 @dataclass(frozen=True)

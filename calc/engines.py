@@ -525,6 +525,8 @@ FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "
 EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
 #: The metrics a measurement row checks (report keys).
 METRICS = ("step_ms", "max_throughput_tok_s")
+#: Each metric in words, one table for the pages, the memo, the notes and the command line.
+METRIC_NAMES = types.MappingProxyType({"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"})
 #: Roofline's figures: exactly docs/method.md (``eff`` = 0.7 for all three efficiencies).
 ROOFLINE = types.MappingProxyType({
     "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,

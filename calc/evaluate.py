@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from . import catalogue, engines, memory, model, procure, traffic
-from .accuracy import accuracy, capacity_band, kept_out_bands
+from .accuracy import accuracy, capacity_band, kept_out_bands, kept_out_engine
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
 from .scenario import CUSTOM, Parsed, Scenario, load
@@ -127,7 +127,9 @@ class Engine:
     throughput_batch: int | None
     run_throughput_tok_s: float | None  # a finite benchmark run's output tok/s (run_prompts; None without one)
     error_band: list | None          # the engine's measured error on the published rows, per metric
+    error_band_from: str | None       # whose fitted rows that error is of (a family sharing every figure: its engine)
     error_band_kept_out: list | None  # the shipped figures' error on the published rows kept out of the fit
+    error_band_kept_out_from: str | None  # whose rows kept out of the fit those are (vllm-v0: its own)
 
 
 @dataclass(frozen=True)
@@ -376,8 +378,10 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "max_throughput_tok_s": thr_tok_s,
         "throughput_batch": thr_batch if thr_tok_s is not None else None,
         "run_throughput_tok_s": traffic.run_throughput(s),
-        "error_band": engines.error_band(s.engine),
-        "error_band_kept_out": kept_out_bands(s.engine),
+        "error_band": (band := engines.error_band(s.engine)),
+        "error_band_from": engines.figures_of(s.engine) if band else None,
+        "error_band_kept_out": (kept := kept_out_bands(s.engine)),
+        "error_band_kept_out_from": kept_out_engine(engines.kept_out_as(s.engine)) if kept else None,
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
         "capacity_band_from": acc.widened_from,

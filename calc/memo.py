@@ -270,7 +270,9 @@ def kept_out_sentence(d: Decision) -> str:
     if d.kept_out_pct is None:
         return ""
     b = capacity_band(kept_out_bands(d.scenario.engine))
-    lead = (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} of other set-ups kept out of the fit "
+    own = kept_out_engine(d.scenario.engine) in engines.OWN_KEPT_OUT  # its own releases, not other set-ups
+    lead = (f" On {b['n']:,} published row{'s' if b['n'] != 1 else ''} "
+            f"{'of its own releases' if own else 'of other set-ups'} kept out of the fit "
             f"(Validation page), {kept_out_whose(d.scenario.engine)} {METRIC_NAMES.get(b['metric'], b['metric'])} "
             "came out a median "
             f"{d.kept_out_pct:.0f} % too fast, beyond that band")
@@ -312,7 +314,7 @@ def band_sentence(d: Decision) -> str:
         return ""
     # Which set-up no row measured is said once, with the accuracy (the page's note, the memo's assumptions).
     measured = kept_out_sentence(d)
-    widest = "" if d.capacity_measured else ", the engine's widest: no published row measured such a set-up"
+    widest = "" if d.capacity_measured else ", the engine's widest: no row the figures were fitted to measured such a set-up"
     widened = ("" if d.capacity_band_from is None else
                f"; its own rests on fewer than {MIN_BAND_ROWS} rows, so the band is that of "
                + band_source_text(d.scenario.engine, d.capacity_band_from))
@@ -933,11 +935,17 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame([(KEYS[k].label, v, k) for k, v in rows], columns=["input", "value", "key"])
 
 
+#: Units named in the plural that a count of one takes in the singular.
+_PLURAL_UNITS = ("cards", "hours", "replicas", "requests", "sequences", "tokens", "years")
+
+
 def _figure_text(unit: str, value: object) -> str:
     """A preset's figure for the inputs table: the number and its unit, or that the preset has none."""
     if value is None:
         return "not known (the preset has no figure; give it in the link)"
     if isinstance(value, (int, float)):
+        if value == 1 and unit in _PLURAL_UNITS:  # one card, not "1 cards"
+            unit = unit[:-1]
         return f"{value:,g} {unit}".strip()
     return str(value)
 

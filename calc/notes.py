@@ -7,9 +7,9 @@ import functools
 import math
 
 from . import catalogue, engines, memory, model, traffic
-from .accuracy import accuracy, band_text, measured_rows, measured_scope, region
+from .accuracy import accuracy, band_text, kept_out_region_band, measured_rows, measured_scope, region
 from .catalogue import scale_up_cards
-from .engines import ENGINE_NAMES
+from .engines import ENGINE_NAMES, METRIC_NAMES, kept_out_as
 from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, packed_weights, preset_figures
 
 #: How :func:`beyond_trained_context` begins, so the pages can say it loudly.
@@ -111,7 +111,7 @@ def outside_measurements(s: Scenario) -> str:
         cat_cards = catalogue.cards()
         shown_models = sorted(names[m]["name"] if m in names else "models given by their shapes" for m in models)
         shown_cards = sorted(cat_cards[c]["name"] if c in cat_cards else "cards given by their figures" for c in cards)
-        out.append("its rows measured " + ", ".join(dict.fromkeys(shown_models)) + " on "
+        out.append("the rows it was fitted to measured " + ", ".join(dict.fromkeys(shown_models)) + " on "
                    + ", ".join(dict.fromkeys(shown_cards))
                    + " only: this scenario's " + ("model" if s.model not in models else "card")
                    + (" and card" if s.model not in models and s.card not in cards else "")
@@ -125,12 +125,20 @@ def outside_measurements(s: Scenario) -> str:
         out.append("its rows measure full-load throughput only: step times at small batches (time per output "
                    "token) are not checked and are likely overstated")
     acc = accuracy(s)
+    kept = kept_out_region_band(s)
     if not acc.measured:
-        out.insert(0, f"not measured: no published row covers {region_text(acc.region)}, so its figures carry the "
-                      "engine's widest band"
+        out.insert(0, f"not measured: no row the figures were fitted to covers {region_text(acc.region)}, so its "
+                      "figures carry the engine's widest band"
                       + ("" if acc.band_pct is None else
                          f" ({band_text(acc.band_pct)}: the 90th percentile of its least accurate measure or set-up, so one row in "
                          "ten lies further off, the worst on the Validation page)"))
+    if kept:  # published rows of this very set-up, kept out of the fit: what they say, whatever the band
+        n = kept["n"]
+        out.append(f"{n} published row{'s' if n != 1 else ''} kept out of the fit measured this set-up "
+                   f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}): "
+                   f"{METRIC_NAMES.get(kept['metric'], kept['metric'])} came out a median "
+                   f"{abs(kept['signed_median_pct']):.0f} % {'too fast' if kept['signed_median_pct'] > 0 else 'too slow'} "
+                   f"(worst row {kept['max_pct']:.0f} % off)")
     return "; ".join(out)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import catalogue
 from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_engine
-from .engines import ENGINE_NAMES, figures_of, kept_out_as
+from .engines import ENGINE_NAMES, METRIC_NAMES, OWN_KEPT_OUT, figures_of, kept_out_as
 from .notes import display_name, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
@@ -208,7 +208,6 @@ def price_short(x: float | None) -> str:
     return f"{x:,.0f} USD" if abs(x) < 1e4 else f"{short(x)} USD"
 
 
-METRIC_NAMES = {"step_ms": "decode step time", "max_throughput_tok_s": "full-load throughput"}
 #: The unit each checked figure is measured and predicted in.
 METRIC_UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 
@@ -298,10 +297,13 @@ def kept_out_text(kept_out: list | None, engine: str = "") -> str:
     """How far the shipped figures were from the published rows kept out of the fit (the report's
     ``error_band_kept_out``), per metric: "on 14 published vLLM rows of other set-ups (other models and releases)
     kept out of the fit, full-load throughput came out a median 47 % too fast (worst row 233 % off)"; "" when there
-    are none. ``engine``: the profile whose figures predicted them (:func:`calc.engines.figures_of`)."""
+    are none. ``engine``: the profile whose rows they are (:func:`calc.accuracy.kept_out_engine`); a family of
+    :data:`calc.engines.OWN_KEPT_OUT` says they are of its own releases."""
     name = f"{ENGINE_NAMES.get(engine, engine)} " if engine else ""
+    # A family whose own releases' rows are its band (OWN_KEPT_OUT): they are of its releases, not of others.
+    of_what = "of its own releases," if engine in OWN_KEPT_OUT else "of other set-ups (other models and releases)"
     return "; ".join(
-        f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''} of other set-ups (other models and releases) "
+        f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''} {of_what} "
         "kept out of the fit, "
         f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out a median {abs(b['signed_median_pct']):.0f} % "
         f"{'too fast' if b['signed_median_pct'] > 0 else 'too slow'} (worst row {b['max_pct']:.0f} % off)"

@@ -383,7 +383,7 @@ st.caption(f"The API would bill {words.money(d.api_usd_month)} a month for the s
            f"Every card of the catalogue with 1, 2, 4 or 8 cards per replica, in {notes.checkpoint_label(s)} weights (change the "
            "Weight format to plan another), for this traffic's busiest hour, ranked by the cheaper of renting and "
            "buying, the set-ups that meet the latency target and hold at the slow end of the capacity band first; set-ups where the model does not fit, or that the engine cannot split, are left out. Each row "
-           "opens its own scenario; where no published row measured the engine on such a set-up, its capacity error is "
+           "opens its own scenario; where no row the figures were fitted to measured the engine on such a set-up, its capacity error is "
            "the engine's widest, and Holds is unticked where at the slow end of that error the same replicas no longer "
            "carry the busiest hour: such a row ranks after every one that holds, however cheap. `python -m calc --plan \"<link>\" --weights fp8,int4-g128` prints the same "
            "table for several formats. The CSV gives the rented and the bought bill of each row.")

@@ -527,8 +527,13 @@ def test_exact_entry_names_a_value_out_of_range_beside_its_box_and_keeps_working
     assert "req_day='-5' is not accepted: req_day takes a number from 0.001 to 1,000,000,000,000." in said
     assert "(the figures use req_day=10000)" in said  # the value used meanwhile, said beside the refusal
     assert "at 10,000 requests a day" in texts(at.info)  # the figures use the default meanwhile
+    # The address bar keeps the value typed, as it keeps an opened link's refused value: the link opens this page.
+    assert at.query_params["req_day"] == "-5"
+    reopened = open_app({k: at.query_params[k] for k in at.query_params}, page="pages/decision.py")
+    assert "req_day='-5' is not accepted" in texts(reopened.error) and "at 10,000 requests a day" in texts(reopened.info)
     at.number_input(key="req_day").set_value(20000).run()
     assert "req_day" not in texts(at.error) and "at 20,000 requests a day" in texts(at.info)
+    assert at.query_params["req_day"] == "20000"
 
 
 def test_a_value_set_in_a_run_that_did_not_finish_is_sent_again_with_its_widget():

@@ -134,6 +134,21 @@ def test_page_where_the_model_does_not_fit():
     assert memo_of(files) is not None
 
 
+def test_a_context_beyond_the_trained_one_is_not_told_to_add_memory():
+    """ctx=200,000 on Llama 3.1 70B: no sequence of it fits, and more memory would not help, since the model was
+    trained for 131,072 tokens: the page says so instead of advising more memory."""
+    at, _ = open_decision({"ctx": "200000"})
+    assert not at.exception
+    shown = texts(at.error)
+    assert "No sequence of 200,000 tokens fits" in shown
+    assert "beyond Llama 3.1 70B's trained context of 131,072 tokens" in shown and "or add memory" not in shown
+    # A context the model takes keeps the advice.
+    at, _ = open_decision({"ctx": "100000", "model": "llama-3.1-405b", "weights": "fp8", "gpus": "8",
+                           "card": "a100-80gb"})
+    short = texts(at.error)
+    assert "No sequence of 100,000 tokens fits" not in short or "or add memory" in short
+
+
 def test_page_with_an_unmeetable_latency_target():
     at, _ = open_decision(SLOW)
     assert not at.exception

@@ -39,16 +39,16 @@ def test_sentence_on_defaults():
     assert sentence() == (
         "The API is cheaper: at 10,000 requests a day it costs 343 USD a month, while self-hosting needs "
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±22 %, "
-        "each source predicted by a fit without it, the engine's widest: no published row measured such a set-up), "
+        "each source predicted by a fit without it, the engine's widest: no row the figures were fitted to measured such a set-up), "
         "self-hosting costs 5,800 USD a month at either end (the same "
-        "replicas). The verdict holds across that range. On 13 published rows of other set-ups kept out of the fit (Validation page), this engine's "
-        "full-load throughput came out a median 41 % too fast, beyond that band; even at that error the same replicas "
+        "replicas). The verdict holds across that range. On 12 published rows of other set-ups kept out of the fit (Validation page), this engine's "
+        "full-load throughput came out a median 31 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "
         "at about 326,000 requests a day and is cheaper at every volume above about 431,000. Within the capacity "
         "error (±22 %) the break-even volume is about 274,000 requests a day with the replicas at the fast end and "
         "about 589,000 requests a day at the slow end. At the median error of the published rows kept out of "
-        "the fit (capacity predicted 41 % too high), it would break even at about 1,220,000 requests a day. The "
+        "the fit (capacity predicted 31 % too high), it would break even at about 746,000 requests a day. The "
         "catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
@@ -149,8 +149,8 @@ def test_the_break_even_volume_is_given_at_both_ends_of_the_capacity_band():
 
 
 def test_the_kept_out_rows_price_the_bill_where_they_flatter_beyond_the_band():
-    """At a million requests a day vLLM's bill is sized from its full-load throughput, which the 13 published rows
-    kept out of the fit put a median 41 % too fast: the memo prices the bill at that error (replicas for 1.41 times
+    """At a million requests a day vLLM's bill is sized from its full-load throughput, which the 12 published rows
+    kept out of the fit put a median 31 % too fast: the memo prices the bill at that error (replicas for 1.31 times
     the busy time), and says when it would exceed the API's."""
     from calc.evaluate import report
     r = report("req_day=1000000")
@@ -297,7 +297,7 @@ def test_an_moe_checkpoint_names_its_routed_experts_format_first():
 
 def test_the_volume_bullet_gives_the_break_even_at_the_kept_out_error_too():
     """At 1,000,000 requests a day the verdict says self-hosting would cost more than the API at the error of vLLM's
-    rows kept out of the fit (+41 %); the volume bullet beside it said flatly "cheaper at every volume above about
+    rows kept out of the fit (+31 %); the volume bullet beside it said flatly "cheaper at every volume above about
     431,000". It gives the break-even at that error too (the report's break_even_req_day_kept_out): the break-even
     of docs/method.md section 7 with one replica's capacity divided by 1 + that error, worked out here by hand; and
     says where there is none."""
@@ -316,7 +316,8 @@ def test_the_volume_bullet_gives_the_break_even_at_the_kept_out_error_too():
                                        f"at about {words.sig(by_hand, 3)} requests a day.")
     never = evaluate(parse("req_day=2000000&out_tok=1200")).decision
     assert never.report["break_even_req_day_kept_out"] is None
-    assert volume_sentence(never).endswith("(capacity predicted 41 % too high), it would never break even.")
+    assert volume_sentence(never).endswith(f"(capacity predicted {r['capacity_kept_out_pct']:.0f} % too high), it would "
+                                           "never break even.")
     # An engine whose kept-out rows flatter no further than its band says nothing more.
     d = evaluate(parse("req_day=2000000&engine=trtllm&weights=fp8&kv=fp8")).decision
     assert d.report["break_even_req_day_kept_out"] is None and "kept out" not in volume_sentence(d)

@@ -53,7 +53,7 @@ def test_a_checkpoint_in_several_formats_names_its_parts():
 
 def test_a_region_no_row_measured_says_not_measured_with_the_band():
     said = notes.outside_measurements(parse("model=llama-3.1-8b&card=l4&engine=vllm").scenario)
-    assert said.startswith("not measured: no published row covers vLLM on Ada cards") and "±22 %" in said
+    assert said.startswith("not measured: no row the figures were fitted to covers vLLM on Ada cards") and "±22 %" in said
     assert notes.outside_measurements(parse("engine=roofline").scenario) == ""
 
 
@@ -197,7 +197,7 @@ def test_a_release_that_shares_its_speed_figures_is_measured_by_their_rows(engin
     from calc.notes import outside_measurements
     base = "trtllm" if engine.startswith("trtllm") else "vllm"
     mine = outside_measurements(parse(f"engine={engine}&card=h100-sxm").scenario)
-    assert mine.startswith("not measured: no published row covers")
+    assert mine.startswith("not measured: no row the figures were fitted to covers")
     assert mine == outside_measurements(parse(f"engine={base}&card=h100-sxm").scenario)
 
 

@@ -180,8 +180,12 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     elif report["max_batch"] == 0 and beyond:
         pass  # the requests are longer than the model takes (said above): more memory is not the answer
     elif report["max_batch"] == 0:
+        untrained = notes.ctx_beyond(scenario)  # then more memory is not the answer: the model does not take it
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
-                 "Fit, Speed and Cost pages use). Shorten the context, quantise the KV cache, or add memory.",
+                 "Fit, Speed and Cost pages use). "
+                 + (f"And {plain(untrained)}: engines refuse it unless the context is extended (RoPE scaling), so "
+                    "shorten the context before adding memory." if untrained else
+                    "Shorten the context, quantise the KV cache, or add memory."),
                  icon=":material/block:")
     elif traffic:
         d = evaluation().decision

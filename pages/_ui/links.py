@@ -156,6 +156,11 @@ def sync(decision: bool = False, light: bool = False, draw: bool = True) -> Pars
     if draw:  # (the root's forward draws nothing: widgets drawn there and not on the next page lose their state)
         resend()
         sidebar(decision, light)
+    # A value typed into a box and refused on its own (exact entry: req_day=-3) stays in the address bar as typed, as
+    # an opened link's refused value does: the link then opens the same page (the value, its message, and the
+    # default the figures use meanwhile) rather than the default with no word of the value asked for.
+    typed = {e.key: e.value for e in parsed.errors if e.key in KEYS and not e.rule and e.key not in kept}
+    kept = {**kept, **typed}
     params = {k: kept.get(k, params.get(k)) for k in KEYS if k in kept or k in params}
     # A first draw leaves the address as opened: the browser's script that keeps one history entry per change is
     # not loaded yet, and the next run (a moment later) writes the complete link over the opened one.
