@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from . import catalogue, engines, memory, model, procure, traffic
-from .accuracy import accuracy, capacity_band, kept_out_bands, kept_out_engine
+from .accuracy import MIN_BAND_ROWS, accuracy, capacity_band, kept_out_bands, kept_out_engine, kept_out_region_band
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
 from .scenario import CUSTOM, Parsed, Scenario, load
@@ -151,6 +151,8 @@ class Band:
     best_marginal: bool                     # it differs from the best at the model's capacity
     capacity_kept_out_pct: float | None     # the kept-out rows' signed median error of that figure, where it
     #                                         flatters beyond b (docs/calibration.md section 5; else None)
+    capacity_kept_out_rows: int | None      # how many rows that error is of (None where there is none)
+    capacity_kept_out_region: bool          # they are the rows of the scenario's own set-up (10 or more, further off)
     self_host_usd_month_kept_out: float | None  # the bill at capacity / (1 + that error)
     break_even_req_day_kept_out: float | None   # the break-even volume at that capacity (None: never, or no such error)
     rent_median_quote_usd_hr: float | None      # the median on-demand quote for the card (catalogue), USD/card-hour
@@ -295,6 +297,14 @@ def evaluate(parsed: Parsed) -> Evaluation:
     # The published rows kept out of the fit, where they put the figure that sizes the replicas (full-load
     # throughput, else the decode step) further on the flattering side than the band: the bill at that error.
     kept_band = capacity_band(kept_out_bands(s.engine))
+    # The scenario's own set-up, where 10 or more kept-out rows measured it and put it further off, stands in for
+    # the engine's, as a region's cross-validated band does (docs/calibration.md section 6).
+    own_kept = kept_out_region_band(s)
+    kept_region = bool(own_kept is not None and own_kept["n"] >= MIN_BAND_ROWS and kept_band is not None
+                       and own_kept["metric"] == kept_band["metric"]
+                       and own_kept["signed_median_pct"] > kept_band["signed_median_pct"])
+    if kept_region:
+        kept_band = own_kept
     kept_pct = kept_usd = be_kept = None
     if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
         kept_pct = kept_band["signed_median_pct"]
@@ -396,6 +406,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "break_even_req_day_low": be_low,
         "break_even_req_day_high": be_high,
         "capacity_kept_out_pct": kept_pct,
+        "capacity_kept_out_rows": kept_band["n"] if kept_pct is not None else None,
+        "capacity_kept_out_region": kept_region and kept_pct is not None,
         "self_host_usd_month_kept_out": kept_usd,
         "break_even_req_day_kept_out": be_kept,
         "rent_median_quote_usd_hr": median_rent,

@@ -166,6 +166,14 @@ def test_a_set_up_the_rows_kept_out_measured_is_told_their_error():
     gptoss = outside_measurements(parse("model=gpt-oss-20b&card=h100-sxm").scenario)
     assert "published rows kept out of the fit measured this set-up (vLLM on Hopper cards with an MoE model" in gptoss
     assert kept_out_region_band(parse("").scenario) is None  # the default set-up: none of them
+    # 10 or more of them, further off than the engine's kept-out rows: the bill is priced at theirs.
+    from calc import report
+    r = report(link + "&req_day=3000000")
+    assert r["capacity_kept_out_region"] and r["capacity_kept_out_rows"] == 18
+    assert r["capacity_kept_out_pct"] == band["signed_median_pct"] > r["error_band_kept_out"][0]["signed_median_pct"]
+    thin = report("model=gpt-oss-20b&card=h100-sxm&req_day=3000000")  # 4 rows: said, the engine's error priced
+    assert not thin["capacity_kept_out_region"]
+    assert thin["capacity_kept_out_pct"] in (None, thin["error_band_kept_out"][0]["signed_median_pct"])
 
 
 def test_the_region_table_is_the_cross_validated_error_of_each_regions_rows():
