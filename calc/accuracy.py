@@ -110,6 +110,19 @@ def kept_out_region_band(s: Scenario) -> dict | None:
     return None
 
 
+def kept_out_capacity(s: Scenario) -> tuple[dict | None, bool]:
+    """(band, from the set-up's own rows): the rows kept out of the fit whose error of the figure that sizes the
+    replicas the bills weigh (docs/calibration.md section 6): the engine's kept-out band (:func:`kept_out_bands`),
+    or the scenario's own region's (:func:`kept_out_region_band`) where :data:`MIN_BAND_ROWS` rows or more measured
+    it and came out further on the flattering side, as a cross-validated region's band stands in for its engine's."""
+    band = capacity_band(kept_out_bands(s.engine))
+    own = kept_out_region_band(s)
+    if (own is not None and band is not None and own["n"] >= MIN_BAND_ROWS and own["metric"] == band["metric"]
+            and own["signed_median_pct"] > band["signed_median_pct"]):
+        return own, True
+    return band, False
+
+
 @dataclass(frozen=True)
 class Accuracy:
     """The error a scenario's capacity carries (per cent, leave-one-source-out)."""

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from . import catalogue, engines, memory, model, procure, traffic
-from .accuracy import MIN_BAND_ROWS, accuracy, capacity_band, kept_out_bands, kept_out_engine, kept_out_region_band
+from .accuracy import accuracy, kept_out_bands, kept_out_capacity, kept_out_engine
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
 from .scenario import CUSTOM, Parsed, Scenario, load
@@ -296,15 +296,8 @@ def evaluate(parsed: Parsed) -> Evaluation:
             band_ends.append((cap_f, traffic.monthly_costs(s, s.req_day, cap_f)))
     # The published rows kept out of the fit, where they put the figure that sizes the replicas (full-load
     # throughput, else the decode step) further on the flattering side than the band: the bill at that error.
-    kept_band = capacity_band(kept_out_bands(s.engine))
-    # The scenario's own set-up, where 10 or more kept-out rows measured it and put it further off, stands in for
-    # the engine's, as a region's cross-validated band does (docs/calibration.md section 6).
-    own_kept = kept_out_region_band(s)
-    kept_region = bool(own_kept is not None and own_kept["n"] >= MIN_BAND_ROWS and kept_band is not None
-                       and own_kept["metric"] == kept_band["metric"]
-                       and own_kept["signed_median_pct"] > kept_band["signed_median_pct"])
-    if kept_region:
-        kept_band = own_kept
+    # (the scenario's own set-up's where 10 or more kept-out rows measured it and put it further off)
+    kept_band, kept_region = kept_out_capacity(s)
     kept_pct = kept_usd = be_kept = None
     if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
         kept_pct = kept_band["signed_median_pct"]

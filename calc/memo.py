@@ -16,14 +16,7 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .accuracy import (
-    MIN_BAND_ROWS,
-    band_text,
-    capacity_band,
-    kept_out_bands,
-    kept_out_engine,
-    kept_out_region_band,
-)
+from .accuracy import MIN_BAND_ROWS, band_text, kept_out_bands, kept_out_capacity, kept_out_engine
 from .decision import OTHER_WAYS, TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
@@ -276,12 +269,11 @@ def kept_out_sentence(d: Decision) -> str:
     median error (docs/calibration.md section 5); "" otherwise."""
     if d.kept_out_pct is None:
         return ""
-    region = d.report["capacity_kept_out_region"]  # the rows of this very set-up (calc.evaluate)
-    b = kept_out_region_band(d.scenario) if region else capacity_band(kept_out_bands(d.scenario.engine))
-    own = kept_out_engine(d.scenario.engine) in engines.OWN_KEPT_OUT  # its own releases, not other set-ups
+    b, region = kept_out_capacity(d.scenario)  # the rows of set-ups like this one, where they stand in
+    own = kept_out_engine(d.scenario.engine) in engines.OWN_KEPT_OUT  # its own releases
     n = d.report["capacity_kept_out_rows"]
     lead = (f" On {n:,} published row{'s' if n != 1 else ''} "
-            f"{'of this set-up' if region else 'of its own releases' if own else 'of other set-ups'} kept out of the fit "
+            f"{'of set-ups like this one ' if region else 'of its own releases ' if own else ''}kept out of the fit "
             f"(Validation page), {kept_out_whose(d.scenario.engine)} {METRIC_NAMES.get(b['metric'], b['metric'])} "
             "came out a median "
             f"{d.kept_out_pct:.0f} % too fast, beyond that band")

@@ -7,7 +7,16 @@ import functools
 import math
 
 from . import catalogue, engines, memory, model, traffic
-from .accuracy import accuracy, band_text, kept_out_region_band, measured_rows, measured_scope, region
+from .accuracy import (
+    MIN_BAND_ROWS,
+    accuracy,
+    band_text,
+    kept_out_capacity,
+    kept_out_region_band,
+    measured_rows,
+    measured_scope,
+    region,
+)
 from .catalogue import scale_up_cards
 from .engines import ENGINE_NAMES, METRIC_NAMES, kept_out_as
 from .scenario import CUSTOM, WEIGHT_FORMATS, Scenario, packed_weights, preset_figures
@@ -126,6 +135,7 @@ def outside_measurements(s: Scenario) -> str:
                    "token) are not checked and are likely overstated")
     acc = accuracy(s)
     kept = kept_out_region_band(s)
+    priced, from_region = kept_out_capacity(s)
     if not acc.measured:
         out.insert(0, f"not measured: no row the figures were fitted to covers {region_text(acc.region)}, so its "
                       "figures carry the engine's widest band"
@@ -134,11 +144,18 @@ def outside_measurements(s: Scenario) -> str:
                          "ten lies further off, the worst on the Validation page)"))
     if kept:  # published rows of this very set-up, kept out of the fit: what they say, whatever the band
         n = kept["n"]
-        out.append(f"{n} published row{'s' if n != 1 else ''} kept out of the fit measured this set-up "
-                   f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}): "
+        if from_region:
+            weighed = "; the bills weigh theirs"
+        elif priced is not None and kept["signed_median_pct"] > priced["signed_median_pct"]:
+            weighed = (f"; fewer than {MIN_BAND_ROWS}, so the bills weigh the {priced['n']:,} kept-out rows of "
+                       "the engine")
+        else:
+            weighed = ""
+        out.append(f"{n} published row{'s' if n != 1 else ''} kept out of the fit measured set-ups like this one "
+                   f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}, of any model of that kind): "
                    f"{METRIC_NAMES.get(kept['metric'], kept['metric'])} came out a median "
                    f"{abs(kept['signed_median_pct']):.0f} % {'too fast' if kept['signed_median_pct'] > 0 else 'too slow'} "
-                   f"(worst row {kept['max_pct']:.0f} % off)")
+                   f"(worst row {kept['max_pct']:.0f} % off){weighed}")
     return "; ".join(out)
 
 

@@ -301,9 +301,9 @@ def kept_out_text(kept_out: list | None, engine: str = "") -> str:
     :data:`calc.engines.OWN_KEPT_OUT` says they are of its own releases."""
     name = f"{ENGINE_NAMES.get(engine, engine)} " if engine else ""
     # A family whose own releases' rows are its band (OWN_KEPT_OUT): they are of its releases, not of others.
-    of_what = "of its own releases," if engine in OWN_KEPT_OUT else "of other set-ups (other models and releases)"
+    of_what = " of its own releases," if engine in OWN_KEPT_OUT else ""
     return "; ".join(
-        f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''} {of_what} "
+        f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''}{of_what} "
         "kept out of the fit, "
         f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out a median {abs(b['signed_median_pct']):.0f} % "
         f"{'too fast' if b['signed_median_pct'] > 0 else 'too slow'} (worst row {b['max_pct']:.0f} % off)"

@@ -396,6 +396,9 @@ ui.download_csv(plan.assign(link=[f"{base}/decision?{q}" for q in plan["query"]]
 
 # ---------------------------------------------------------------- what flips it
 st.subheader("What would flip the verdict")
+if d.report["recommendation"] == "api-cheaper-row":  # the tiles weigh the link's row, not the cheaper one heading the page
+    st.caption(f"Against the API row priced in the link ({words.money(d.api_usd_month)} a month), the verdict these "
+               "tiles flip is renting against that row; the cheaper API row above beats self-hosting as it stands.")
 u = d.units
 f1, f2, f3, f4 = st.columns(4)
 f1.metric("Rent that flips it", "none" if d.price_to_flip is None else f"{d.price_to_flip:,.2f} USD/h",

@@ -75,7 +75,7 @@ def _kept_out() -> tuple[pd.DataFrame, pd.DataFrame]:
 ROW_COLUMNS = {"id": st.column_config.TextColumn("Row", width=80),
                "figure": st.column_config.TextColumn("Figure (unit)", width=175,
                                                      help="Measured and predicted in this unit: ms a step, or tok/s"),
-               "measured": st.column_config.NumberColumn("Measured", format="%.4g", width=80),
+               "measured": st.column_config.NumberColumn("Measured", format="%.5g", width=80),
                "version": st.column_config.TextColumn("Engine version", width=220),
                "source": st.column_config.TextColumn("Source", width=220),
                "notes": st.column_config.TextColumn("Notes", width=300),
@@ -168,7 +168,7 @@ with st.expander(f"The {len(kept_rows)} rows kept out of the fit"):
         "named": st.column_config.TextColumn("Engine named", width=145,
                                              help="The release family the row's source names (vllm-2025 shares every "
                                                   "figure of vllm, so vllm's figures predicted it)"),
-        "predicted": st.column_config.NumberColumn("Predicted", format="%.4g", width=80,
+        "predicted": st.column_config.NumberColumn("Predicted", format="%.5g", width=80,
                                                    help="Predicted by the shipped figures"),
         "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f", width=70,
                                                    help="+ where the prediction flatters self-hosting")})
@@ -223,12 +223,12 @@ rows = rows.sort_values("engine", key=lambda e: e.ne(measured), kind="stable")
 ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     **ROW_COLUMNS,
     "engine": st.column_config.TextColumn("Engine", width=145),
-    "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.4g", width=95,
+    "predicted_cv": st.column_config.NumberColumn("Predicted (CV)", format="%.5g", width=95,
                                                   help="Predicted by a fit without the row's source"),
     "error_cv_pct": st.column_config.NumberColumn("CV error %", format="%+.1f", width=80,
                                                   help="Cross-validated error; + where the prediction flatters "
                                                        "self-hosting (a throughput too high, a step too short)"),
-    "predicted": st.column_config.NumberColumn("In sample", format="%.4g", width=80,
+    "predicted": st.column_config.NumberColumn("In sample", format="%.5g", width=80,
                                                help="Predicted by the shipped figures, fitted on this row too"),
     "error_pct": st.column_config.NumberColumn("In-sample error %", format="%+.1f", width=120,
                                                help="+ where the prediction flatters self-hosting")},

@@ -141,7 +141,8 @@ def test_a_context_beyond_the_trained_one_is_not_told_to_add_memory():
     assert not at.exception
     shown = texts(at.error)
     assert "No sequence of 200,000 tokens fits" in shown
-    assert "beyond Llama 3.1 70B's trained context of 131,072 tokens" in shown and "or add memory" not in shown
+    assert "the model was not trained for it" in shown and "or add memory" not in shown
+    assert "beyond Llama 3.1 70B's trained context of 131,072 tokens" in texts(at.caption)  # said once, in the notes
     # A context the model takes keeps the advice.
     at, _ = open_decision({"ctx": "100000", "model": "llama-3.1-405b", "weights": "fp8", "gpus": "8",
                            "card": "a100-80gb"})
@@ -239,6 +240,18 @@ def test_price_to_flip_makes_both_options_equal():
     p = traffic.price_to_flip(s)
     flipped = report({**SELF_HOST, "usd_hr": repr(p)})
     assert flipped["self_host_usd_month"] == pytest.approx(flipped["api_usd_month"], rel=1e-9)
+
+
+def test_the_flip_tiles_say_which_row_they_weigh_when_a_cheaper_api_row_heads_the_page():
+    """The page heads with "Call the API, at the cheaper provider below" while the tiles weigh renting against the
+    link's own API row (self-hosting wins against it): a caption says so, with that row's bill."""
+    at, _ = open_decision(SELF_HOST)
+    assert not at.exception
+    r = report(SELF_HOST)
+    assert r["recommendation"] == "api-cheaper-row"
+    assert (f"Against the API row priced in the link ({words.money(r['api_usd_month'])} a month), the verdict these "
+            "tiles flip is renting against that row") in texts(at.caption)
+    assert "the verdict these tiles flip" not in texts(open_decision()[0].caption)
 
 
 def test_the_report_carries_the_memos_volumes_and_rent_that_flip_the_verdict():

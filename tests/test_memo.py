@@ -41,7 +41,7 @@ def test_sentence_on_defaults():
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±22 %, "
         "each source predicted by a fit without it, the engine's widest: no row the figures were fitted to measured such a set-up), "
         "self-hosting costs 5,800 USD a month at either end (the same "
-        "replicas). The verdict holds across that range. On 12 published rows of other set-ups kept out of the fit (Validation page), this engine's "
+        "replicas). The verdict holds across that range. On 12 published rows kept out of the fit (Validation page), this engine's "
         "full-load throughput came out a median 31 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "

@@ -160,7 +160,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
-                 + "\n".join(f"- {plain(e.message)}{notes.fallback_clause(e.key, scenario)}" for e in errors),
+                 + "\n".join(f"- {plain(e.message.removesuffix('.'))}{notes.fallback_clause(e.key, scenario)}."
+                             for e in errors),
                  icon=":material/block:")
     if not report["fits"]:
         mem = table("card_memory", scenario)
@@ -183,8 +184,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         untrained = notes.ctx_beyond(scenario)  # then more memory is not the answer: the model does not take it
         st.error(f"**No sequence of {scenario.ctx:,} tokens fits** beside the weights (the Context input, which the "
                  "Fit, Speed and Cost pages use). "
-                 + (f"And {plain(untrained)}: engines refuse it unless the context is extended (RoPE scaling), so "
-                    "shorten the context before adding memory." if untrained else
+                 + ("Shorten the context: the model was not trained for it (said above or below), so more memory "
+                    "is not the answer." if untrained else
                     "Shorten the context, quantise the KV cache, or add memory."),
                  icon=":material/block:")
     elif traffic:
