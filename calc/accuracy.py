@@ -168,6 +168,13 @@ def kept_out_engine(engine: str) -> str:
     return SHARES_FIGURES_WITH[engine]
 
 
+def kept_out_source(engine: str) -> str:
+    """Whose published rows kept out of the fit count against ``engine``, by name: the profile they file under
+    (:func:`calc.engines.kept_out_as`: ``vllm-2025``'s are ``vllm``'s, ``vllm-v0``'s its own), or the engine whose
+    figures it shares where it has none (:func:`kept_out_engine`: SGLang's are vLLM's)."""
+    return kept_out_engine(kept_out_as(engine))
+
+
 def kept_out_bands(engine: str) -> list | None:
     """The error bands of the rows kept out of the fit that count against ``engine`` (:func:`kept_out_engine`)."""
     return error_band(kept_out_engine(engine), KEPT_OUT)

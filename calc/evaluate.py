@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from . import catalogue, engines, memory, model, procure, traffic
-from .accuracy import accuracy, kept_out_bands, kept_out_capacity, kept_out_engine
+from .accuracy import accuracy, kept_out_bands, kept_out_capacity, kept_out_source
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
 from .scenario import CUSTOM, Parsed, Scenario, load
@@ -384,7 +384,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
         "error_band": (band := engines.error_band(s.engine)),
         "error_band_from": engines.figures_of(s.engine) if band else None,
         "error_band_kept_out": (kept := kept_out_bands(s.engine)),
-        "error_band_kept_out_from": kept_out_engine(engines.kept_out_as(s.engine)) if kept else None,
+        "error_band_kept_out_from": kept_out_source(s.engine) if kept else None,
         "capacity_measured": acc.measured,
         "capacity_band_pct": acc.band_pct,
         "capacity_band_from": acc.widened_from,

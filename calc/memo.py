@@ -270,7 +270,7 @@ def kept_out_sentence(d: Decision) -> str:
     if d.kept_out_pct is None:
         return ""
     b, region = kept_out_capacity(d.scenario)  # the rows of set-ups like this one, where they stand in
-    own = kept_out_engine(d.scenario.engine) in engines.OWN_KEPT_OUT  # its own releases
+    own = d.report["error_band_kept_out_from"] in engines.OWN_KEPT_OUT  # its own releases
     n = d.report["capacity_kept_out_rows"]
     lead = (f" On {n:,} published row{'s' if n != 1 else ''} "
             f"{'of set-ups like this one ' if region else 'of its own releases ' if own else ''}kept out of the fit "

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
-from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_engine
-from .engines import ENGINE_NAMES, METRIC_NAMES, OWN_KEPT_OUT, figures_of, kept_out_as
+from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_source
+from .engines import ENGINE_NAMES, METRIC_NAMES, OWN_KEPT_OUT, figures_of
 from .notes import display_name, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
@@ -288,7 +288,7 @@ def accuracy_text(engine: str, error_band: list | None, kept_out: list | None = 
     measured = figures_of(engine)
     whose = "" if measured == engine else ", whose speed figures it shares"
     # Rows kept out of another engine's fit count against one that shares its efficiencies (SGLang: vLLM's).
-    kept = kept_out_text(kept_out, kept_out_engine(kept_out_as(engine)))
+    kept = kept_out_text(kept_out, kept_out_source(engine))
     return (f"{name}: " + "; ".join(parts) + f" of published {ENGINE_NAMES.get(measured, measured)} measurements"
             f"{whose}, each source predicted by figures fitted without it" + (f"; {kept}" if kept else ""))
 
@@ -297,7 +297,7 @@ def kept_out_text(kept_out: list | None, engine: str = "") -> str:
     """How far the shipped figures were from the published rows kept out of the fit (the report's
     ``error_band_kept_out``), per metric: "on 14 published vLLM rows of other set-ups (other models and releases)
     kept out of the fit, full-load throughput came out a median 47 % too fast (worst row 233 % off)"; "" when there
-    are none. ``engine``: the profile whose rows they are (:func:`calc.accuracy.kept_out_engine`); a family of
+    are none. ``engine``: the profile whose rows they are (:func:`calc.accuracy.kept_out_source`); a family of
     :data:`calc.engines.OWN_KEPT_OUT` says they are of its own releases."""
     name = f"{ENGINE_NAMES.get(engine, engine)} " if engine else ""
     # A family whose own releases' rows are its band (OWN_KEPT_OUT): they are of its releases, not of others.

@@ -828,12 +828,12 @@ def region_summaries(rows: list[Measurement], predicted) -> list[dict]:
     return [dict(b, region=where) for where, rs in sorted(groups.items()) for b in summarise(rs, by_engine=False)]
 
 
-def kept_out_region_summaries() -> list[dict]:
-    """The error of the shipped figures on the rows kept out of the fit (:func:`calc.validate.kept_out_results`),
-    grouped by measured region as :func:`region_summaries` groups, each row's region named by the profile whose
+def kept_out_region_summaries(kept: list[Result]) -> list[dict]:
+    """The error of the shipped figures on ``kept``, the rows kept out of the fit
+    (:func:`calc.validate.kept_out_results`, evaluated once by the caller), grouped by measured region as :func:`region_summaries` groups, each row's region named by the profile whose
     kept-out band it files under (``vllm-v0``'s rows under their own), marked ``"basis": "kept-out"``."""
     groups: dict[tuple, list[Result]] = {}
-    for r in kept_out_results():
+    for r in kept:
         where = (r.row.engine, *region(load(r.row.link).scenario)[1:])
         if where[1] != "unknown":
             groups.setdefault(where, []).append(r)
@@ -935,13 +935,14 @@ def main(argv=None) -> int:
         out.append(dict(b, source=f"{SCRIPT}: each source's rows predicted by a fit without that source"))
     # The published rows kept out of the fit, predicted by the figures just written, each under the profile whose
     # figures predicted it (a release family sharing every figure of its engine files under the engine).
-    for b in summarise(kept_out_results()):
+    kept = kept_out_results()
+    for b in summarise(kept):
         out.append(dict(b, basis=KEPT_OUT, source=f"{SCRIPT}: the published rows of calc/data/measurements_other.csv, "
                                                    "kept out of the fit, predicted by the shipped figures"))
     write_errors(ROOT / "calc" / "data" / "engine_errors.csv", out, date)
     write_cv(ROOT / "calc" / "data" / "engine_cv.csv", fast, inside, cv)
     write_regions(ROOT / "calc" / "data" / "region_errors.csv",
-                  region_summaries(rows, cv) + kept_out_region_summaries(), date)
+                  region_summaries(rows, cv) + kept_out_region_summaries(kept), date)
     for name in ("_table", "profiles", "_bands", "card_families"):
         getattr(engines, name).cache_clear()
     print(f"\nwrote calc/data/engines.csv, card_families.csv, engine_errors.csv, engine_cv.csv and region_errors.csv (fit date {date})")

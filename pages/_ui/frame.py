@@ -13,8 +13,7 @@ from calc import (
     notes,
     words,
 )
-from calc.accuracy import kept_out_engine
-from calc.engines import ENGINE_NAMES, kept_out_as
+from calc.engines import ENGINE_NAMES
 
 from .cache import current, evaluation, table
 from .links import LINK_WARNINGS, LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
@@ -203,7 +202,7 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
         band = words.band_clause(report, scenario).removeprefix("; ")
         if band:
             said.append(words.first_upper(band) + ".")
-        kept = words.kept_out_text(report["error_band_kept_out"], kept_out_engine(kept_out_as(report["engine"])))
+        kept = words.kept_out_text(report["error_band_kept_out"], report["error_band_kept_out_from"] or "")
         if kept:
             said.append(words.first_upper(kept) + ".")
         rest = outside.removeprefix("; ")
