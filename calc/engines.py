@@ -75,8 +75,35 @@ LAYER_SPLITTING = ("llamacpp",)
 
 
 def splits_layers(engine: str) -> bool:
-    """Whether ``engine`` splits its model over the cards by whole layers (:data:`LAYER_SPLITTING`)."""
+    """Whether ``engine`` splits its model over the cards by whole layers (:data:`LAYER_SPLITTING`) by default; a
+    link's ``split=row`` splits every weight matrix instead (:func:`calc.model.splits_layers`)."""
     return base(engine) in LAYER_SPLITTING
+
+
+#: llama.cpp's other way over several cards, ``--split-mode row``: every weight matrix split by rows, so the cards
+#: read their shares at once, with the activations sent to each card before every matrix product and the results
+#: gathered on the main card after it, which also holds the whole KV cache (docs/method.md section 5). It was the
+#: only way of the CUDA builds before ggml-org/llama.cpp PR #4766 (merged on 2024-01-12), which made whole layers
+#: the default; the profiles that may price it (the builds of 2023-2024, whose rows measured it).
+ROW_SPLIT_ENGINES = ("llamacpp-2024",)
+#: The first month whose llama.cpp CUDA builds split by whole layers by default (PR #4766, 2024-01-12): a row of
+#: several cards dated before it ran with its matrices split by rows.
+FIRST_LAYER_SPLIT_MONTH = (2024, 1)
+#: The time per layer a decode step pays for the hand-overs of a row split, ``ROW_SPLIT_LAYER_US +
+#: ROW_SPLIT_CARD_US * (g - 1)`` microseconds (about seven matrix products a layer, each synchronised with every
+#: card): worked out from ggml-org/llama.cpp issue #3120 (September 2023; Llama 2 70B Q4_1 on 1 to 4
+#: A100-SXM4-40GB, 76 of its 80 layers on the cards: 74.2, 98.6, 103.2 and 108.3 ms a token) by difference with its
+#: one-card run, which cancels the 4 layers it left on the CPU: 0.53, 0.66 and 0.77 ms a layer on 2, 3 and 4 cards
+#: once each card's share of the 40.6 GB of weights is read at the profile's bandwidth, a line of 421 + 117 per
+#: extra card (docs/calibration.md section 8). Not fitted: the rows of several cards of these builds are kept out of
+#: the fit and check it (calc/data/measurements_other.csv).
+ROW_SPLIT_LAYER_US = 420.0
+ROW_SPLIT_CARD_US = 117.0
+#: The boost clock of the cards those figures come from (the A100-SXM4, calc/data/cards.csv), GHz: the hand-overs are
+#: short kernels and waits, a count of clock cycles, so a card of another known clock takes them in proportion (the
+#: kept-out rows agree: 2 and 6 RTX 3090s at 1.695 GHz and RTX 4090s at 2.52 GHz take one time in cycles, not in
+#: microseconds; docs/calibration.md section 8). A card of unknown clock is priced at this one.
+ROW_SPLIT_GHZ = 1.41
 #: Profiles whose reserve for activations and runtime memory is worked out from the launch settings
 #: (calc/memory.py) rather than a fixed figure: their ``overhead_gib`` is empty unless a link gives one. The other
 #: TensorRT-LLM profiles keep a fitted reserve: no printout of the 2023 static-batch runtime is in the data, and the

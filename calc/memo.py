@@ -893,7 +893,8 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
         ("model", model_name(s) + ("" if s.model == "custom" else f" ({s.model})")),
         ("card", card_name(s) + ("" if s.card == "custom" else f" ({s.card})")),
         ("gpus", f"{s.gpus} per replica ("
-                 + ("whole layers per card" if engines.splits_layers(s.engine) else "tensor parallel") + ")"),
+                 + ("whole layers per card" if model.splits_layers(s) else "every matrix split by rows"
+                    if s.split == "row" else "tensor parallel") + ")"),
         ("engine", f"{ENGINE_NAMES.get(s.engine, s.engine)} ({s.engine})"),
         ("weights", checkpoint_text(s)),
         ("kv", kv_text(s)),

@@ -155,6 +155,7 @@ class Memory:
     kv_alloc_gib: float | None = None  # the cache it allocates where it is told a size (llama.cpp's n_ctx cells)
     cells: int | None = None           # llama.cpp's n_ctx, the cells of that cache
     kv_asked_gib: float | None = None  # what those cells take per card, allocated or not
+    kv_cards: int | None = None        # the cards that hold the cache where not all do (llama.cpp's row split: 1)
 
     @property
     def allocated_gib(self) -> float:
@@ -222,17 +223,24 @@ class Memory:
         left = "stay free beside its cells" if self.cells is not None else "are left outside its share"
         rest = (f"{self.unclaimed_gib:,.2f} GiB of the {gib_text(self.card_gib)} GiB card {left}" if self.unclaimed_gib >= 0
                 else f"together {-self.unclaimed_gib:,.2f} GiB more than the {gib_text(self.card_gib)} GiB card holds")
-        return f"Per card, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; {rest}."
+        where = ("On the main card, which holds the whole cache under a row split (split=row)" if self.cache_cards < self.gpus
+                 else "Per card")
+        return f"{where}, {name} sizes its cache from {self.share_text}: " + ", ".join(parts) + f"; {kv}; {rest}."
 
     @property
     def kv_cache_bytes(self) -> float:
-        """The room for the KV cache over every card of the replica, bytes (negative: the shortfall)."""
-        return self.kv_cache_gib * self.gpus * GiB
+        """The room for the KV cache over every card of the replica that holds it, bytes (negative: the shortfall)."""
+        return self.kv_cache_gib * self.cache_cards * GiB
+
+    @property
+    def cache_cards(self) -> int:
+        """The cards that hold the KV cache: every card of the replica, but the main one alone under a row split."""
+        return self.gpus if self.kv_cards is None else self.kv_cards
 
     @property
     def allocated_bytes(self) -> float:
         """The KV cache the engine allocates over every card of the replica, bytes (negative: the shortfall)."""
-        return self.allocated_gib * self.gpus * GiB
+        return self.allocated_gib * self.cache_cards * GiB
 
 
 def vllm_release_id(s: Scenario) -> str | None:
@@ -460,10 +468,13 @@ def memory(s: Scenario) -> Memory:
         kv = s.mem_util * total - loaded - sum(b.gib for b in reserve)
         cells = llamacpp_cells(s)
         slots = 1 if s.max_seqs is None else int(s.max_seqs)
-        # The slots share the cells (a unified cache); each card holds the layers it was given.
-        asked = slots * float(cache_bytes(s, cells / slots)) / g / GiB
+        # The slots share the cells (a unified cache); each card holds the layers it was given, or under a row split
+        # every card a share of each matrix and the main card the whole cache (the card that sets what fits).
+        holders = 1 if model.row_split(s) else g
+        asked = slots * float(cache_bytes(s, cells / slots)) / holders / GiB
         return Memory(rule, s.engine, s.mem_util, s.mem_gib, total, loaded, reserve, kv, g,
-                      kv_alloc_gib=min(asked, kv) if kv > 0 else kv, cells=cells, kv_asked_gib=asked)
+                      kv_alloc_gib=min(asked, kv) if kv > 0 else kv, cells=cells, kv_asked_gib=asked,
+                      kv_cards=holders)
     else:
         total = s.mem_gib
         over = 0.0 if given is None else given

@@ -164,7 +164,7 @@ def kv_read_factor(s: Scenario) -> float:
     (the latent is shared by every head by construction) and for a model without GQA."""
     if s.kv_latent or not s.kv_reread:
         return 1.0
-    q_per_kv = (s.heads / speed_cards(s)) / kv_heads_per_card(s)
+    q_per_kv = (s.heads / cache_cards(s)) / kv_heads_per_card(s)
     return 1.0 + s.kv_reread * max(0.0, q_per_kv - 1.0)
 
 
@@ -193,10 +193,28 @@ class Peaks:
     prefill: float  # g * tflops * 1e12 * eff_prefill (times eff_fp4 at compute=fp4)
 
 
+def splits_layers(s: Scenario) -> bool:
+    """Whether the scenario's cards hold whole layers and take turns: an engine that splits by layers
+    (:func:`calc.engines.splits_layers`) unless the link splits its matrices by rows (``split=row``)."""
+    return engines.splits_layers(s.engine) and s.split != "row"
+
+
+def row_split(s: Scenario) -> bool:
+    """Whether the scenario splits every weight matrix by rows over several cards (llama.cpp's ``--split-mode row``,
+    ``split=row``; docs/method.md section 5)."""
+    return s.split == "row" and s.gpus > 1
+
+
 def speed_cards(s: Scenario) -> int:
-    """The cards whose peaks add up within one step: ``g`` under tensor parallel, 1 where the engine splits by
-    whole layers and the cards take turns (:func:`calc.engines.splits_layers`; docs/method.md section 5)."""
-    return 1 if engines.splits_layers(s.engine) else s.gpus
+    """The cards whose peaks add up within one step: ``g`` under tensor parallel and a row split, 1 where the cards
+    hold whole layers and take turns (:func:`splits_layers`; docs/method.md section 5)."""
+    return 1 if splits_layers(s) else s.gpus
+
+
+def cache_cards(s: Scenario) -> int:
+    """The cards that read the KV cache at once: those of :func:`speed_cards`, but one under a row split, whose main
+    card holds the whole cache (docs/method.md section 5)."""
+    return 1 if row_split(s) else speed_cards(s)
 
 
 def arithmetic_share(s: Scenario, prefill: bool = False) -> float:
@@ -213,8 +231,8 @@ def peaks(s: Scenario) -> Peaks:
     the cards that work at once (:func:`speed_cards`), the arithmetic's share :func:`arithmetic_share` and the
     card family's share of the bandwidth figures ``eff_card`` (1 but for a family whose rows read slower)."""
     g = speed_cards(s)
-    bw = g * s.bw_tbs * TERA * s.eff_card
-    return Peaks(g * s.tflops * TERA * arithmetic_share(s), bw * s.eff_bw, bw * s.eff_kv,
+    bw = s.bw_tbs * TERA * s.eff_card
+    return Peaks(g * s.tflops * TERA * arithmetic_share(s), g * bw * s.eff_bw, cache_cards(s) * bw * s.eff_kv,
                  g * s.tflops * TERA * arithmetic_share(s, prefill=True))
 
 
@@ -313,7 +331,9 @@ def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     """Tensor-parallel all-reduce time per step: two ring all-reduces of ``B*hidden*2`` bytes per layer,
     ``2*L*(2*(g-1)/g * B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``; 0 on one card (docs/method.md sections 2-5).
     Where the engine splits by whole layers, one hand-over of ``B*hidden*2`` bytes at each of the ``g - 1``
-    boundaries: ``(g-1)*(B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``.
+    boundaries: ``(g-1)*(B*hidden*2/(link_gbs*1e9*link_eff) + link_us*1e-6)``. Under a row split (``split=row``) the
+    all-reduces' bytes and, for the hand-overs around every matrix product, ``L*(ROW_SPLIT_LAYER_US +
+    ROW_SPLIT_CARD_US*(g-1))*1e-6`` in place of the links' latency (:func:`row_split_seconds`).
 
     ``link_eff`` is the fraction of the link's bandwidth reached: 1 in the decode step of docs/method.md;
     the throughput under load passes the profile's ``eff_link`` (:func:`calc.traffic.load_step_seconds`).
@@ -322,10 +342,23 @@ def comm_seconds(s: Scenario, B: ArrayLike, link_eff: float = 1.0) -> NDArray:
     if s.gpus <= 1:
         return np.zeros_like(B)
     g = s.gpus
-    if engines.splits_layers(s.engine):  # the activations handed on once at each of the g - 1 boundaries
+    if splits_layers(s):  # the activations handed on once at each of the g - 1 boundaries
         return (g - 1) * (B * s.hidden * 2 / (s.link_gbs * BILLION * link_eff) + s.link_us * US)
-    per_reduce = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * BILLION * link_eff) + s.link_us * US
-    return 2 * s.layers * per_reduce
+    volume = 2 * (g - 1) / g * B * s.hidden * 2 / (s.link_gbs * BILLION * link_eff)
+    if row_split(s):  # every product's hand-overs, synchronised with each card
+        return 2 * s.layers * volume + row_split_seconds(s)
+    return 2 * s.layers * (volume + s.link_us * US)
+
+
+def row_split_seconds(s: Scenario) -> float:
+    """The hand-overs of a row split in one decode step, seconds: ``L*(ROW_SPLIT_LAYER_US + ROW_SPLIT_CARD_US*(g-1))
+    *1e-6`` at the clock of the cards they were worked out on (``ROW_SPLIT_GHZ``), times ``ROW_SPLIT_GHZ /
+    clock_ghz`` on a card of known boost clock: short kernels and waits, a count of clock cycles (docs/method.md
+    section 5; :data:`calc.engines.ROW_SPLIT_LAYER_US`). 0 unless :func:`row_split`."""
+    if not row_split(s):
+        return 0.0
+    clock = engines.ROW_SPLIT_GHZ / s.clock_ghz if s.clock_ghz else 1.0
+    return s.layers * (engines.ROW_SPLIT_LAYER_US + engines.ROW_SPLIT_CARD_US * (s.gpus - 1)) * clock * US
 
 
 @dataclass(frozen=True)

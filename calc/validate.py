@@ -27,9 +27,11 @@ from .engines import (
     FAMILIES,
     FIRST_GRAPH_BUILD,
     FIRST_GRAPH_MONTH,
+    FIRST_LAYER_SPLIT_MONTH,
     KEPT_OUT_CSV,
     MEASUREMENTS_CSV,
     METRICS,
+    ROW_SPLIT_ENGINES,
     VLLM_CARD_DEFAULTS_FROM,
     VLLM_V0_MAX_SEQS,
     backend_of,
@@ -239,7 +241,8 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     backend (:data:`APPLE`: the word or an Apple chip) runs without CUDA graphs (``cuda_graphs=0``) unless its link
     says otherwise, and a CUDA row of the 2023-2024 builds with them (``cuda_graphs=1``) where it names build 2824 or
     later (:data:`calc.engines.FIRST_GRAPH_BUILD`) or, naming no build, a month from May 2024 on
-    (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`). A vLLM V0 row run with
+    (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`); a CUDA row of several cards
+    dated before January 2024 split its matrices by rows (``split=row``, :func:`_row_split`). A vLLM V0 row run with
     multi-step scheduling (``--num-scheduler-steps`` above 1) stays on the current release (:data:`MULTI_STEP_FAMILY`)."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
@@ -249,7 +252,8 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     # that backend's own older families only.
     backend = backend_of(engine)
     if base(engine) != engine and not (backend and "&" not in FAMILIES[engine]["releases"]):
-        run = run_from_text(row, raw)  # a family's own id: only the run its texts describe
+        # A family's own id: only the run its texts describe, and a row split its date implies.
+        run = {**_row_split(row, raw, engine), **run_from_text(row, raw)}
         return (with_keys(row.link, **run), None) if run else (row.link, None)
     family = None
     for text in (row.version, row.source, row.notes):
@@ -271,6 +275,7 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
         month = row_month(row)
         if (max(builds) >= FIRST_GRAPH_BUILD) if builds else (month is not None and month >= FIRST_GRAPH_MONTH):
             keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
+    keys.update(_row_split(row, raw, keys.get("engine", engine)))
     if base(engine) == "vllm" and "max_seqs" not in raw and row.metric == "max_throughput_tok_s":
         version = next((v for t in (row.version, row.source, row.notes) if t and (v := release_version(engine, t))),
                        None)
@@ -278,6 +283,22 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
             keys["max_seqs"] = VLLM_V0_MAX_SEQS
     keys.update(run_from_text(row, raw))
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
+
+
+def _row_split(row: Measurement, raw: dict[str, str], family: str) -> dict[str, object]:
+    """``{"split": "row"}`` for a row of several CUDA cards under the llama.cpp builds that split every matrix by rows
+    (:data:`calc.engines.ROW_SPLIT_ENGINES`) dated before whole layers became the default
+    (:data:`calc.engines.FIRST_LAYER_SPLIT_MONTH`, the row's own month: :func:`row_month`), where its link does not
+    say; ``{}`` otherwise (Apple's Metal runs one device)."""
+    texts = " ".join((row.version, row.source, row.notes)).lower()
+    if family not in ROW_SPLIT_ENGINES or "split" in raw or APPLE.search(texts):
+        return {}
+    try:
+        several = int(raw.get("gpus", "1")) > 1
+    except ValueError:
+        return {}  # a link the scenario will refuse
+    month = row_month(row)
+    return {"split": "row"} if several and month is not None and month < FIRST_LAYER_SPLIT_MONTH else {}
 
 
 #: Why a row's prediction is missing or in doubt: its link's set-up does not fit in memory as the engine allocates it.

@@ -380,6 +380,10 @@ class FastRows:
         family = []  # each row's card family (accuracy.region), for eff_card
         for i, row in enumerate(self.rows):
             resolved = load(row.link).scenario
+            if model.row_split(resolved):
+                raise SystemExit(f"row {row.id}: a row split's hand-overs are worked out from llama.cpp issue #3120 "
+                                 "(calc/engines.py ROW_SPLIT_LAYER_US), not fitted: keep its rows in "
+                                 "calc/data/measurements_other.csv")
             family.append(region(resolved)[1])
             # The arithmetic counted at its plain FLOPs: the shares at FP4 and on routed experts are figures.
             s = resolved.model_copy(update={"eff_fp4": 1.0, "eff_fp8": 1.0, "expert_us": 0.0})
@@ -433,9 +437,9 @@ class FastRows:
             cols["fl_load"].append(float(model._flops_per_token(s, n_load)))
             # model.comm_seconds per sequence (cb, over eff_link) and per step (cl): all-reduces, or hand-overs
             # at the g - 1 boundaries where the engine splits by layers.
-            hops = (g - 1) if engines.splits_layers(s.engine) else 2 * s.layers * 2 * (g - 1) / g
+            hops = (g - 1) if model.splits_layers(s) else 2 * s.layers * 2 * (g - 1) / g
             cols["cb"].append(hops * s.hidden * 2 / (s.link_gbs * 1e9) if g > 1 else 0.0)
-            cols["cl"].append(((g - 1) if engines.splits_layers(s.engine) else 2 * s.layers) * s.link_us * 1e-6
+            cols["cl"].append(((g - 1) if model.splits_layers(s) else 2 * s.layers) * s.link_us * 1e-6
                               if g > 1 else 0.0)
             cols["O"].append(s.out_tok)
             cols["I"].append(s.in_tok)
@@ -830,12 +834,17 @@ def region_summaries(rows: list[Measurement], predicted) -> list[dict]:
 
 def kept_out_region_summaries(kept: list[Result]) -> list[dict]:
     """The error of the shipped figures on ``kept``, the rows kept out of the fit
-    (:func:`calc.validate.kept_out_results`, evaluated once by the caller), grouped by measured region as :func:`region_summaries` groups, each row's region named by the profile whose
-    kept-out band it files under (``vllm-v0``'s rows under their own), marked ``"basis": "kept-out"``."""
+    (:func:`calc.validate.kept_out_results`, evaluated once by the caller), grouped by measured region as
+    :func:`region_summaries` groups, each row's region named by the profile whose kept-out band it files under
+    (``vllm-v0``'s rows under their own), marked ``"basis": "kept-out"``; rows split by rows (``split=row``) are
+    left out."""
     groups: dict[tuple, list[Result]] = {}
     for r in kept:
-        where = (r.row.engine, *region(load(r.row.link).scenario)[1:])
-        if where[1] != "unknown":
+        scenario = load(r.row.link).scenario
+        where = (r.row.engine, *region(scenario)[1:])
+        # A row split is a way over the cards of its own, which a scenario of whole layers on as many cards does not
+        # share: its rows count in the engine's band only.
+        if where[1] != "unknown" and not model.row_split(scenario):
             groups.setdefault(where, []).append(r)
     return [dict(b, region=where, basis=KEPT_OUT) for where, rs in sorted(groups.items())
             for b in summarise(rs, by_engine=False)]

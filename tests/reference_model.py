@@ -73,6 +73,10 @@ PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seq
 # docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
 # backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
+# docs/method.md section 5: llama.cpp's row split, priced for the 2023-2024 builds only: per layer 420 us plus 117 us
+# per card beyond the first, at a 1.41 GHz boost clock (a card of known clock_ghz takes them times 1.41/clock_ghz).
+ROW_SPLIT_ENGINES = ("llamacpp-2024",)
+ROW_LAYER_US, ROW_CARD_US, ROW_GHZ = 420.0, 117.0, 1.41
 ONE_TOKEN_GRAPHS = ("llamacpp", "llamacpp-2024")
 
 
@@ -149,7 +153,7 @@ LINK_KEYS = (
     "link_gbs", "link_us", "embed_b", "clock_ghz", "arch",
     # docs/method.md sections 2.1, 2.3 and 8.2: checkpoint parts, linear attention, the engine's memory
     "vocab", "linear_layers", "state_kib", "state_layers", "torch_gib", "weights_attn", "weights_embed", "layers_full",
-    "max_batched_tokens", "cuda_graphs", "flash_attn", "dequant_q8",
+    "max_batched_tokens", "cuda_graphs", "flash_attn", "dequant_q8", "split",
     # docs/method.md section 7
     "req_day", "in_tok", "out_tok", "peak", "tpot_ms", "api", "api_in", "api_out",
     # docs/method.md section 8
@@ -412,6 +416,8 @@ def resolve(params) -> dict:
         tokens_default = LLAMACPP_UB if eng == "llamacpp" else 8192
     s["max_batched_tokens"] = _integer(p, "max_batched_tokens", tokens_default, 1)
     s["flash_attn"] = _integer(p, "flash_attn", 0 if s["engine"] in NO_FLASH else 1, 0, 1)
+    # docs/method.md section 5: llama.cpp's --split-mode, whole layers by default; rows priced for the 2023-2024 builds
+    s["split"] = _choice(p, "split", "layer", ("layer", "row"))
     # docs/method.md section 8.2: vLLM's default by card (its V0 family's profile fixes 256)
     if eng == "vllm" and "max_seqs" not in p and profiles()[s["engine"]]["max_seqs"] is None:
         s["max_seqs"] = min(1024 if s["torch_gib"] >= 70 and "a100" not in s["card"] else 256, s["max_batched_tokens"])
@@ -533,6 +539,8 @@ def resolve(params) -> dict:
         _bad("engine", s["engine"], "an engine that runs on the card")
     if ENGINE_BASE[s["engine"]] == "llamacpp" and vendor == "Intel":
         _bad("engine", s["engine"], "an engine that runs on the card")
+    if s["split"] == "row" and s["engine"] not in ROW_SPLIT_ENGINES:
+        _bad("split", s["split"], "row only under the llama.cpp builds of 2023-2024")
     # docs/method.md section 5: TensorRT-LLM before v0.17 has no Blackwell kernels.
     if s["engine"] in ("trtllm-v05", "trtllm-2023", "trtllm-2024") and s["card"] != "custom" and \
             _card_arch().get(s["card"], "").startswith("Blackwell"):
@@ -617,10 +625,18 @@ def _si(s) -> dict:
     """docs/method.md sections 2-4 symbols: P, Pa, Pe, g, bpw, kvb, L, H, Hkv, d, a, plus F and BW."""
     g = s["gpus"]
     # docs/method.md section 5: llama.cpp splits by whole layers; its cards take turns, so one card's peaks count.
-    lsplit = ENGINE_BASE[s["engine"]] == "llamacpp"
+    # Split by rows, every card reads its share of each matrix at once, and the main card reads the whole cache.
+    heads_whole = ENGINE_BASE[s["engine"]] == "llamacpp"
+    rsplit = s["split"] == "row" and g > 1
+    lsplit = heads_whole and not rsplit
     gs = 1 if lsplit else g
+    gkv = 1 if rsplit else gs
     m = dict(
         P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g, lsplit=lsplit,
+        rsplit=rsplit, heads_whole=heads_whole, kvc=1 if rsplit else g,
+        # docs/method.md section 5: a row split's hand-overs, a count of cycles at ROW_GHZ
+        row_s=(s["layers"] * (ROW_LAYER_US + ROW_CARD_US * (g - 1))
+               * (ROW_GHZ / s["clock_ghz"] if s["clock_ghz"] else 1.0) * 1e-6) if rsplit else 0.0,
         bpw=s["_bpw"], bpw_e=s["_bpw_e"], kvb=s["_kvb"], L=s["layers"], H=s["heads"], Hkv=s["kv_heads"],
         d=s["head_dim"], a=s["attn"], E=s["experts"], k=s["experts_active"], lat=s["kv_latent"],
         win=s["window"], Lw=s["window_layers"] if s["window"] else 0, hidden=s["hidden"],
@@ -633,7 +649,7 @@ def _si(s) -> dict:
         expert_s=s["expert_us"] * 1e-6,
         # docs/method.md section 8: reading weights, reading the KV cache (both times the card family's eff_card)
         BW=gs * s["bw_tbs"] * 1e12 * s["eff_card"] * s["eff_bw"],
-        BWkv=gs * s["bw_tbs"] * 1e12 * s["eff_card"] * s["eff_kv"],
+        BWkv=gkv * s["bw_tbs"] * 1e12 * s["eff_card"] * s["eff_kv"],
         link=(s["link_gbs"] or 0.0) * 1e9, link_s=s["link_us"] * 1e-6,
         mem=s["mem_gib"], over=s["overhead_gib"], util=s["mem_util"], torch=s["torch_gib"],
         V=s["vocab"], Llin=s["linear_layers"], state=s["state_layers"] * s["state_kib"] * 1024,
@@ -714,7 +730,7 @@ def cache_bytes(m, n):
     """docs/method.md sections 2-5 v2: Cg(n), the cluster total with tensor-parallel copies of the KV heads (MLA: of the latent)."""
     g = m["g"]
     # docs/method.md section 2.3: plus the linear-attention state, split by heads (not copied)
-    if m["lsplit"]:  # docs/method.md section 5: every card holds every head of its own layers, nothing copied
+    if m["heads_whole"]:  # docs/method.md section 5: every card holds every head of its own layers, nothing copied
         per_token = m["lat"] * m["kvb"] / 8 if m["lat"] else 2 * m["Hkv"] * m["d"] * m["kvb"] / 8
         return per_token * ltok(m, n) + m["state"]
     if m["lat"]:
@@ -729,7 +745,7 @@ def cache_read_bytes(m, n):
     extra; never under MLA; the linear-attention state once."""
     if m["lat"] or not m["reread"]:
         return cache_bytes(m, n)
-    g = 1 if m["lsplit"] else m["g"]
+    g = 1 if m["heads_whole"] else m["g"]
     per_card = max(1, math.ceil(m["Hkv"] / g))
     times = 1 + m["reread"] * max(0.0, m["H"] / g / per_card - 1)
     return (cache_bytes(m, n) - m["state"]) * times + m["state"]
@@ -778,7 +794,7 @@ def kv_alloc_gib_per_card(m):
     if m["rule"] != "llamacpp" or room <= 0:
         return room
     slots = m["seqs"] or 1
-    return min(room, slots * cache_bytes(m, llamacpp_cells(m) / slots) / m["g"] / GIB)
+    return min(room, slots * cache_bytes(m, llamacpp_cells(m) / slots) / m["kvc"] / GIB)
 
 
 def kv_gib_per_card(m):
@@ -809,7 +825,7 @@ def kv_gib_per_card(m):
 
 
 def free_bytes(m):
-    return m["g"] * kv_gib_per_card(m) * GIB  # docs/method.md section 8.2: free, all cards
+    return m["kvc"] * kv_gib_per_card(m) * GIB  # docs/method.md section 8.2: free, all cards (the main one: rows)
 
 
 def max_batch(m, n):
@@ -866,6 +882,8 @@ def t_comm(m, B, link_eff=1.0):
         return 0.0
     if m["lsplit"]:  # docs/method.md section 5: the activations handed on at each of the g - 1 layer boundaries
         return (g - 1) * (B * m["hidden"] * 2 / (m["link"] * link_eff) + m["link_s"])
+    if m["rsplit"]:  # docs/method.md section 5: the all-reduces' bytes, and the row split's hand-overs for latency
+        return 2 * m["L"] * 2 * (g - 1) / g * B * m["hidden"] * 2 / (m["link"] * link_eff) + m["row_s"]
     return 2 * m["L"] * (2 * (g - 1) / g * B * m["hidden"] * 2 / (m["link"] * link_eff) + m["link_s"])
 
 
@@ -1377,7 +1395,7 @@ def reference_report(params) -> dict:
     st = step(m, B, n)
     tok_s = B / st
     free = free_bytes(m)
-    alloc = m["g"] * kv_alloc_gib_per_card(m) * GIB  # docs/method.md section 8.2: the cache the engine allocates
+    alloc = m["kvc"] * kv_alloc_gib_per_card(m) * GIB  # docs/method.md section 8.2: the cache the engine allocates
     printed = printed_tokens(m, alloc, n)
     r = dict(
         weights_gib=weight_bytes(m) / GIB,
@@ -1389,7 +1407,7 @@ def reference_report(params) -> dict:
         # docs/method.md section 8.2: figures worded as the engines print them.
         weights_loaded_gib=loaded_bytes(m) / m["g"] / GIB,
         kv_cache_gib=max(0.0, alloc) / GIB,
-        kv_cache_gib_per_card=max(0.0, alloc) / GIB / m["g"],
+        kv_cache_gib_per_card=max(0.0, alloc) / GIB / m["kvc"],
         kv_tokens=printed[0],
         max_concurrency=printed[1],
         break_even_batch=be,

@@ -556,6 +556,19 @@ def test_reference_agreement_on_several_cards(params, gpus):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.sampled_from([1, 2, 3, 6, 8]), st.sampled_from([None, "1.41", "2.52"]))
+@example({"model": "llama-3.1-70b", "card": "rtx-4090", "weights": "q4_0"}, 6, None)
+def test_reference_agreement_row_split(params, gpus, clock):
+    """docs/method.md section 5: llama.cpp's row split (the 2023-2024 builds), every matrix read by all the cards at
+    once, the whole cache on the main card, the hand-overs of every layer at the card's clock; refused elsewhere."""
+    params = {k: v for k, v in params.items() if k not in ("clock_ghz", "overhead_gib")}
+    row = {**params, "gpus": str(gpus), "engine": "llamacpp-2024", "split": "row",
+           **({"clock_ghz": clock} if clock else {})}
+    assert_agrees(row)
+    assert_agrees({**row, "engine": "llamacpp"})  # refused by both: the current builds split by layers
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(16, 2048), st.integers(1, 64), st.sampled_from([2, 4, 8, 16]), st.integers(1, 1 << 17))
 def test_reference_agreement_mla_on_several_cards(latent, heads, gpus, ctx):
     assert_agrees({"model": "custom", "params_b": "30", "heads": str(heads), "kv_heads": str(heads),

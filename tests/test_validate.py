@@ -280,6 +280,50 @@ def test_a_users_llamacpp_row_dated_may_2024_runs_with_cuda_graphs_unless_on_app
     assert "cuda_graphs" not in early[0]
 
 
+def test_a_users_llamacpp_row_of_several_cards_dated_before_2024_splits_its_matrices_by_rows():
+    from calc.evaluate import report
+    from calc.validate import Measurement, priced_as
+    # The shared rows' form: the plain engine, no build, the document's two months in the source.
+    two = ("model=custom&params_b=6.738&active_b=6.738&layers=32&heads=32&kv_heads=32&head_dim=128&hidden=4096"
+           "&embed_b=0.131&card=rtx-4090&weights=q4_0&kv=fp16&gpus=2&batch=1&ctx=512&engine=llamacpp")
+    dec = priced_as(Measurement("a", "llamacpp", "step_ms", 15.09, two, _XD, "LLaMA-2 7B | Q4_0 | 4090 24GB x2 | 1"))
+    assert dec == (two.replace("engine=llamacpp", "engine=llamacpp-2024") + "&split=row", "llamacpp-2024")
+    # Measured 15.09 ms a token (66.26 tok/s): 24 ms a layer of hand-overs less than whole layers would take ...
+    assert report(dec[0])["step_ms"] == pytest.approx(15.09, rel=0.15)
+    # ... where priced as whole layers it was 39 % too fast.
+    assert report(dec[0].replace("&split=row", ""))["step_ms"] < 0.65 * 15.09
+    # A row of May 2024 (whole layers by default since January), one card, or a link that says: no row split.
+    may = priced_as(Measurement("b", "llamacpp", "step_ms", 8.16, two, _XD, "Llama-3 8B | Q4_K_M | 4090 x2 | 1"))
+    assert "split" not in may[0]
+    one = two.replace("gpus=2", "gpus=1")
+    assert "split" not in priced_as(Measurement("c", "llamacpp", "step_ms", 6.7, one, _XD, "LLaMA-2 7B | Q4_0"))[0]
+    said = two + "&split=layer"
+    assert priced_as(Measurement("d", "llamacpp", "step_ms", 9.0, said, _XD, "LLaMA-2 7B | Q4_0"))[0].endswith(
+        "engine=llamacpp-2024&split=layer")
+    # The family's own id gets it too.
+    own = two.replace("engine=llamacpp", "engine=llamacpp-2024")
+    assert priced_as(Measurement("e", "llamacpp-2024", "step_ms", 15.09, own, _XD, "LLaMA-2 7B | Q4_0 | x2"))[0] == (
+        own + "&split=row")
+
+
+def test_a_row_split_is_priced_for_the_2023_2024_builds_only_and_keeps_the_cache_on_the_main_card():
+    from calc import memory, model
+    from calc.scenario import ScenarioError, load
+    link = "model=llama-3.1-70b&card=rtx-4090&weights=q4_0&gpus=6&batch=1&ctx=4096&engine=llamacpp-2024"
+    rows, layers = load(link + "&split=row").scenario, load(link).scenario
+    # Every card reads its share of each matrix at once; the main card reads, and holds, the whole cache.
+    assert model.peaks(rows).weights == pytest.approx(6 * model.peaks(layers).weights)
+    assert model.peaks(rows).kv == pytest.approx(model.peaks(layers).kv)
+    assert memory.memory(rows).cache_cards == 1 and memory.memory(layers).cache_cards == 6
+    assert memory.max_batch(rows, 4096) < memory.max_batch(layers, 4096)
+    # 80 layers of (420 + 5 * 117) us at the A100's 1.41 GHz, on a 2.52 GHz card.
+    assert model.row_split_seconds(rows) == pytest.approx(80 * (420 + 5 * 117) * 1e-6 * 1.41 / 2.52)
+    for engine in ("llamacpp", "llamacpp-vulkan", "vllm"):
+        with pytest.raises(ScenarioError) as refused:
+            load(link.replace("llamacpp-2024", engine) + "&split=row")
+        assert "split" in {e.key for e in refused.value.errors}
+
+
 def test_a_users_file_that_copies_shipped_rows_is_not_called_out_of_sample(tmp_path, capsys):
     from calc.validate import cross_validated_predictions, main
     shipped = MEASURED[0]

@@ -485,6 +485,13 @@ KEY_TABLE: tuple[Key, ...] = (
        "llama.cpp builds of before May 2024); vLLM reserves their memory before sizing its KV cache (since v0.21); "
        "0 as with --enforce-eager, or llama.cpp on a card older than Ampere: each layer then adds eager_us.",
        "engine", default=1, derive=d.cuda_graphs, after=("engine",)),
+    _K("split", "choice", "Split over several cards (llama.cpp)",
+       "How llama.cpp shares a model over several cards (--split-mode): layer gives each card whole layers, and the "
+       "cards take turns (the default since January 2024); row splits every weight matrix over the cards, which read "
+       "their shares at once and hand their results to the main card after every product, which also holds the whole "
+       "KV cache (the only way of the CUDA builds before, priced with llamacpp-2024's hand-over time; docs/method.md "
+       "section 5). Other engines split by tensor parallel.",
+       "engine", default="layer", choices=("layer", "row"), after=("engine",)),
     _K("flash_attn", "flag", "Flash attention",
        "1 when attention runs through a flash-attention kernel (every engine here by default, and llama.cpp since "
        "August 2025, -fa auto); 0 as llama.cpp's -fa off and its builds before: its compute buffer then holds the "

@@ -16,11 +16,13 @@ from .. import catalogue, rules
 from ..engines import (
     ENGINE_NAMES,
     MODELLED_RESERVE,
+    ROW_SPLIT_ENGINES,
     card_format_rule,
     card_rule,
     compute_rule,
     engine_weights,
     kv_rule,
+    splits_layers,
     tp_rule,
 )
 from ..engines import profile as engine_profile
@@ -179,6 +181,10 @@ def _engine_rule(r: _Resolving) -> None:
         if rule:
             raise Conflict((part,), rule.replace(f"{r.get(part)} weights", f"{r.get(part)} weights ({part})", 1),
                            accepted=formats_loaded(r.get("engine")))
+    if r.get("split") == "row" and r.get("engine") not in ROW_SPLIT_ENGINES:
+        raise Conflict(("split",), f"split=row is priced for {', '.join(ROW_SPLIT_ENGINES)} only (the llama.cpp CUDA "
+                                   f"builds of 2023-2024, whose rows measured it); {r.get('engine')} splits "
+                                   + ("by whole layers" if splits_layers(r.get("engine")) else "by tensor parallel"))
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
     if rule:
         raise Conflict(("gpus",), rule)
