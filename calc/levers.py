@@ -45,8 +45,9 @@ class Lever:
     price: str
 
 
-def _quality_text(fmt: str, kv: bool = False) -> str:
-    """The published quality cost of a format, in words (calc/data/quality.csv), or that none is published."""
+def _quality_text(fmt: str, model_id: str, kv: bool = False) -> str:
+    """The published quality cost of a format, in words (calc/data/quality.csv), or that none is published; where the
+    model it was measured on is not the scenario's (``model_id``, a preset id or ``custom``), the words say so."""
     bits = (KV_FORMATS if kv else WEIGHT_FORMATS).get(fmt, 0)
     if bits >= 16:
         return "quality: none lost (16-bit is the reference)"
@@ -54,7 +55,10 @@ def _quality_text(fmt: str, kv: bool = False) -> str:
     if not rows:
         return f"quality: nothing published for {fmt} in the catalogue"
     r = rows[0]
-    return f"quality: {r['metric']} {r['delta_text']} on {r['model']} ({r['source_short']})"
+    squash = lambda text: "".join(c for c in text.lower() if c.isalnum())  # noqa: E731
+    other = model_id == "custom" or squash(model_id) not in squash(r["model"])
+    return (f"quality: {r['metric']} {r['delta_text']} on {r['model']}"
+            + (", another model than this one" if other else "") + f" ({r['source_short']})")
 
 
 def _refused(s: Any, key: str, value: str) -> bool:
@@ -85,14 +89,14 @@ def levers(ev: Evaluation) -> list[Lever]:
                 experts = f" and routed experts {s.weights_experts} → {moved}" if moved != s.weights_experts else ""
             out.append(Lever(f"Weights in {fmt}", {"weights": fmt},
                              f"weights {s.weights} ({s.weight_bits:g} bits) → {fmt} ({WEIGHT_FORMATS[fmt]:g} bits)"
-                             + experts, _quality_text(fmt)))
+                             + experts, _quality_text(fmt, s.model)))
     for fmt in ("fp8", "fp16"):
         if not runs and KV_FORMATS[fmt] > s.kv_bits:
             continue
         if fmt != s.kv and KV_FORMATS[fmt] != s.kv_bits and not _refused(s, "kv", fmt):
             out.append(Lever(f"KV cache in {fmt}", {"kv": fmt},
                              f"KV cache {s.kv} → {fmt}: {'half' if KV_FORMATS[fmt] < s.kv_bits else 'twice'} the "
-                             "bytes per token", _quality_text(fmt, kv=True)))
+                             "bytes per token", _quality_text(fmt, s.model, kv=True)))
     for engine in ("vllm", "sglang", "trtllm"):
         if engine != s.engine:
             # A format the new engine cannot load gives way to its own default (scenario.with_change): say so.

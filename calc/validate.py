@@ -418,7 +418,7 @@ def kept_out_results(path=KEPT_OUT_CSV) -> list[Result]:
     filed under the profile whose figures predicted it (:func:`calc.engines.kept_out_as` of the row's engine:
     ``vllm-2025``'s rows under ``vllm``, ``vllm-v0``'s under its own), as ``engine_errors.csv``'s ``kept-out`` rows
     summarise them."""
-    return [Result(replace(r.row, engine=kept_out_as(r.row.engine)), r.predicted)
+    return [Result(replace(r.row, engine=kept_out_as(r.row.engine)), r.predicted, r.reason)
             for r in evaluate(read_measurements(path))]
 
 

@@ -37,7 +37,7 @@ def _rows() -> pd.DataFrame:
                   f"({words.METRIC_UNITS.get(a.row.metric, '?')})",
         # Signed as in the tables above: + where the prediction flatters self-hosting (a step too short).
         "measured": a.row.measured, "predicted": a.predicted, "error_pct": _flattering(a),
-        "predicted_cv": b.predicted, "error_cv_pct": _flattering(b),
+        "predicted_cv": b.predicted, "error_cv_pct": _flattering(b), "why": a.reason or b.reason,
         "source": validate.source_of(a.row), "notes": a.row.notes, "link": a.row.link, "id": a.row.id,
     } for a, b in zip(inside, cv, strict=True)])
 
@@ -66,13 +66,17 @@ def _kept_out() -> tuple[pd.DataFrame, pd.DataFrame]:
         "figure": f"{words.METRIC_NAMES.get(r.row.metric, r.row.metric)} "
                   f"({words.METRIC_UNITS.get(r.row.metric, '?')})",
         "measured": r.row.measured, "predicted": r.predicted, "error_pct": _flattering(r),
-        "version": r.row.version, "source": validate.source_of(r.row), "notes": r.row.notes, "link": r.row.link,
+        "why": r.reason, "version": r.row.version, "source": validate.source_of(r.row), "notes": r.row.notes,
+        "link": r.row.link,
     } for r in results])
     return summary, each
 
 
 #: The columns both row tables share: the row, what was measured and where it was published.
 ROW_COLUMNS = {"id": st.column_config.TextColumn("Row", width=80),
+               "why": st.column_config.TextColumn("No prediction, or in doubt", width=220,
+                                                  help="Why a row has no prediction (—), or why the one given is in "
+                                                       "doubt"),
                "figure": st.column_config.TextColumn("Figure (unit)", width=175,
                                                      help="Measured and predicted in this unit: ms a step, or tok/s"),
                "measured": st.column_config.NumberColumn("Measured", format="%.5g", width=80),
@@ -171,7 +175,10 @@ with st.expander(f"The {len(kept_rows)} rows kept out of the fit"):
         "predicted": st.column_config.NumberColumn("Predicted", format="%.5g", width=80,
                                                    help="Predicted by the shipped figures"),
         "error_pct": st.column_config.NumberColumn("Error %", format="%+.1f", width=70,
-                                                   help="+ where the prediction flatters self-hosting")})
+                                                   help="+ where the prediction flatters self-hosting"),
+        },
+        column_order=["id", "engine", "named", "figure", "measured", "predicted", "error_pct", "why", "version",
+                      "source", "notes", "link"])
     ui.download_csv(kept_rows, "validation-kept-out-rows")
 
 st.subheader("Predicted against measured")
@@ -233,5 +240,5 @@ ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
     "error_pct": st.column_config.NumberColumn("In-sample error %", format="%+.1f", width=120,
                                                help="+ where the prediction flatters self-hosting")},
     column_order=["id", "engine", "figure", "measured", "predicted_cv", "error_cv_pct", "predicted", "error_pct",
-                  "version", "source", "notes", "link"])
+                  "why", "version", "source", "notes", "link"])
 ui.download_csv(rows, "validation-rows")

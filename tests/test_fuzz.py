@@ -250,9 +250,11 @@ def app_errors_named(at) -> set[str]:
             bullets = [line for line in text.splitlines() if line.startswith("- ")]
             assert bullets, text
             for line in bullets:
-                m = re.match(r"- (\w+)=", line)
-                assert m and m.group(1) in KEYS and f"{m.group(1)} takes" in line, line
-                named.add(m.group(1))
+                # Each bullet opens with the field's name as the sidebar shows it, then its link key.
+                m = re.match(r"- \*\*([^*]+)\*\*: (\w+)=", line)
+                assert m and m.group(2) in KEYS and f"{m.group(2)} takes" in line, line
+                assert m.group(1) == KEYS[m.group(2)].label, line
+                named.add(m.group(2))
         elif "is not accepted" in text:
             m = re.match(r"(\w+)=", text)
             assert m and m.group(1) in KEYS and f"{m.group(1)} takes" in text, text

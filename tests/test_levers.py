@@ -129,7 +129,11 @@ def test_formats_without_a_published_figure_say_so():
     prices = {lv.change["weights"]: lv.price for lv in levers.levers(evaluate(parse({"weights": "q5_k_m"})))
               if "weights" in lv.change}
     assert prices["bf16"] == "quality: none lost (16-bit is the reference)" and "OpenLLM" in prices["fp8"]
-    assert "nothing published for iq4_xs" in levers._quality_text("iq4_xs")
+    assert "nothing published for iq4_xs" in levers._quality_text("iq4_xs", "llama-3.1-70b")
+    # A figure measured on another model says so; on the scenario's own model it does not.
+    assert ", another model than this one" in prices["fp8"]  # Llama 3 8B's figure, a Llama 3.1 70B scenario
+    own = levers._quality_text("int4-g128", "llama-3.1-8b")
+    assert "on Meta-Llama-3.1-8B-Instruct (" in own and "another model" not in own
 
 
 def test_llamacpp_is_offered_only_the_weight_formats_it_loads():

@@ -14,12 +14,18 @@ from calc import (
     words,
 )
 from calc.engines import ENGINE_NAMES
+from calc.scenario import KEYS
 
 from .cache import current, evaluation, table
 from .links import LINK_WARNINGS, LOADING_KEY, _copy_link, _drawn_signal, _on_drawn, sync
 from .state import _errors, switched, switched_text
 from .text import plain
 
+
+def _label(key: str) -> str:
+    """The field's name as the sidebar shows it, before a message that names its link key ("**Requests per day**: ")."""
+    spec = KEYS.get(key)
+    return f"**{plain(spec.label)}**: " if spec is not None else ""
 
 def _enter_through_app() -> None:
     """Re-enter through app.py when Streamlit ran a page file on its own.
@@ -159,8 +165,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
     errors = list(_errors().values())
     if errors:
         st.error("Some values could not be used; each fell back to its default:\n\n"
-                 + "\n".join(f"- {plain(e.message.removesuffix('.'))}{notes.fallback_clause(e.key, scenario)}."
-                             for e in errors),
+                 + "\n".join(f"- {_label(e.key)}{plain(e.message.removesuffix('.'))}"
+                             f"{notes.fallback_clause(e.key, scenario)}." for e in errors),
                  icon=":material/block:")
     if not report["fits"]:
         mem = table("card_memory", scenario)
