@@ -123,6 +123,16 @@ def kept_out_capacity(s: Scenario) -> tuple[dict | None, bool]:
     return band, False
 
 
+def kept_out_beyond_band(s: Scenario) -> bool:
+    """Whether the kept-out rows the bills weigh (:func:`kept_out_capacity`) put the figure that sizes the replicas
+    further on the flattering side than the capacity band reaches (their signed median beyond the band's 90th
+    percentile, :func:`accuracy`): only then is the bill priced at their error as well (docs/calibration.md
+    section 5)."""
+    band, _ = kept_out_capacity(s)
+    width = accuracy(s).band_pct
+    return band is not None and width is not None and band["signed_median_pct"] > width
+
+
 @dataclass(frozen=True)
 class Accuracy:
     """The error a scenario's capacity carries (per cent, leave-one-source-out)."""

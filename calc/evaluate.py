@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from . import catalogue, engines, memory, model, procure, traffic
-from .accuracy import accuracy, kept_out_bands, kept_out_capacity, kept_out_source
+from .accuracy import accuracy, kept_out_bands, kept_out_beyond_band, kept_out_capacity, kept_out_source
 from .decision import Decision, decide, recommendation
 from .notes import cheaper_api_row, latency_missed, scenario_warnings, what_if
 from .scenario import CUSTOM, Parsed, Scenario, load
@@ -299,7 +299,7 @@ def evaluate(parsed: Parsed) -> Evaluation:
     # (the scenario's own set-up's where 10 or more kept-out rows measured it and put it further off)
     kept_band, kept_region = kept_out_capacity(s)
     kept_pct = kept_usd = be_kept = None
-    if kept_band is not None and acc.band_pct is not None and kept_band["signed_median_pct"] > acc.band_pct:
+    if kept_out_beyond_band(s):
         kept_pct = kept_band["signed_median_pct"]
         if fits_traffic and self_host is not None:
             kept_cap = cap.slower(1 + kept_pct / 100)

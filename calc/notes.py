@@ -11,6 +11,7 @@ from .accuracy import (
     MIN_BAND_ROWS,
     accuracy,
     band_text,
+    kept_out_beyond_band,
     kept_out_capacity,
     kept_out_region_band,
     measured_rows,
@@ -144,11 +145,17 @@ def outside_measurements(s: Scenario) -> str:
                          "ten lies further off, the worst on the Validation page)"))
     if kept:  # published rows of this very set-up, kept out of the fit: what they say, whatever the band
         n = kept["n"]
+        # The bills are priced at kept-out rows' error only where it lies beyond the capacity band they carry.
+        beyond = kept_out_beyond_band(s)
+        within = "" if acc.band_pct is None else f" (±{acc.band_pct:.0f} %)"
         if from_region:
-            weighed = "; the bills weigh theirs"
+            weighed = "; the bills weigh theirs" if beyond else \
+                f"; that lies within the capacity band the bills carry{within}"
         elif priced is not None and kept["signed_median_pct"] > priced["signed_median_pct"]:
             weighed = (f"; fewer than {MIN_BAND_ROWS}, so the bills weigh the {priced['n']:,} kept-out rows of "
-                       "the engine")
+                       "the engine" if beyond else
+                       f"; fewer than {MIN_BAND_ROWS}, and the engine's {priced['n']:,} kept-out rows lie within "
+                       f"the capacity band the bills carry{within}")
         else:
             weighed = ""
         out.append(f"{n} published row{'s' if n != 1 else ''} kept out of the fit measured set-ups like this one "
