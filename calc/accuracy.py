@@ -23,6 +23,7 @@ from .engines import (
     DATA_DIR,
     ENGINES,
     KEPT_OUT,
+    KEPT_OUT_CSV,
     MEASUREMENTS_CSV,
     base,
     card_arch,
@@ -32,7 +33,7 @@ from .engines import (
     kept_out_as,
     widest_band,
 )
-from .scenario import CUSTOM, Scenario, load, packed_weights
+from .scenario import CUSTOM, Scenario, load, packed_weights, split_link
 
 #: The leave-one-source-out error by measured region, written by ``scripts/calibrate.py``.
 REGION_ERRORS_CSV = DATA_DIR / "region_errors.csv"
@@ -61,6 +62,32 @@ def measured_rows() -> tuple[tuple[str, str, Scenario], ...]:
     with MEASUREMENTS_CSV.open(newline="", encoding="utf-8") as f:
         return tuple((row["engine"].strip(), row["metric"].strip(), load(row["link"]).scenario)
                      for row in csv.DictReader(f))
+
+
+@functools.cache
+def _published_runs() -> tuple[dict, ...]:
+    """Every published row, fitted or kept out, with the set-up its link names: ``id``, ``version``, ``metric``,
+    ``measured``, ``model``, ``card``, ``gpus`` and the engine's ``base`` (read from the link's own keys)."""
+    out = []
+    for path in (MEASUREMENTS_CSV, KEPT_OUT_CSV):
+        with path.open(newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                raw, _ = split_link(row["link"])
+                out.append({"id": row["id"], "version": row["version"], "metric": row["metric"],
+                            "measured": float(row["measured"]), "model": raw.get("model", ""),
+                            "card": raw.get("card", ""), "gpus": str(raw.get("gpus", "1")),
+                            "base": base(str(raw.get("engine", "")))})
+    return tuple(out)
+
+
+def published_runs_of(s: Scenario) -> list[dict]:
+    """The published rows (fitted or kept out) that ran the scenario's own set-up: its preset model on as many of its
+    preset card under the same engine (any release), so a set-up the memory accounting says does not fit can say a
+    measured run of it did; [] for a custom model or card."""
+    if s.model == CUSTOM or s.card == CUSTOM:
+        return []
+    return [r for r in _published_runs() if (r["model"], r["card"], r["gpus"], r["base"])
+            == (s.model, s.card, str(s.gpus), base(s.engine))]
 
 
 @functools.cache

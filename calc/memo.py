@@ -30,6 +30,7 @@ from .notes import (
     mean_context_note,
     other_vllm_release_fits,
     outside_measurements,
+    published_run_note,
 )
 from .scenario import CUSTOM, KEY_TABLE, KEYS, WEIGHT_FORMATS, Parsed, Scenario
 from .words import (
@@ -124,6 +125,9 @@ def _does_not_fit(d: Decision) -> str:
         tail += (f" Under {words} it fits: {kv_gib:,.2f} GiB of KV cache per card, "
                  f"{count(held, 'request')} of {d.cap.n:,} tokens at once; if that is the release you run, name it "
                  f"(engine={rid}).")
+    ran = published_run_note(s)
+    if ran:  # a measured run of this very set-up says it did fit, at some release: the verdict is in doubt
+        tail += f" {ran}."
     if not r["fits"]:
         mem = memory.memory(s)
         larger = mem.larger_share_text()

@@ -16,6 +16,7 @@ from .accuracy import (
     kept_out_region_band,
     measured_rows,
     measured_scope,
+    published_runs_of,
     region,
 )
 from .catalogue import scale_up_cards
@@ -490,6 +491,23 @@ def vllm_release_note(s: Scenario) -> str | None:
                 f"{differ}. Name the release with engine={other} or engine={used} to compare a log with its own")
     return (f"{_RELEASE_WORDS[other]} leave {size(then, 'none')} for the KV cache, against {size(now, 'none')} "
             f"here{differ}; compare a log of one of them with engine={other}")
+
+
+def published_run_note(s: Scenario) -> str:
+    """For a set-up the engine's memory accounting says does not fit, the published runs of it all the same (the
+    Validation page's rows): "" where it fits or none ran it. The accounting may be stricter than the release that
+    ran it, so such a verdict is in doubt, and the page and the memo say so."""
+    if memory.memory(s).kv_cache_gib > 0 and int(memory.max_batch(s, s.ctx)) > 0:
+        return ""
+    runs = published_runs_of(s)
+    if not runs:
+        return ""
+    first = runs[0]
+    unit = "ms a step" if first["metric"] == "step_ms" else "tok/s"
+    more = f" and {len(runs) - 1} more" if len(runs) > 1 else ""
+    return (f"A published run of this set-up ran all the same: {first['version']} measured {first['measured']:,.4g} "
+            f"{unit} (row {first['id']}{more}, Validation page), so the memory accounting here may be stricter than "
+            "that release's")
 
 
 def other_vllm_release_fits(s: Scenario, n: int) -> tuple[str, str, float, int] | None:

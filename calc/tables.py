@@ -65,7 +65,9 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     g = s.gpus
     mem = memory.memory(s)
     pool = max(mem.allocated_gib, 0.0)
-    need = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / g
+    # The cards that hold the cache: every one, or the main card alone under a row split (the card drawn here).
+    held = mem.cache_cards
+    need = batch * float(model.cache_bytes(s, s.ctx)) / model.GiB / held
     used = min(need, pool)  # the engine allocates its pool, no more: what the batch needs beyond it is short
     cache = "KV cache and state" if s.state_layers else "KV cache"  # a hybrid's sequences hold a state too
     # A batch the cache cannot hold fills all of it: the label says so, or the bar reads as what the batch takes.
@@ -79,8 +81,10 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
         names.append("short")
         per_card.append(short)
     per_card_arr = np.array(per_card)
+    # Over the replica: each card's blocks times the cards, the cache's times the cards that hold it.
+    cards = np.array([g] * (len(mem.reserve) + 1) + [held, held, g] + ([held] if short < 0 else []), dtype=float)
     end = np.cumsum(np.clip(per_card_arr, 0.0, None))
-    return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * g,
+    return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * cards,
                          "start_gib": end - np.clip(per_card_arr, 0.0, None), "end_gib": end})
 
 

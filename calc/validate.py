@@ -302,8 +302,8 @@ def _row_split(row: Measurement, raw: dict[str, str], family: str) -> dict[str, 
 
 
 #: Why a row's prediction is missing or in doubt: its link's set-up does not fit in memory as the engine allocates it.
-NOT_FIT = ("the set-up does not fit in memory as linked (weights plus a request's KV cache beyond what the engine "
-           "takes of the cards): check the link's card, cards and formats")
+NOT_FIT = ("the set-up does not fit in memory as linked (its weights and one request's KV cache exceed the share of "
+           "the cards' memory the engine takes): check the link's card, cards and formats")
 
 
 def link_not_read(link: str) -> str:

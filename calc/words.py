@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import catalogue
+from . import catalogue, model
 from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_source
 from .engines import ENGINE_NAMES, METRIC_NAMES, OWN_KEPT_OUT, figures_of
 from .notes import display_name, region_text
@@ -16,6 +16,17 @@ from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
 
 # ---------------------------------------------------------------- number formatting
+
+
+def comm_words(s: Scenario) -> tuple[str, str]:
+    """What passes between a replica's cards in a step, (a short name, a phrase): the all-reduces of tensor parallel,
+    the activations handed on at the boundaries of whole layers, or the hand-overs of a row split
+    (:func:`calc.model.comm_seconds`)."""
+    if model.splits_layers(s):
+        return "hand-over", "hand-over of the activations from card to card"
+    if model.row_split(s):
+        return "row-split hand-overs", "row split's hand-overs around every matrix product"
+    return "all-reduce", "tensor-parallel all-reduce"
 
 
 def sig(x: float | None, digits: int = 2) -> str:

@@ -253,7 +253,7 @@ ui.dataframe(opts.drop(columns=["key"]), pin="option", column_config={
     "usd_month": st.column_config.NumberColumn("USD/month", format=ui.usd_format(opts["usd_month"]), width=85),
     "usd_per_mtok_out": st.column_config.NumberColumn("USD / 1M out", format="%,.3f", width=90,
                                                       help="USD per million output tokens, the whole bill"),
-    "replicas": st.column_config.NumberColumn("Replicas", format="localized", width=80),
+    "replicas": st.column_config.NumberColumn("Replicas", format="%d", width=80),
     "capex_usd": st.column_config.NumberColumn("Purchase USD", format="%,.0f", width=95),
     "payback_months": st.column_config.NumberColumn("Payback (mo)", format="%,.1f", width=95,
                                                     help=f"Months until buying has cost less than renting (empty: "

@@ -135,7 +135,9 @@ ui.dataframe(
         "quality_url": st.column_config.LinkColumn("Source", display_text="open", width=60),
     },
 )
-st.caption(f"{s.gpus} × {s.mem_gib:,.2f} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits. "
+st.caption(f"{s.gpus} × {s.mem_gib:,.2f} GiB, the engine's own reserve as above, KV cache at {s.kv_bits:g} bits"
+           + (" (on the main card alone: under a row split it holds the whole cache)" if s.split == "row" and s.gpus > 1
+              else "") + ". "
            "Each row puts every weight in its format (an integer format's embeddings and LM head in bf16, as GPTQ and "
            "AWQ checkpoints keep them)"
            + (f"; the first row is the checkpoint as set ({mixed}), at its average bits per weight. "

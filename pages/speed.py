@@ -99,22 +99,29 @@ rules = alt.Chart(marks_df).mark_rule(strokeDash=[5, 3], color="#d62728").encode
 RIGHT_EDGE = 200
 right = marks_df[marks_df["batch"] > RIGHT_EDGE].assign(ypix=lambda m: -3 - 14 * np.arange(len(m)))
 left = marks_df[marks_df["batch"] <= RIGHT_EDGE]
+# A line with another just right of it (within a quarter on the log axis: memory holds 71 beside break-even 67)
+# has its label left of it, so neither label runs over the other line.
+crowded = left["batch"].map(lambda b: bool(((left["batch"] > b) & (left["batch"] < 1.25 * b)).any()))
 right_labels = (alt.Chart(right).mark_text(align="right", dx=-4, baseline="bottom", color="#d62728")
                 .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)))
-labels = alt.layer(
-    alt.Chart(left).mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728")
-    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)),
-    right_labels)
+
+
+def _side(part: pd.DataFrame, **text) -> alt.Chart:
+    """The labels of ``part`` right of their lines, or left of them where another line crowds the right."""
+    mine = crowded.reindex(part.index, fill_value=False)
+    return alt.layer(*(alt.Chart(part[mine == flip]).mark_text(align="right" if flip else "left", dx=-4 if flip else 4,
+                                                              color="#d62728", **text).encode(x=x, text="what:N",
+                                                                                             **({} if "y" in text else
+                                                                                                {"y": alt.Y("ypix:Q", scale=None)}))
+                       for flip in (False, True)))
+
+
+labels = alt.layer(_side(left, dy=2, baseline="top"), right_labels)
 # On the throughput chart both curves run along the top where the batch is near the break-even (the total has
 # turned flat, each sequence's rate has not yet fallen): its label there sits at the foot of its line.
-tp_labels = alt.layer(
-    alt.Chart(left[left["what"].str.startswith("break-even")])
-    .mark_text(align="left", dx=4, baseline="bottom", color="#d62728", y=alt.expr("height - 4"))
-    .encode(x=x, text="what:N"),
-    alt.Chart(left[~left["what"].str.startswith("break-even")])
-    .mark_text(align="left", dx=4, dy=2, baseline="top", color="#d62728")
-    .encode(x=x, text="what:N", y=alt.Y("ypix:Q", scale=None)),
-    right_labels)
+even = left["what"].str.startswith("break-even")
+tp_labels = alt.layer(_side(left[even], baseline="bottom", y=alt.expr("height - 4")),
+                      _side(left[~even], dy=2, baseline="top"), right_labels)
 
 st.subheader("Step time by batch")
 names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weights + cache read",
@@ -165,17 +172,18 @@ parts = pick.melt(["batch", "fits_in_memory"], ["weights_ms", "cache_ms", "compu
                   var_name="part", value_name="ms")
 parts["path"] = parts["part"].map({"weights_ms": "memory", "cache_ms": "memory", "compute_ms": "compute",
                                    "comm_ms": "both", "fixed_ms": "both"})
+comm_name, comm_phrase = words.comm_words(s)  # all-reduce, or a hand-over where llama.cpp splits the model
 parts = parts.replace({"part": {"weights_ms": "weights read", "cache_ms": "KV cache read", "compute_ms": "compute",
-                                "comm_ms": "all-reduce", "fixed_ms": "engine's fixed time"}})
+                                "comm_ms": comm_name, "fixed_ms": "engine's fixed time"}})
 both = parts[parts["path"] == "both"]
 parts = pd.concat([parts[parts["path"] != "both"], both.assign(path="memory"), both.assign(path="compute")])
-parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, "all-reduce": 2,
+parts["stack"] = parts["part"].map({"weights read": 0, "KV cache read": 1, "compute": 0, comm_name: 2,
                                     "engine's fixed time": 3})
 bars = alt.Chart(parts).mark_bar().encode(
     x=alt.X("batch:O", title="batch (bars: memory path, compute path)", axis=alt.Axis(labelAngle=0)),
     xOffset=alt.XOffset("path:N", sort=["memory", "compute"]),
     y=alt.Y("ms:Q", stack="zero", title="ms"),
-    color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", "all-reduce",
+    color=alt.Color("part:N", scale=alt.Scale(domain=["weights read", "KV cache read", "compute", comm_name,
                                                       "engine's fixed time"],
                                               range=["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#9d9da0"]),
                     legend=alt.Legend(title=None, orient="bottom", columns=2, labelLimit=0)),
@@ -185,7 +193,7 @@ bars = alt.Chart(parts).mark_bar().encode(
 ).properties(height=380)  # the legend below takes part of the height
 st.altair_chart(bars, width="stretch")
 st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
-           "the step, and the tensor-parallel all-reduce and the engine's fixed time per step (launches, scheduling, "
+           f"the step, and the {comm_phrase} and the engine's fixed time per step (launches, scheduling, "
            "sampling) add to either. Faded: batches beyond "
            + (f"the {s.max_seqs:,} sequences the engine schedules per step (max_seqs)."
               if s.max_seqs is not None and s.max_seqs < mb else f"the {mb:,} sequences memory holds."))

@@ -72,6 +72,15 @@ def _kept_out() -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary, each
 
 
+def _reasons(table: pd.DataFrame) -> None:
+    """Under a table of rows, each row without a prediction or with one in doubt, and why, in full (the table's
+    column cuts long text)."""
+    said = table[table["why"].fillna("") != ""]
+    if len(said):
+        st.caption("Rows without a prediction (—), or with one in doubt:\n\n"
+                   + "\n".join(f"- {r.id}: {ui.plain(r.why)}" for r in said.itertuples()))
+
+
 #: The columns both row tables share: the row, what was measured and where it was published.
 ROW_COLUMNS = {"id": st.column_config.TextColumn("Row", width=80),
                "why": st.column_config.TextColumn("No prediction, or in doubt", width=220,
@@ -180,6 +189,7 @@ with st.expander(f"The {len(kept_rows)} rows kept out of the fit"):
         },
         column_order=["id", "engine", "named", "figure", "measured", "predicted", "error_pct", "why", "version",
                       "source", "notes", "link"])
+    _reasons(kept_rows)
     ui.download_csv(kept_rows, "validation-kept-out-rows")
 
 st.subheader("Predicted against measured")
@@ -242,4 +252,5 @@ ui.dataframe(rows.drop(columns=["metric"]), pin="id", column_config={
                                                help="+ where the prediction flatters self-hosting")},
     column_order=["id", "engine", "figure", "measured", "predicted_cv", "error_cv_pct", "predicted", "error_pct",
                   "why", "version", "source", "notes", "link"])
+_reasons(rows)
 ui.download_csv(rows, "validation-rows")

@@ -266,3 +266,20 @@ def test_a_set_up_no_row_measured_is_never_told_it_is_closer_than_a_measured_one
     assert a.region[1] == "Blackwell-SM120" and not a.measured
     assert a.band_pct == measured.band_pct and a.region_rows is None
     assert a.band_pct > max(b["p90_pct"] for b in error_band("trtllm", CROSS_VALIDATED))
+
+
+def test_a_set_up_said_not_to_fit_that_a_published_run_ran_says_so():
+    """gpt-oss-120b on one H100 under vLLM's 2025 accounting leaves no KV cache, but gpustack ran it (v0.10.2, 2,901
+    tok/s, kept out): the page's and the memo's does-not-fit verdict names that run, so the verdict reads as in
+    doubt, not as impossible. A set-up that fits, or that no row ran, says nothing."""
+    from calc import memo, notes
+    from calc.evaluate import evaluate
+    from calc.scenario import parse
+    link = "model=gpt-oss-120b&card=h100-sxm&engine=vllm-2025"
+    said = notes.published_run_note(parse(link).scenario)
+    assert said.startswith("A published run of this set-up ran all the same: vLLM v0.10.2 measured 2,901 tok/s")
+    assert "row b33620de" in said
+    assert said in memo.memo(evaluate(parse(link)))
+    assert notes.published_run_note(parse("").scenario) == ""  # it fits
+    assert notes.published_run_note(parse("model=gpt-oss-120b&card=l4").scenario) == ""  # no row ran it
+

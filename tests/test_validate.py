@@ -316,6 +316,13 @@ def test_a_row_split_is_priced_for_the_2023_2024_builds_only_and_keeps_the_cache
     assert model.peaks(rows).kv == pytest.approx(model.peaks(layers).kv)
     assert memory.memory(rows).cache_cards == 1 and memory.memory(layers).cache_cards == 6
     assert memory.max_batch(rows, 4096) < memory.max_batch(layers, 4096)
+    # The Fit page's card is the main one: the cache the batch fills is all there, not a sixth of it.
+    from calc import tables
+    stack = tables.memory_stack(rows).set_index("part")
+    filled = next(p for p in stack.index if p.startswith("KV cache at batch"))
+    batch = memory.batch_used(rows)
+    assert stack.loc[filled, "gib_per_card"] == pytest.approx(batch * float(model.cache_bytes(rows, 4096)) / 2**30)
+    assert stack.loc[filled, "gib_total"] == stack.loc[filled, "gib_per_card"]
     # 80 layers of (420 + 5 * 117) us at the A100's 1.41 GHz, on a 2.52 GHz card.
     assert model.row_split_seconds(rows) == pytest.approx(80 * (420 + 5 * 117) * 1e-6 * 1.41 / 2.52)
     for engine in ("llamacpp", "llamacpp-vulkan", "vllm"):

@@ -38,6 +38,10 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
         counterpart = engines.engine_weights(str(value), old)  # llama.cpp: the GGUF type a conversion gives
         if counterpart != old and not weights_refusal(str(value), counterpart):
             out["weights"] = counterpart
+    # Keep a row split only where the new engine prices it (llama.cpp's 2023-2024 builds): dropped, it becomes the
+    # default, whole layers (llama.cpp) or tensor parallel (the others).
+    if key == "engine" and str(out.get("split")) == "row" and value not in engines.ROW_SPLIT_ENGINES:
+        out.pop("split")
     # Keep the KV-cache format only where the new engine holds its cache in it (vLLM and SGLang: no int8 or int4;
     # llama.cpp: no fp8): dropped, it becomes the default.
     if key == "engine" and value in engines.FAMILIES and "kv" in out and engines.kv_rule(str(value), str(out["kv"])):
@@ -90,6 +94,8 @@ def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list
                                f"{engines.ENGINE_NAMES[value]} loads instead",
         "kv": lambda old: f"{engines.kv_rule(str(value), old)}; it takes the default instead",
         "compute": lambda old: f"{catalogue.cards()[value]['name']} has no {old} units; it takes the default instead",
+        "split": lambda old: f"{engines.ENGINE_NAMES[value]} is not priced with a row split (split=row is "
+                             f"{', '.join(engines.ROW_SPLIT_ENGINES)}'s); it takes split=layer instead",
     }
     return [FieldError(k, str(params[k]), KEYS[k].accepted, why(str(params[k])), rule=True)
             for k, why in reasons.items() if k in params and str(changed.get(k)) != str(params[k])]

@@ -254,7 +254,8 @@ KEY_TABLE: tuple[Key, ...] = (
     _K("tflops", "float", "Dense peak per card (TFLOP/s)", "Dense (not 'with sparsity') peak at the compute precision.",
        "hardware", lo=0.001, hi=1e6, unit="TFLOP/s", step=10.0, fmt="%g", slider=("log", 10, 30000),
        preset="card", shape=True, derive=d.tflops, after=("compute",)),
-    _K("gpus", "int", "Cards (tensor parallel)", "Cards one model replica is split over.", "hardware",
+    _K("gpus", "int", "Cards per replica", "Cards one model replica is split over: by tensor parallel (vLLM, SGLang, "
+       "TensorRT-LLM, the roofline), by whole layers or, split=row, by matrix rows (llama.cpp).", "hardware",
        default=1, lo=1, hi=64, unit="cards", step=1, slider=("pow2", 1, 64),
        rule=", one the engine can split the heads over (vLLM, SGLang, TensorRT-LLM: a divisor of the attention "
             "heads)"),
@@ -491,7 +492,8 @@ KEY_TABLE: tuple[Key, ...] = (
        "their shares at once and hand their results to the main card after every product, which also holds the whole "
        "KV cache (the only way of the CUDA builds before, priced with llamacpp-2024's hand-over time; docs/method.md "
        "section 5). Other engines split by tensor parallel.",
-       "engine", default="layer", choices=("layer", "row"), after=("engine",)),
+       "engine", default="layer", choices=("layer", "row"),
+       accepted_text="one of layer, row (row under engine=llamacpp-2024 only)"),
     _K("flash_attn", "flag", "Flash attention",
        "1 when attention runs through a flash-attention kernel (every engine here by default, and llama.cpp since "
        "August 2025, -fa auto); 0 as llama.cpp's -fa off and its builds before: its compute buffer then holds the "

@@ -23,7 +23,7 @@ def link_too_long(fields: int, chars: int) -> FieldError | None:
     app's server would ignore whole, or None when it is within the limits."""
     if fields <= MAX_LINK_FIELDS and chars <= MAX_LINK_CHARS:
         return None
-    return FieldError(LINK, f"{fields:,} fields, {chars:,} characters", LINK_ACCEPTED,
+    return FieldError(LINK, f"{fields:,} field{'' if fields == 1 else 's'}, {chars:,} characters", LINK_ACCEPTED,
                       "the app's server ignores a link this large whole, so every figure would be the default's; "
                       f"a complete link needs one field for each of the calculator's {len(KEYS):,} keys at most")
 

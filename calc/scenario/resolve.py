@@ -182,9 +182,12 @@ def _engine_rule(r: _Resolving) -> None:
             raise Conflict((part,), rule.replace(f"{r.get(part)} weights", f"{r.get(part)} weights ({part})", 1),
                            accepted=formats_loaded(r.get("engine")))
     if r.get("split") == "row" and r.get("engine") not in ROW_SPLIT_ENGINES:
-        raise Conflict(("split",), f"split=row is priced for {', '.join(ROW_SPLIT_ENGINES)} only (the llama.cpp CUDA "
-                                   f"builds of 2023-2024, whose rows measured it); {r.get('engine')} splits "
-                                   + ("by whole layers" if splits_layers(r.get("engine")) else "by tensor parallel"))
+        engine = r.get("engine")
+        raise Conflict(("split",), f"split=row is priced under {', '.join(ROW_SPLIT_ENGINES)} only, whose rows measured "
+                                   "the row split of the CUDA builds of 2023; "
+                                   + (f"{ENGINE_NAMES[engine]}'s own row split is another implementation no row "
+                                      "measured, so it is priced with whole layers per card"
+                                      if splits_layers(engine) else f"{ENGINE_NAMES[engine]} splits by tensor parallel"))
     rule = tp_rule(r.get("engine"), r.get("heads"), r.get("kv_heads"), r.get("gpus"), bool(r.get("kv_latent")))
     if rule:
         raise Conflict(("gpus",), rule)

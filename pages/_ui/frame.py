@@ -179,7 +179,8 @@ def header(scenario: Scenario, report: dict, traffic: bool = False, flags: bool 
                     f"Under {named[1]} it fits ({named[2]:,.2f} GiB of KV cache per card): if that is the release "
                     f"you run, name it (engine={named[0]}, Engine in the sidebar). ")
                  + "Use fewer bits per weight, more cards, or a larger card"
-                 + (f"; or give the engine more of the card: {larger} (Engine, in the sidebar)." if larger else "."),
+                 + (f"; or give the engine more of the card: {larger} (Engine, in the sidebar)." if larger else ".")
+                 + (f" {ran}." if (ran := notes.published_run_note(scenario)) else ""),
                  icon=":material/block:")
     elif not flags:
         pass
