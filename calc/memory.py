@@ -96,6 +96,24 @@ SGLANG_LOAD_EXTRA_GIB = 0.3
 #: The CUDA context a llama.cpp process holds on each card beside the buffers it prints, GiB: llama.cpp prints no
 #: figure for it; the context SGLang found taken on the same kind of start (``SGLANG_CONTEXT_GIB``) stands for it.
 LLAMACPP_CONTEXT_GIB = SGLANG_CONTEXT_GIB
+#: The share of an Apple machine's unified memory Metal lets the GPU hold (``MTLDevice.recommendedMaxWorkingSetSize``,
+#: which llama.cpp prints at start and allocates within): two thirds up to 32 GiB (21,845.34 MB on a 32 GB M2 Max,
+#: ollama/ollama issue #434; the same on an M1 Max, ggml-org/llama.cpp PR #2011), three quarters above (about 49 GB
+#: on a 64 GB M2 Max, ggml-org/llama.cpp issue #1870; about 36 GB on a 48 GB Mac, osaurus-ai/osaurus PR #1958).
+#: macOS 26 gives a 128 GB Mac 107.5 GiB (84 %, antirez/ds4 PR #893): three quarters is the cautious figure there.
+APPLE_WORKING_SET = ((32.0, 2 / 3), (float("inf"), 0.75))
+
+
+def apple_working_set_gib(mem_gib: float) -> float:
+    """The GPU's share of ``mem_gib`` GiB of unified memory on an Apple machine (:data:`APPLE_WORKING_SET`), GiB."""
+    return mem_gib * next(share for up_to, share in APPLE_WORKING_SET if mem_gib <= up_to)
+
+
+def on_apple(s: Scenario) -> bool:
+    """Whether the scenario's card is an Apple machine's GPU (a custom card of ``arch=apple``)."""
+    return engines.family_name(s.arch) == "Apple"
+
+
 #: llama.cpp pads its context to whole multiples of 256 cells (src/llama-context.cpp ``GGML_PAD(n_ctx, 256)``).
 LLAMACPP_CELL_PAD = 256
 #: llama.cpp's compute buffer: how many f32 tensors of the residual stream's width (``n_ubatch x hidden``) it
@@ -196,8 +214,10 @@ class Memory:
         if self.rule == "trtllm":
             return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
         if self.rule == "llamacpp" and self.cells is not None:
-            return (f"the card's {gib_text(self.card_gib)} GiB, where it allocates the {self.cells:,} cells it is told "
-                    "(n_ctx: max_seqs slots of ctx tokens)")
+            where = (f"Metal's working set, {gib_text(self.total_gib)} GiB of the {gib_text(self.card_gib)} GiB of "
+                     "unified memory (recommendedMaxWorkingSetSize)" if self.total_gib < self.card_gib else
+                     f"the card's {gib_text(self.card_gib)} GiB")
+            return f"{where}, where it allocates the {self.cells:,} cells it is told (n_ctx: max_seqs slots of ctx tokens)"
         return f"the card's {gib_text(self.card_gib)} GiB" if self.mem_util >= 1 else \
             f"{pct} of the card's {gib_text(self.card_gib)} GiB"
 
@@ -459,9 +479,11 @@ def memory(s: Scenario) -> Memory:
         if kv > 0:
             reserve += (Block("left outside the KV fraction", (1 - s.mem_util) * (total - loaded - over)),)
     elif rule == "llamacpp":
-        total = s.mem_gib
+        # On a Mac, what Metal lets the GPU hold of the unified memory; elsewhere the card's.
+        total = apple_working_set_gib(s.mem_gib) if on_apple(s) else s.mem_gib
         # The driver's context is the backend's: a Vulkan build holds no CUDA context, though about as much.
-        context = "Vulkan context" if engines.backend_of(s.engine) == "vulkan" else "CUDA context"
+        context = ("Vulkan context" if engines.backend_of(s.engine) == "vulkan" else
+                   "Metal context" if on_apple(s) else "CUDA context")
         reserve = ((Block(context, LLAMACPP_CONTEXT_GIB),
                     Block("compute buffers", llamacpp_compute_bytes(s) / GiB)) if given is None
                    else (Block("reserve (overhead_gib)", given),))

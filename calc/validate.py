@@ -238,7 +238,8 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     row measured on an older release says which in its ``version``, ``source`` or ``notes`` (``TensorRT-LLM v0.5.0``,
     ``llama.cpp ... snapshots Dec 2023``, ``-DGGML_VULKAN=1``), and is predicted by the profile of the release family
     that covers it (:func:`calc.engines.release_family`), the version column first. A llama.cpp row on Apple's Metal
-    backend (:data:`APPLE`: the word or an Apple chip) runs without CUDA graphs (``cuda_graphs=0``) unless its link
+    backend (:data:`APPLE`: the word or an Apple chip) runs without CUDA graphs (``cuda_graphs=0``), its custom card
+    an Apple GPU (``arch=apple``: Metal's working set of the unified memory), unless its link
     says otherwise, and a CUDA row of the 2023-2024 builds with them (``cuda_graphs=1``) where it names build 2824 or
     later (:data:`calc.engines.FIRST_GRAPH_BUILD`) or, naming no build, a month from May 2024 on
     (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`); a CUDA row of several cards
@@ -253,7 +254,7 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     backend = backend_of(engine)
     if base(engine) != engine and not (backend and "&" not in FAMILIES[engine]["releases"]):
         # A family's own id: only the run its texts describe, and a row split its date implies.
-        run = {**_row_split(row, raw, engine), **run_from_text(row, raw)}
+        run = {**_apple_card(row, raw, engine), **_row_split(row, raw, engine), **run_from_text(row, raw)}
         return (with_keys(row.link, **run), None) if run else (row.link, None)
     family = None
     for text in (row.version, row.source, row.notes):
@@ -275,6 +276,7 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
         month = row_month(row)
         if (max(builds) >= FIRST_GRAPH_BUILD) if builds else (month is not None and month >= FIRST_GRAPH_MONTH):
             keys["cuda_graphs"] = 1  # a CUDA build of May 8, 2024 or later: graphs (calc.engines.FIRST_GRAPH_BUILD)
+    keys.update(_apple_card(row, raw, engine))
     keys.update(_row_split(row, raw, keys.get("engine", engine)))
     if base(engine) == "vllm" and "max_seqs" not in raw and row.metric == "max_throughput_tok_s":
         version = next((v for t in (row.version, row.source, row.notes) if t and (v := release_version(engine, t))),
@@ -283,6 +285,16 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
             keys["max_seqs"] = VLLM_V0_MAX_SEQS
     keys.update(run_from_text(row, raw))
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
+
+
+def _apple_card(row: Measurement, raw: dict[str, str], engine: str) -> dict[str, object]:
+    """``{"arch": "apple"}`` for a llama.cpp row on an Apple machine (:data:`APPLE`) whose link gives a custom card
+    and no family, so its memory is Metal's working set of the unified memory (calc/memory.py
+    ``APPLE_WORKING_SET``); ``{}`` otherwise."""
+    texts = " ".join((row.version, row.source, row.notes)).lower()
+    if base(engine) != "llamacpp" or raw.get("card") != "custom" or "arch" in raw or not APPLE.search(texts):
+        return {}
+    return {"arch": "apple"}
 
 
 def _row_split(row: Measurement, raw: dict[str, str], family: str) -> dict[str, object]:

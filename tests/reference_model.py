@@ -633,7 +633,7 @@ def _si(s) -> dict:
     gkv = 1 if rsplit else gs
     m = dict(
         P=s["params_b"] * 1e9, Pa=s["active_b"] * 1e9, Pe=s["embed_b"] * 1e9, g=g, lsplit=lsplit,
-        rsplit=rsplit, heads_whole=heads_whole, kvc=1 if rsplit else g,
+        rsplit=rsplit, heads_whole=heads_whole, kvc=1 if rsplit else g, apple=s["arch"] == "apple",
         # docs/method.md section 5: a row split's hand-overs, a count of cycles at ROW_GHZ
         row_s=(s["layers"] * (ROW_LAYER_US + ROW_CARD_US * (g - 1))
                * (ROW_GHZ / s["clock_ghz"] if s["clock_ghz"] else 1.0) * 1e-6) if rsplit else 0.0,
@@ -821,6 +821,8 @@ def kv_gib_per_card(m):
         return u * (m["mem"] - w - over)
     if m["rule"] == "llamacpp" and over is None:
         over = LLAMACPP_CONTEXT_GIB + llamacpp_compute(m) / GIB
+    if m["rule"] == "llamacpp" and m["apple"]:  # docs/method.md section 8.2: Metal's working set of unified memory
+        return u * m["mem"] * (2 / 3 if m["mem"] <= 32 else 0.75) - over - w
     return u * m["mem"] - over - w
 
 

@@ -93,9 +93,12 @@ def test_the_validation_page_shows_both_tables_and_every_row():
     # The other cells of TensorRT-LLM v0.17's table, whose 28 cells are fitted: their error, under trtllm-2025.
     v017 = kept.set_index(["engine", "metric"]).loc[("trtllm-2025", "full-load throughput")]
     assert v017["n"] == 310 and 5 < v017["median_pct"] < 15
-    # A row without a prediction says why: gpt-oss-120b on one H100 does not fit as vllm-2025 allocates memory.
+    # A row without a prediction, or in doubt, says why: gpt-oss-120b on one H100 does not fit as vllm-2025
+    # allocates memory; Llama 2 70B on a 48 GB M3 Max does not fit Metal's working set (the Mac paged).
     why = kept_rows.set_index("id")["why"]
-    assert why["b33620de"].startswith("the set-up does not fit in memory") and (why.drop("b33620de") == "").all()
+    doubt = ["b33620de", "e32db1a4"]
+    assert all(why[d].startswith("the set-up does not fit in memory") for d in doubt)
+    assert (why.drop(doubt) == "").all()
     assert set(cv["engine"]) == set(inside["engine"]) and "signed_median_pct" in cv.columns
     # Every row is signed as the tables are: + where the prediction flatters self-hosting. A step predicted 15 %
     # too long (c506f9b2: 9.56 ms against 8.29 measured) is -15 %, not +15 %.

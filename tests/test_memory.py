@@ -345,3 +345,21 @@ def test_weights_that_miss_vllms_share_by_a_little_are_told_the_larger_share():
                                        "per card for the KV cache")
     assert memory.memory(parse("model=llama-3.1-405b&card=h100-sxm").scenario).larger_share_text() == ""  # far off
     assert memory.memory(parse(link + "&mem_util=0.95").scenario).larger_share_text() == ""  # it fits
+
+
+def test_a_macs_gpu_holds_metals_working_set_of_the_unified_memory():
+    """docs/method.md section 8.2: on an Apple machine (arch=apple) llama.cpp allocates within Metal's working set,
+    two thirds of the unified memory up to 32 GiB and three quarters above: Llama 2 70B in Q4_0 (36.4 GiB of weights)
+    does not fit a 48 GB M3 Max (36 GiB; XiongjieDai's run of it paged, at 3.1 tokens a second), fits a 64 GB one."""
+    from calc import memory
+    from calc.scenario import parse
+    mac = ("model=custom&params_b=68.977&active_b=68.977&layers=80&heads=64&kv_heads=8&head_dim=128&hidden=8192"
+           "&embed_b=0.262&card=custom&bw_tbs=0.4&tflops=16.4&arch=apple&weights=q4_0&kv=fp16&batch=1&ctx=512"
+           "&engine=llamacpp-2024&mem_gib=")
+    small, large = parse(mac + "48").scenario, parse(mac + "64").scenario
+    assert memory.memory(small).total_gib == pytest.approx(36.0) and memory.max_batch(small, 512) == 0
+    assert memory.memory(large).total_gib == pytest.approx(48.0) and memory.max_batch(large, 512) > 0
+    assert memory.apple_working_set_gib(32) == pytest.approx(32 * 2 / 3)  # 21,845.34 MB on a 32 GB M2 Max
+    assert "Metal's working set, 36.00 GiB of the 48.00 GiB of unified memory" in memory.memory(small).sentence()
+    # Without the family it is a card of 48 GiB, where the weights fit.
+    assert memory.max_batch(parse(mac.replace("&arch=apple", "") + "48").scenario, 512) > 0

@@ -639,6 +639,16 @@ def test_reference_agreement_llamacpp_memory(params, engine, slots, ubatch, fa, 
                    "flash_attn": str(fa), "ctx": str(ctx)})
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.sampled_from(["8", "16", "32", "36", "48", "64", "192"]),
+       st.sampled_from(["llamacpp", "llamacpp-2024"]))
+def test_reference_agreement_on_a_mac(params, mem, engine):
+    """docs/method.md section 8.2: a Mac's GPU (arch=apple) holds Metal's working set of its unified memory."""
+    params = {k: v for k, v in params.items() if k not in ("card", "mem_gib", "torch_gib", "arch", "overhead_gib")}
+    assert_agrees({**params, "card": "custom", "mem_gib": mem, "bw_tbs": "0.4", "tflops": "16.4", "arch": "apple",
+                   "engine": engine})
+
+
 def test_reference_agreement_on_a_custom_card_named_by_its_family():
     """A custom Turing card under llama.cpp Vulkan: its family's eff_card and its measured region (the two Turing
     rows' region, docs/calibration.md section 6) agree with the reference model."""

@@ -194,7 +194,7 @@ def test_a_users_row_on_an_older_release_is_predicted_by_that_release_family(tmp
     assert priced_as(Measurement("r2", "trtllm", "max_throughput_tok_s", 1.0, link, "no release named")) == (link, None)
     metal = Measurement("r3", "llamacpp", "step_ms", 10.0, "model=llama-3.1-8b&card=custom&mem_gib=64&bw_tbs=0.4"
                         "&tflops=27&weights=q4_0&batch=1&ctx=512&engine=llamacpp", "llama.cpp b7000 on Metal")
-    assert priced_as(metal)[0].endswith("cuda_graphs=0")
+    assert priced_as(metal)[0].endswith("cuda_graphs=0&arch=apple")
     # The current Vulkan build's id stands for its backend's releases: a row of a 2025 build before the integer-dot
     # kernels is predicted by that family, and a text that names no backend does not move it to the CUDA builds.
     vk = "model=llama-3.1-8b&card=rtx-4090&weights=q4_0&batch=1&ctx=64&engine=llamacpp-vulkan"
@@ -269,10 +269,12 @@ def test_a_users_llamacpp_row_dated_may_2024_runs_with_cuda_graphs_unless_on_app
     apple = ("model=llama-3.1-8b&card=custom&mem_gib=192&bw_tbs=0.8&tflops=27.2&link_gbs=64&weights=4.85&kv=fp16"
              "&gpus=1&batch=1&ctx=256&engine=llamacpp")
     m2 = priced_as(Measurement("c", "llamacpp", "step_ms", 13.3, apple, _XD, "Llama-3 8B | Q4_K_M | M2 Ultra 76-core GPU"))
-    assert m2[0].endswith("engine=llamacpp-2024&cuda_graphs=0")
+    # ... and its custom card is an Apple GPU, whose memory is Metal's working set of the unified memory.
+    assert m2[0].endswith("engine=llamacpp-2024&cuda_graphs=0&arch=apple")
     # A base chip or a Mac named without Pro, Max or Ultra is Apple's too; an M.2 disk is not.
     for said in ("Llama-3 8B | Q4_K_M | M1 7-Core GPU 8GB", "Mac mini (M4, 10-core GPU)", "MacBook Air M2"):
-        assert priced_as(Measurement("e", "llamacpp", "step_ms", 40.0, apple, _XD, said))[0].endswith("cuda_graphs=0")
+        assert priced_as(Measurement("e", "llamacpp", "step_ms", 40.0, apple, _XD, said))[0].endswith(
+            "cuda_graphs=0&arch=apple")
     assert "cuda_graphs=0" not in priced_as(Measurement("f", "llamacpp", "step_ms", 7.6, cuda, _XD,
                                                         "Llama-3 8B | Q4_K_M | RTX 4090 24GB, model on an M.2 SSD"))[0]
     # A build named decides before the month: build 2797 (May 7, 2024) ran without graphs.

@@ -278,7 +278,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "The card's architecture family (a preset card's own, calc/data/card_arch.csv; it cannot be changed for a "
        "preset). For a custom card, naming its family applies that family's share of the engine's bandwidth where "
        "one was measured (eff_card, calc/data/card_families.csv: Turing cards under llama.cpp's Vulkan builds) and "
-       "the error band measured on that family; unknown (the default for a custom card): neither.", "hardware",
+       "the error band measured on that family; apple marks a Mac's GPU, whose memory under llama.cpp is Metal's "
+       "working set of the unified memory given as mem_gib (two thirds up to 32 GiB, three quarters above); unknown "
+       "(the default for a custom card): none of these.", "hardware",
        choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",)),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
