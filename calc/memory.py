@@ -192,6 +192,20 @@ class Memory:
         return self.card_gib - self.weights_loaded_gib - self.reserve_gib - max(self.allocated_gib, 0.0)
 
     @property
+    def outside_gib(self) -> float:
+        """What the card's memory holds beyond what the engine may take of it at all (a Mac's unified memory beyond
+        Metal's working set, which macOS keeps), GiB; 0 elsewhere."""
+        return max(0.0, self.card_gib - self.total_gib) if self.rule == "llamacpp" else 0.0
+
+    @property
+    def card_line_text(self) -> str:
+        """The card's memory in words, for the dashed line of the Fit page's chart."""
+        if self.outside_gib > 0:
+            return (f"the Mac's {gib_text(self.card_gib)} GiB of unified memory, of which Metal lets the GPU hold "
+                    f"{gib_text(self.total_gib)} GiB")
+        return f"the card, {gib_text(self.card_gib)} GiB as its driver reports it (nvidia-smi, rocm-smi)"
+
+    @property
     def needed_gib(self) -> float:
         """What the weights and the reserve need per card before any KV cache."""
         return self.weights_loaded_gib + sum(b.gib for b in self.reserve if not b.name.startswith("left "))

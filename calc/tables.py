@@ -74,15 +74,21 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     filled = f"{cache} at batch {batch:,}" + (f", all there is (it needs {need:,.2f} GiB)" if need > pool else "")
     names = ["weights (as loaded)", *[b.name for b in mem.reserve], filled,
              "KV cache allocated, unused", "left by the engine"]
+    # On a Mac, what lies beyond Metal's working set is macOS's, not room the engine left.
+    outside = min(mem.outside_gib, max(0.0, mem.unclaimed_gib))
     per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, pool - used,
-                max(0.0, mem.unclaimed_gib)]
+                max(0.0, mem.unclaimed_gib) - outside]
+    if outside > 0:
+        names.append("beyond Metal's working set (macOS keeps it)")
+        per_card.append(outside)
     short = (used - need) + min(0.0, mem.kv_cache_gib)
     if short < 0:
         names.append("short")
         per_card.append(short)
     per_card_arr = np.array(per_card)
     # Over the replica: each card's blocks times the cards, the cache's times the cards that hold it.
-    cards = np.array([g] * (len(mem.reserve) + 1) + [held, held, g] + ([held] if short < 0 else []), dtype=float)
+    cards = np.array([g] * (len(mem.reserve) + 1) + [held, held, g] + ([g] if outside > 0 else [])
+                     + ([held] if short < 0 else []), dtype=float)
     end = np.cumsum(np.clip(per_card_arr, 0.0, None))
     return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * cards,
                          "start_gib": end - np.clip(per_card_arr, 0.0, None), "end_gib": end})

@@ -89,8 +89,7 @@ chart = (
 )
 rule = alt.Chart(pd.DataFrame({"gib": [s.mem_gib]})).mark_rule(color="#888888", strokeDash=[4, 3], size=2).encode(x="gib:Q")
 st.altair_chart(alt.layer(chart, rule), width="stretch")
-st.caption(mem.sentence() + f" The dashed line is the card, {s.mem_gib:,.2f} GiB as nvidia-smi reports it; the blocks add "
-           "up to it.")
+st.caption(mem.sentence() + f" The dashed line is {mem.card_line_text}; the blocks add up to it.")
 short = stack.loc[stack["part"] == "short", "gib_per_card"]
 if r["kv_cache_gib"] <= 0:
     st.error(f"Short by {-mem.kv_cache_gib:,.2f} GiB per card: the weights as loaded and the engine's reserve exceed "
