@@ -440,6 +440,14 @@ def card_rule(engine: str, vendor: str | None, card_name: str | None, card_id: s
     return None
 
 
+def apple_rule(engine: str, arch: str | None) -> str | None:
+    """Why ``engine`` cannot run on a Mac's GPU (a custom card of family ``arch`` Apple): only llama.cpp has a Metal
+    backend (and the roofline runs anywhere); None: it can, or the card is not a Mac's."""
+    if family_name(arch) != "Apple" or base(engine) in ("llamacpp", "roofline"):
+        return None
+    return f"{ENGINE_NAMES[engine]} does not run on an Apple GPU (it has no Metal backend): llama.cpp does (engine=llamacpp)"
+
+
 def format_rule(engine: str, weights: str, kind: str | None) -> str | None:
     """Why ``engine`` cannot load weights in format ``weights`` of ``kind`` (None: it can)."""
     if base(engine) == "llamacpp" and weights in GGUF_COUNTERPART:

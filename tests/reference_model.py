@@ -539,6 +539,9 @@ def resolve(params) -> dict:
         _bad("engine", s["engine"], "an engine that runs on the card")
     if ENGINE_BASE[s["engine"]] == "llamacpp" and vendor == "Intel":
         _bad("engine", s["engine"], "an engine that runs on the card")
+    # docs/method.md section 5: on a Mac's GPU (arch=apple) only llama.cpp runs (its Metal backend).
+    if s["arch"] == "apple" and ENGINE_BASE[s["engine"]] not in ("llamacpp", "roofline"):
+        _bad("arch", s["arch"], "a family the engine runs on")
     if s["split"] == "row" and s["engine"] not in ROW_SPLIT_ENGINES:
         _bad("split", s["split"], "row only under the llama.cpp builds of 2023-2024")
     # docs/method.md section 5: TensorRT-LLM before v0.17 has no Blackwell kernels.

@@ -363,3 +363,17 @@ def test_a_macs_gpu_holds_metals_working_set_of_the_unified_memory():
     assert "Metal's working set, 36.00 GiB of the 48.00 GiB of unified memory" in memory.memory(small).sentence()
     # Without the family it is a card of 48 GiB, where the weights fit.
     assert memory.max_batch(parse(mac.replace("&arch=apple", "") + "48").scenario, 512) > 0
+
+
+def test_only_llamacpp_runs_on_a_macs_gpu():
+    """docs/method.md section 5: a Mac's GPU (arch=apple) has Metal, which llama.cpp runs on and vLLM, SGLang and
+    TensorRT-LLM do not: the family is refused beside them (naming arch, so the link's engine stays and the figures
+    are a custom card's of no family), and llama.cpp and the roofline take it."""
+    from calc.scenario import parse
+    mac = "model=llama-3.1-8b&card=custom&mem_gib=64&bw_tbs=0.4&tflops=16.4&arch=apple&engine="
+    for engine in ("vllm", "sglang", "trtllm", "vllm-2025"):
+        parsed = parse(mac + engine)
+        assert [e.key for e in parsed.errors] == ["arch"] and "does not run on an Apple GPU" in parsed.errors[0].reason
+        assert (parsed.scenario.engine, parsed.scenario.arch) == (engine, "unknown")
+    for engine in ("llamacpp", "llamacpp-2024", "roofline"):
+        assert not parse(mac + engine).errors

@@ -17,6 +17,7 @@ from ..engines import (
     ENGINE_NAMES,
     MODELLED_RESERVE,
     ROW_SPLIT_ENGINES,
+    apple_rule,
     card_format_rule,
     card_rule,
     compute_rule,
@@ -172,6 +173,11 @@ def _engine_rule(r: _Resolving) -> None:
                      r.get("arch"))
     if rule:
         raise Conflict(("engine",), rule)
+    # A Mac's GPU runs llama.cpp only: the family is named as refused, so the engine the link chose stays and the
+    # figures fall back to a custom card of no family (not to the default engine, which would not run there either).
+    rule = apple_rule(r.get("engine"), r.get("arch"))
+    if rule:
+        raise Conflict(("arch",), rule)
     rule = weights_refusal(r.get("engine"), r.get("weights"))
     if rule:
         raise Conflict(("weights",), rule, accepted=formats_loaded(r.get("engine")))
