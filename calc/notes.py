@@ -151,7 +151,7 @@ def outside_measurements(s: Scenario) -> str:
         within = "" if acc.band_pct is None else f" (±{acc.band_pct:.0f} %)"
         if from_region:
             weighed = "; the bills weigh theirs" if beyond else \
-                f"; that lies within the capacity band the bills carry{within}"
+                f"; their median lies within the capacity band the bills carry{within}"
         elif priced is not None and kept["signed_median_pct"] > priced["signed_median_pct"]:
             weighed = (f"; fewer than {MIN_BAND_ROWS}, so the bills weigh the {priced['n']:,} kept-out rows of "
                        "the engine" if beyond else

@@ -316,6 +316,9 @@ def _row_split(row: Measurement, raw: dict[str, str], family: str) -> dict[str, 
 #: Why a row's prediction is missing or in doubt: its link's set-up does not fit in memory as the engine allocates it.
 NOT_FIT = ("the set-up does not fit in memory as linked (its weights and one request's KV cache exceed the share of "
            "the cards' memory the engine takes): check the link's card, cards and formats")
+#: The same on a Mac, where a set-up past Metal's working set still runs, paging, which no step model prices.
+NOT_FIT_MAC = ("the set-up does not fit in memory as linked: its weights and one request's KV cache exceed Metal's "
+               "working set of the Mac's unified memory, where a run pages (slower than any figure here)")
 
 
 def link_not_read(link: str) -> str:
@@ -356,8 +359,9 @@ def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Res
             out.append(Result(row, None, str(exc)))
             continue
         value = r[metric_key(row.metric, r["scenario"]["run_prompts"])]
+        unfit = "" if r["fits"] else NOT_FIT_MAC if r["scenario"].get("arch") == "apple" else NOT_FIT
         out.append(Result(row, None if value is None else float(value),
-                          "; ".join(x for x in ("" if r["fits"] else NOT_FIT, _card_doubt(row, r["scenario"])) if x)))
+                          "; ".join(x for x in (unfit, _card_doubt(row, r["scenario"])) if x)))
     return out
 
 

@@ -180,7 +180,7 @@ def test_a_set_up_the_rows_kept_out_measured_is_told_their_error():
     v017 = "engine=trtllm-2025&model=llama-3.1-70b&card=h100-sxm&gpus=4&weights=fp8&kv=fp8&req_day=200000"
     said = outside_measurements(parse(v017).scenario)
     assert "14 published rows kept out of the fit measured set-ups like this one" in said
-    assert said.endswith("; that lies within the capacity band the bills carry (±23 %)")
+    assert said.endswith("; their median lies within the capacity band the bills carry (±23 %)")
     within = report(v017)
     assert within["capacity_kept_out_pct"] is None and within["self_host_usd_month_kept_out"] is None
 

@@ -281,7 +281,9 @@ KEY_TABLE: tuple[Key, ...] = (
        "the error band measured on that family; apple marks a Mac's GPU, whose memory under llama.cpp is Metal's "
        "working set of the unified memory given as mem_gib (two thirds up to 32 GiB, three quarters above); unknown "
        "(the default for a custom card): none of these.", "hardware",
-       choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",)),
+       choices=(*ARCH_FAMILIES, "unknown"), derive=d.arch, after=("card",),
+       accepted_text=f"one of {', '.join((*ARCH_FAMILIES, 'unknown'))}, a custom card's (a preset's own); apple: a "
+                     "Mac's GPU, run by llama.cpp only, its memory Metal's working set of mem_gib"),
     _K("link_us", "float", "All-reduce latency (µs)", "Fixed cost of one all-reduce.", "hardware",
        default=10.0, lo=0, hi=1e6, unit="µs", step=1.0, fmt="%g", slider=("log", 1, 1000)),
     _K("weights", "weights", "Weight format", "Bits per weight, scales included (int4-g128 = 4.25).", "precision",
