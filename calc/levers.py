@@ -134,6 +134,7 @@ def levers(ev: Evaluation) -> list[Lever]:
                          "commitment: paid every hour of the term, whether the traffic comes or not"))
     # llama.cpp gives each card whole layers (model.splits_layers): more cards add memory, not speed.
     layers = model.splits_layers(s)
+    split = "whole layers split over" if layers else "rows split over" if s.split == "row" else "tensor parallel over"
     if s.gpus < 64:
         what = (f"whole layers split over {s.gpus * 2} cards instead of {s.gpus}: more memory for the cache, the "
                 "same step speed, a hand-over of the activations at each boundary" if layers else
@@ -148,13 +149,10 @@ def levers(ev: Evaluation) -> list[Lever]:
         # Twice the cards may still be too few: offer the fewest cards per replica that run it, when more than two.
         fewest = next((g for g in range(s.gpus * 2 + 1, 65) if _runs_on(s.to_params(), g)), None)
         if fewest is not None and not _runs_on(s.to_params(), s.gpus * 2):
-            split = "whole layers split over" if layers else "rows split over" if s.split == "row" else \
-                "tensor parallel over"
             out.append(Lever(f"{fewest} cards per replica", {"gpus": fewest},
                              f"{split} {fewest} cards instead of {s.gpus}: the fewest that hold the weights and one "
                              "sequence", f"money: each replica rents {fewest} cards"))
     if s.gpus > 1:
-        split = "whole layers split over" if layers else "rows split over" if s.split == "row" else "tensor parallel over"
         out.append(Lever(f"{s.gpus // 2} card{'s' if s.gpus // 2 > 1 else ''} per replica", {"gpus": s.gpus // 2},
                          f"{split} {s.gpus // 2} instead of {s.gpus}: fewer cards per replica, less "
                          "memory for the cache", "latency: about the same step" if layers else "latency: slower steps"))

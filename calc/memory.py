@@ -229,7 +229,7 @@ class Memory:
             return f"{pct} (kv_cache_free_gpu_mem_fraction) of what its weights and buffers leave"
         if self.rule == "llamacpp" and self.cells is not None:
             where = (f"Metal's working set, {gib_text(self.total_gib)} GiB of the {gib_text(self.card_gib)} GiB of "
-                     "unified memory (recommendedMaxWorkingSetSize)" if self.total_gib < self.card_gib else
+                     "unified memory (recommendedMaxWorkingSetSize)" if self.outside_gib > 0 else
                      f"the card's {gib_text(self.card_gib)} GiB")
             return f"{where}, where it allocates the {self.cells:,} cells it is told (n_ctx: max_seqs slots of ctx tokens)"
         return f"the card's {gib_text(self.card_gib)} GiB" if self.mem_util >= 1 else \

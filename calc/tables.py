@@ -72,23 +72,21 @@ def memory_stack(s: Scenario, batch: int | None = None) -> pd.DataFrame:
     cache = "KV cache and state" if s.state_layers else "KV cache"  # a hybrid's sequences hold a state too
     # A batch the cache cannot hold fills all of it: the label says so, or the bar reads as what the batch takes.
     filled = f"{cache} at batch {batch:,}" + (f", all there is (it needs {need:,.2f} GiB)" if need > pool else "")
-    names = ["weights (as loaded)", *[b.name for b in mem.reserve], filled,
-             "KV cache allocated, unused", "left by the engine"]
     # On a Mac, what lies beyond Metal's working set is macOS's, not room the engine left.
     outside = min(mem.outside_gib, max(0.0, mem.unclaimed_gib))
-    per_card = [mem.weights_loaded_gib, *[b.gib for b in mem.reserve], used, pool - used,
-                max(0.0, mem.unclaimed_gib) - outside]
+    # Each block: its name, its GiB on the card drawn, and the cards of the replica that hold one like it (every
+    # card its weights and reserve, the cards that hold the cache theirs).
+    blocks = [("weights (as loaded)", mem.weights_loaded_gib, g), *[(b.name, b.gib, g) for b in mem.reserve],
+              (filled, used, held), ("KV cache allocated, unused", pool - used, held),
+              ("left by the engine", max(0.0, mem.unclaimed_gib) - outside, g)]
     if outside > 0:
-        names.append("beyond Metal's working set (macOS keeps it)")
-        per_card.append(outside)
+        blocks.append(("beyond Metal's working set (macOS keeps it)", outside, g))
     short = (used - need) + min(0.0, mem.kv_cache_gib)
     if short < 0:
-        names.append("short")
-        per_card.append(short)
-    per_card_arr = np.array(per_card)
-    # Over the replica: each card's blocks times the cards, the cache's times the cards that hold it.
-    cards = np.array([g] * (len(mem.reserve) + 1) + [held, held, g] + ([g] if outside > 0 else [])
-                     + ([held] if short < 0 else []), dtype=float)
+        blocks.append(("short", short, held))
+    names = [name for name, _, _ in blocks]
+    per_card_arr = np.array([gib for _, gib, _ in blocks])
+    cards = np.array([n for _, _, n in blocks], dtype=float)
     end = np.cumsum(np.clip(per_card_arr, 0.0, None))
     return pd.DataFrame({"part": names, "gib_per_card": per_card_arr, "gib_total": per_card_arr * cards,
                          "start_gib": end - np.clip(per_card_arr, 0.0, None), "end_gib": end})

@@ -263,7 +263,7 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
             family = None  # a Vulkan row whose text names no backend stays on its backend
         if family:
             break
-    texts = " ".join((row.version, row.source, row.notes)).lower()
+    texts = _texts(row)
     if family == MULTI_STEP_FAMILY and any(int(n) > 1 for n in _SCHEDULER_STEPS.findall(texts)):
         family = None  # multi-step scheduling hides V0's host work: priced as the current release
     keys: dict[str, object] = {}
@@ -287,11 +287,16 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     return (with_keys(row.link, **keys), keys.get("engine")) if keys else (row.link, None)
 
 
+def _texts(row: Measurement) -> str:
+    """A row's version, source and notes as one lower-case text, where its release, run and machine are read."""
+    return " ".join((row.version, row.source, row.notes)).lower()
+
+
 def _apple_card(row: Measurement, raw: dict[str, str], engine: str) -> dict[str, object]:
     """``{"arch": "apple"}`` for a llama.cpp row on an Apple machine (:data:`APPLE`) whose link gives a custom card
     and no family, so its memory is Metal's working set of the unified memory (calc/memory.py
     ``APPLE_WORKING_SET``); ``{}`` otherwise."""
-    texts = " ".join((row.version, row.source, row.notes)).lower()
+    texts = _texts(row)
     if base(engine) != "llamacpp" or raw.get("card") != "custom" or "arch" in raw or not APPLE.search(texts):
         return {}
     return {"arch": "apple"}
@@ -302,7 +307,7 @@ def _row_split(row: Measurement, raw: dict[str, str], family: str) -> dict[str, 
     (:data:`calc.engines.ROW_SPLIT_ENGINES`) dated before whole layers became the default
     (:data:`calc.engines.FIRST_LAYER_SPLIT_MONTH`, the row's own month: :func:`row_month`), where its link does not
     say; ``{}`` otherwise (Apple's Metal runs one device)."""
-    texts = " ".join((row.version, row.source, row.notes)).lower()
+    texts = _texts(row)
     if family not in ROW_SPLIT_ENGINES or "split" in raw or APPLE.search(texts):
         return {}
     try:
@@ -369,7 +374,7 @@ def _card_doubt(row: Measurement, scenario: dict) -> str:
     """Why a row's card is in doubt, or "": its texts name an Apple machine (:data:`APPLE`) while its link prices one
     of the catalogue's cards (none is Apple's; a link that names no card takes the default), so the prediction is
     another machine's."""
-    found = APPLE.search(f"{row.version} {row.source} {row.notes}".lower())
+    found = APPLE.search(_texts(row))
     card = scenario.get("card")
     if not found or card == "custom" or card not in catalogue.cards():
         return ""
