@@ -120,8 +120,32 @@ def region_bands(basis: str = CROSS_VALIDATED) -> dict[tuple, dict]:
             key = (row["engine"], row["card_family"], row["model_kind"], int(row["gpus"]), row["packed"] == "1",
                    row["metric"])
             out[key] = {"n": int(row["n"]), **{k: float(row[k]) for k in (
-                "signed_median_pct", "median_pct", "p90_pct", "max_pct", "most_flattering_pct")}}
+                "signed_median_pct", "median_pct", "p90_pct", "max_pct", "most_flattering_pct")},
+                "rows": tuple(row["rows"].split())}
     return out
+
+
+@functools.cache
+def _kept_out_origin() -> dict[str, tuple[str, str]]:
+    """``{row id: (release, site)}`` of the published rows kept out of the fit: the row's ``version`` column and the
+    first word of its ``source`` (the site and repository or page it was read from)."""
+    with KEPT_OUT_CSV.open(newline="", encoding="utf-8") as f:
+        return {row["id"]: (row["version"].split(" (")[0].strip(), row["source"].split()[0])
+                for row in csv.DictReader(f)}
+
+
+def kept_out_provenance(ids: tuple[str, ...]) -> str:
+    """Where a band's kept-out rows come from, in words: their releases and sites ("vLLM v0.11.0, from
+    github.com/gpustack/gpustack"), so a reader weighs rows of an older release or of a single lab as such; ""
+    for rows this file does not hold."""
+    origin = _kept_out_origin()
+    known = [origin[i] for i in ids if i in origin]
+    if not known:
+        return ""
+    releases = sorted({r for r, _ in known if r})
+    sites = sorted({s for _, s in known})
+    shown = ", ".join(releases[:3]) + (f" and {len(releases) - 3} more" if len(releases) > 3 else "")
+    return f"{shown}, from {' and '.join(sites[:2])}" + (f" and {len(sites) - 2} more sites" if len(sites) > 2 else "")
 
 
 def kept_out_region_band(s: Scenario) -> dict | None:

@@ -13,6 +13,7 @@ from .accuracy import (
     band_text,
     kept_out_beyond_band,
     kept_out_capacity,
+    kept_out_provenance,
     kept_out_region_band,
     measured_rows,
     measured_scope,
@@ -159,8 +160,10 @@ def outside_measurements(s: Scenario) -> str:
                        f"the capacity band the bills carry{within}")
         else:
             weighed = ""
+        origin = kept_out_provenance(kept["rows"])
         out.append(f"{n} published row{'s' if n != 1 else ''} kept out of the fit measured set-ups like this one "
-                   f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}, of any model of that kind): "
+                   f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}, of any model of that kind"
+                   f"{'; ' + origin if origin else ''}): "
                    f"{METRIC_NAMES.get(kept['metric'], kept['metric'])} came out a median "
                    f"{abs(kept['signed_median_pct']):.0f} % {'too fast' if kept['signed_median_pct'] > 0 else 'too slow'} "
                    f"(worst row {kept['max_pct']:.0f} % off){weighed}")

@@ -321,6 +321,9 @@ def _row_split(row: Measurement, raw: dict[str, str], family: str) -> dict[str, 
 #: Why a row's prediction is missing or in doubt: its link's set-up does not fit in memory as the engine allocates it.
 NOT_FIT = ("the set-up does not fit in memory as linked (its weights and one request's KV cache exceed the share of "
            "the cards' memory the engine takes): check the link's card, cards and formats")
+#: Why a row whose weights fit has no prediction: not one request of its length fits the KV cache beside them.
+NO_SEQUENCE = ("not one request of the link's length fits the KV cache left beside the weights as the engine "
+               "allocates memory, so no batch runs: check the link's card, cards, formats and lengths")
 #: The same on a Mac, where a set-up past Metal's working set still runs, paging, which no step model prices.
 NOT_FIT_MAC = ("the set-up does not fit in memory as linked: its weights and one request's KV cache exceed Metal's "
                "working set of the Mac's unified memory, where a run pages (slower than any figure here)")
@@ -364,7 +367,10 @@ def evaluate(rows: Iterable[Measurement], engine: str | None = None) -> list[Res
             out.append(Result(row, None, str(exc)))
             continue
         value = r[metric_key(row.metric, r["scenario"]["run_prompts"])]
-        unfit = "" if r["fits"] else NOT_FIT_MAC if r["scenario"].get("arch") == "apple" else NOT_FIT
+        if not r["fits"]:
+            unfit = NOT_FIT_MAC if r["scenario"].get("arch") == "apple" else NOT_FIT
+        else:
+            unfit = NO_SEQUENCE if value is None and r["max_batch"] == 0 else ""
         out.append(Result(row, None if value is None else float(value),
                           "; ".join(x for x in (unfit, _card_doubt(row, r["scenario"])) if x)))
     return out

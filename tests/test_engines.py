@@ -284,7 +284,9 @@ def test_the_calibration_prices_a_row_as_the_report_does_when_its_link_sets_a_fi
 
 
 @pytest.mark.parametrize("link, said", [
-    ("model=qwen3-8b&card=h100-sxm&weights=fp8", []),
+    # Inside the fitted rows; gpustack's kept-out vLLM v0.11.0 runs of dense models on one H100 are quoted.
+    ("model=qwen3-8b&card=h100-sxm&weights=fp8", ["7 published rows kept out of the fit measured set-ups like this one",
+                                                  "vLLM v0.11.0, from github.com/gpustack/gpustack"]),
     ("model=mistral-7b-v0.3", ["this scenario's model lies outside them",
                                "none of its rows stores weights below 8 bits or in scaled blocks, as this scenario's "
                                    "int4-g128 does"]),

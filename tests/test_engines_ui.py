@@ -83,22 +83,24 @@ def test_the_validation_page_shows_both_tables_and_every_row():
     assert (regions["n"] >= 10).all() and set(regions["bills_use"]) == {"this region's", "the engine's"}
     assert len(rows) == 422 and {"predicted_cv", "error_cv_pct", "version"} <= set(rows.columns)
     # The rows kept out of the fit, each under the profile whose figures predicted it: gpustack's vLLM 0.10/0.11
-    # rows (vllm-2025, every figure vLLM's) under vllm, whose full-load throughput they put a median +41 % too fast;
+    # rows (vllm-2025, every figure vLLM's) under vllm, whose full-load throughput they put a median +27 % too fast;
     # the V0 engine's runs (vllm-v0, every figure vLLM's too) under their own, a median +145 %.
-    assert len(kept_rows) == 499 and "vllm-2025" not in set(kept_rows["engine"])
+    assert len(kept_rows) == 553 and "vllm-2025" not in set(kept_rows["engine"])
     vllm = kept.set_index(["engine", "metric"]).loc[("vllm", "full-load throughput")]
-    assert vllm["n"] == 12 and vllm["signed_median_pct"] > 30
+    assert vllm["n"] == 36 and vllm["signed_median_pct"] > 25
     v0 = kept.set_index(["engine", "metric"]).loc[("vllm-v0", "full-load throughput")]
     assert v0["n"] == 64 and v0["signed_median_pct"] > vllm["signed_median_pct"]
     # The other cells of TensorRT-LLM v0.17's table, whose 28 cells are fitted: their error, under trtllm-2025.
     v017 = kept.set_index(["engine", "metric"]).loc[("trtllm-2025", "full-load throughput")]
     assert v017["n"] == 310 and 5 < v017["median_pct"] < 15
     # A row without a prediction, or in doubt, says why: gpt-oss-120b on one H100 does not fit as vllm-2025
-    # allocates memory; Llama 2 70B on a 48 GB M3 Max does not fit Metal's working set (the Mac paged).
+    # allocates memory (gpustack's five runs of it); Llama 2 70B on a 48 GB M3 Max does not fit Metal's working set
+    # (the Mac paged); Qwen3-32B's weights fit one H100 but not one 32,000-token request beside them.
     why = kept_rows.set_index("id")["why"]
-    doubt = ["b33620de", "e32db1a4"]
+    doubt = ["b33620de", "b33f8626", "50fbd09f", "bac92353", "e32db1a4"]
     assert all(why[d].startswith("the set-up does not fit in memory") for d in doubt)
-    assert (why.drop(doubt) == "").all()
+    assert why["292e7845"].startswith("not one request of the link's length fits the KV cache")
+    assert (why.drop([*doubt, "292e7845"]) == "").all()
     assert set(cv["engine"]) == set(inside["engine"]) and "signed_median_pct" in cv.columns
     # Every row is signed as the tables are: + where the prediction flatters self-hosting. A step predicted 15 %
     # too long (c506f9b2: 9.56 ms against 8.29 measured) is -15 %, not +15 %.

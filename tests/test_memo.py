@@ -41,14 +41,14 @@ def test_sentence_on_defaults():
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±22 %, "
         "each source predicted by a fit without it, the engine's widest: no row the figures were fitted to measured such a set-up), "
         "self-hosting costs 5,800 USD a month at either end (the same "
-        "replicas). The verdict holds across that range. On 12 published rows kept out of the fit (Validation page), this engine's "
-        "full-load throughput came out a median 31 % too fast, beyond that band; even at that error the same replicas "
+        "replicas). The verdict holds across that range. On 36 published rows kept out of the fit (Validation page), this engine's "
+        "full-load throughput came out a median 27 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "
         "at about 326,000 requests a day and is cheaper at every volume above about 431,000. Within the capacity "
         "error (±22 %) the break-even volume is about 274,000 requests a day with the replicas at the fast end and "
         "about 589,000 requests a day at the slow end. At the median error of the published rows kept out of "
-        "the fit (capacity predicted 31 % too high), it would break even at about 746,000 requests a day. The "
+        "the fit (capacity predicted 27 % too high), it would break even at about 641,000 requests a day. The "
         "catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
@@ -149,14 +149,14 @@ def test_the_break_even_volume_is_given_at_both_ends_of_the_capacity_band():
 
 
 def test_the_kept_out_rows_price_the_bill_where_they_flatter_beyond_the_band():
-    """At a million requests a day vLLM's bill is sized from its full-load throughput, which the 12 published rows
-    kept out of the fit put a median 31 % too fast: the memo prices the bill at that error (replicas for 1.31 times
+    """At 600,000 requests a day vLLM's bill is sized from its full-load throughput, which the 36 published rows
+    kept out of the fit put a median 27 % too fast: the memo prices the bill at that error (replicas for 1.27 times
     the busy time), and says when it would exceed the API's."""
     from calc.evaluate import report
-    r = report("req_day=1000000")
+    r = report("req_day=600000")
     assert r["capacity_kept_out_pct"] > r["capacity_band_pct"]
     assert r["self_host_usd_month_kept_out"] > r["self_host_usd_month_high"] > r["self_host_usd_month"]
-    text = sentence("req_day=1000000")
+    text = sentence("req_day=600000")
     assert (f"at that error self-hosting would cost {r['self_host_usd_month_kept_out']:,.0f} USD a month, more than "
             f"the API's {r['api_usd_month']:,.0f} USD.") in text
     # An engine no kept-out row measured says nothing of them.
@@ -224,17 +224,17 @@ def test_where_the_data_may_not_leave_no_cheaper_api_is_advertised():
 
 
 def test_a_verdict_the_kept_back_rows_would_flip_is_marginal():
-    """gpt-oss-20b on one H100 at 3M requests a day: self-hosting (9,400 USD) beats the link's API (9,900) across
-    the band (7,600 to 9,400), but at the median error of the vLLM rows kept out of the fit it would cost 11,200."""
+    """The default set-up at 600,000 requests a day: self-hosting (18,400 USD) beats the link's API (20,592) across
+    the band (to 20,200), but at the median error of the vLLM rows kept out of the fit it would cost 22,000."""
     from calc.memo import band_sentence
-    r = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=3000000")).report()
+    r = evaluate(parse("req_day=600000")).report()
     assert r["self_host_usd_month_high"] < r["api_usd_month"] < r["self_host_usd_month_kept_out"]
     assert r["verdict_marginal"]
-    d = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=3000000")).decision
+    d = evaluate(parse("req_day=600000")).decision
     assert "lies above that range but below the bill at the error of the published rows kept out of the fit: the " \
            "verdict is marginal." in band_sentence(d)
     # Where even the kept-back rows' error leaves self-hosting cheaper, the verdict stays firm.
-    firm = evaluate(parse("model=gpt-oss-20b&card=h100-sxm&req_day=3000000&api_in=0.5&api_out=0.5")).report()
+    firm = evaluate(parse("req_day=600000&api_in=1&api_out=1")).report()
     assert firm["self_host_usd_month_kept_out"] < firm["api_usd_month"] and not firm["verdict_marginal"]
 
 
@@ -296,14 +296,14 @@ def test_an_moe_checkpoint_names_its_routed_experts_format_first():
 
 
 def test_the_volume_bullet_gives_the_break_even_at_the_kept_out_error_too():
-    """At 1,000,000 requests a day the verdict says self-hosting would cost more than the API at the error of vLLM's
-    rows kept out of the fit (+31 %); the volume bullet beside it said flatly "cheaper at every volume above about
+    """At 600,000 requests a day the verdict says self-hosting would cost more than the API at the error of vLLM's
+    rows kept out of the fit (+27 %); the volume bullet beside it said flatly "cheaper at every volume above about
     431,000". It gives the break-even at that error too (the report's break_even_req_day_kept_out): the break-even
     of docs/method.md section 7 with one replica's capacity divided by 1 + that error, worked out here by hand; and
     says where there is none."""
     from calc.memo import volume_sentence
-    d = evaluate(parse("req_day=1000000")).decision
-    r, s = d.report, parse("req_day=1000000").scenario
+    d = evaluate(parse("req_day=600000")).decision
+    r, s = d.report, parse("req_day=600000").scenario
     assert r["self_host_usd_month_kept_out"] > d.api_usd_month
     k = (s.in_tok * s.api_in + s.out_tok * s.api_out) / 1e6 * s.hours / 24
     c_rep = s.gpus * s.usd_hr * (1 - s.discount) * s.hours

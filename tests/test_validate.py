@@ -399,7 +399,7 @@ def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     from calc import engines, words
     from calc.evaluate import report
     kept = kept_out_results()
-    assert len(kept) == 499 and all(r.row.engine == engines.kept_out_as(r.row.engine) for r in kept)
+    assert len(kept) == 553 and all(r.row.engine == engines.kept_out_as(r.row.engine) for r in kept)
     assert {r.row.id for r in kept if r.row.engine == "vllm"} >= {"b0ad3525", "fad36824"}
     assert {r.row.id for r in kept if r.row.engine == "vllm-v0"} >= {"bad28ae3", "9e7bac6f", "370e2676"}
     assert engines.figures_of("vllm-v0") == "vllm" and engines.kept_out_as("vllm-v0") == "vllm-v0"
@@ -410,17 +410,18 @@ def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     # Whose rows each band is, in the report as on the pages.
     assert (v0_report["error_band_from"], v0_report["error_band_kept_out_from"]) == ("vllm", "vllm-v0")
     assert (v1_report["error_band_from"], v1_report["error_band_kept_out_from"]) == ("vllm", "vllm")
-    assert report("engine=sglang")["error_band_kept_out_from"] == "vllm"
+    assert report("engine=sglang")["error_band_kept_out_from"] == "sglang"  # its own rows (gpustack's), kept out
     # The other cells of TensorRT-LLM v0.17's table file under its own family (it keeps a memory rule of its own).
     assert report("engine=trtllm-2025")["error_band_kept_out_from"] == "trtllm-2025"
     assert engines.error_band("vllm-2025", engines.KEPT_OUT) == engines.error_band("vllm", engines.KEPT_OUT)
     assert engines.error_band("trtllm-2025", engines.KEPT_OUT)[0]["n"] == 310
-    assert report("engine=trtllm")["error_band_kept_out_from"] is None  # none of its releases' rows kept out
+    assert report("engine=trtllm")["error_band_kept_out_from"] == "trtllm"  # gpustack's v1.2.0rc1 runs
+    assert report("engine=trtllm-v05")["error_band_kept_out_from"] is None  # none of its releases' rows kept out
     r = report("engine=vllm")
     (band,) = r["error_band_kept_out"]
-    assert band["metric"] == "max_throughput_tok_s" and band["n"] == 12 and band["signed_median_pct"] > 30
+    assert band["metric"] == "max_throughput_tok_s" and band["n"] == 36 and band["signed_median_pct"] > 25
     text = words.accuracy_text(r["engine"], r["error_band"], r["error_band_kept_out"])
-    assert (f"; on 12 published vLLM rows kept out of the fit, full-load "
+    assert (f"; on 36 published vLLM rows kept out of the fit, full-load "
             f"throughput came out a median {band['signed_median_pct']:.0f} % too fast (worst row "
             f"{band['max_pct']:.0f} % off)") in text
     slow = words.accuracy_text("llamacpp-vulkan-2025", engines.error_band("llamacpp-vulkan-2025"),
