@@ -716,9 +716,10 @@ def error_band(engine: str, basis: str = CROSS_VALIDATED) -> list[dict[str, Any]
     return [dict(b) for b in bands] if bands else None
 
 
-#: Release families whose published rows kept out of the fit are an error band of their own although every figure is
-#: their engine's: they ran a release whose host work no figure models (vLLM's V0 engine scheduling one step at a
-#: time), so their error says nothing of the release the engine's plain id prices, nor its rows of that release.
+#: Release families whose published rows kept out of the fit are an error band of their own whatever figures they
+#: share: they ran a release whose host work the figures model only in part (vLLM's V0 engine, its host times fitted on
+#: runs with multi-step scheduling, its kept-out runs scheduling one step at a time), so their error says nothing of
+#: the release the engine's plain id prices, nor its rows of that release.
 OWN_KEPT_OUT = ("vllm-v0",)
 
 

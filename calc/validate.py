@@ -178,12 +178,6 @@ def row_month(row: Measurement) -> tuple[int, int] | None:
     return None
 
 
-#: vLLM's V0 family, whose releases scheduled one step at a time unless told otherwise; a row run with multi-step
-#: scheduling (``--num-scheduler-steps 10``: the scheduler and the output handling run once per N steps, which the GPU
-#: runs back to back) hides most of that host work and is priced as the current release, as the v0.6.0 rows of
-#: SGLang's benchmark are (docs/calibration.md section 3).
-MULTI_STEP_FAMILY = "vllm-v0"
-_SCHEDULER_STEPS = re.compile(r"num[-_ ]scheduler[-_ ]steps?\W*(\d+)")
 #: A benchmark run whose requests were all sent at once: no request rate, an infinite one, or "all at once".
 _AT_ONCE = re.compile(r"request[ _-]?rate\W*inf|no --request-rate|\bat once\b|\boffline\b")
 #: Its request count: ``--num-prompts 320``, ``"num_prompts": 320``, ``5000 prompts``, ``1,000 requests``.
@@ -243,8 +237,9 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
     says otherwise, and a CUDA row of the 2023-2024 builds with them (``cuda_graphs=1``) where it names build 2824 or
     later (:data:`calc.engines.FIRST_GRAPH_BUILD`) or, naming no build, a month from May 2024 on
     (:data:`calc.engines.FIRST_GRAPH_MONTH`; the row's own month, :func:`row_month`); a CUDA row of several cards
-    dated before January 2024 split its matrices by rows (``split=row``, :func:`_row_split`). A vLLM V0 row run with
-    multi-step scheduling (``--num-scheduler-steps`` above 1) stays on the current release (:data:`MULTI_STEP_FAMILY`)."""
+    dated before January 2024 split its matrices by rows (``split=row``, :func:`_row_split`). A vLLM V0 row is priced
+    by ``vllm-v0`` whether or not it ran multi-step scheduling (``--num-scheduler-steps``): the family's host times
+    are fitted on such runs (docs/calibration.md section 3)."""
     raw, _ = split_link(row.link)
     engine = raw.get("engine", "")
     if engine not in ENGINES or engine == "roofline" or link_not_read(row.link):
@@ -264,8 +259,6 @@ def priced_as(row: Measurement) -> tuple[str, str | None]:
         if family:
             break
     texts = _texts(row)
-    if family == MULTI_STEP_FAMILY and any(int(n) > 1 for n in _SCHEDULER_STEPS.findall(texts)):
-        family = None  # multi-step scheduling hides V0's host work: priced as the current release
     keys: dict[str, object] = {}
     if family and family != engine:
         keys["engine"] = family

@@ -167,10 +167,14 @@ SHARED = {
     **{(e, k): "trtllm" for e in ("vllm", "vllm-0.21", "vllm-2025", "vllm-v0", "sglang", "trtllm-2025", "trtllm-2024",
                                   "trtllm-2023", "trtllm-v05") for k in ("eff_fp4", "expert_us")},
     # vLLM's 2025 releases differ from the current ones in how they allocate memory (calc/memory.py), not in
-    # any figure the rows measure: every figure is vllm's. The V0 engine's host time per step is not modelled (its
-    # rows are kept out, docs/calibration.md section 8): its figures are vllm's too.
-    **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025", "vllm-v0")
+    # any figure the rows measure: every figure is vllm's.
+    **{(r, k): "vllm" for r in ("vllm-0.21", "vllm-2025")
        for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp8")},
+    # The V0 engine runs the same kernels as V1 (the efficiencies are one) through another host path: its scheduler,
+    # block manager and output handling in the engine's own Python loop, per step and per sequence, where V1 splits
+    # them between two processes and overlaps them with the GPU. Its host times are its own, fitted on its multi-step
+    # runs (SGLang's benchmark of v0.6.0 with --num-scheduler-steps 10, docs/calibration.md section 3).
+    **{("vllm-v0", k): "vllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "eff_link", "eff_fp8")},
 }
 #: In cross-validation, a profile left without rows takes its figures from this one.
 SIBLING = {"llamacpp": "llamacpp-2024", "llamacpp-2024": "llamacpp", "llamacpp-vulkan": "llamacpp-vulkan-2025",

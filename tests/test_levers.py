@@ -219,7 +219,7 @@ def test_speculation_that_lengthens_the_time_per_token_says_so():
     t = _table(DEFAULT).set_index("lever")
     spec, base = t.loc["Speculative decoding, 4 drafts"], t.loc["As set"]
     assert spec["tpot_ms"] > base["tpot_ms"]
-    assert spec["price"].startswith(f"slower replies at the serving batch (67: {spec['tpot_ms']:,.1f} against "
+    assert spec["price"].startswith(f"slower replies at the serving batch (71: {spec['tpot_ms']:,.1f} against "
                                     f"{base['tpot_ms']:,.1f} ms per token)")
     small = _table({"batch": "1"}).set_index("lever")  # one stream a step: the drafts ride along almost free
     assert small.loc["Speculative decoding, 4 drafts", "tpot_ms"] < small.loc["As set", "tpot_ms"]
@@ -260,7 +260,7 @@ def test_the_context_lever_cuts_the_longer_part_and_never_lengthens_the_other():
 
 
 def test_speculation_is_judged_at_the_batch_a_light_traffic_fills_too():
-    """At the defaults a replica is sized for 67 sequences, where the drafts slow replies; the busiest hour holds
+    """At the defaults a replica is sized for 71 sequences, where the drafts slow replies; the busiest hour holds
     about 3 (Little's law), where they speed them up: the lever says both."""
     from calc import traffic
     from calc.traffic import load_prefill_seconds
@@ -270,10 +270,10 @@ def test_speculation_is_judged_at_the_batch_a_light_traffic_fills_too():
     lam = s.req_day * s.peak / 86400
     assert held == pytest.approx(lam * (cap.ttft_ms / 1000 + s.out_tok * cap.step_ms / 1000
                                         / (1 - lam * load_prefill_seconds(s))))
-    assert 3 < held < 4 and cap.serving_batch == 67
+    assert 3 < held < 4 and cap.serving_batch == 71
     spec = levers.lever_table(ev).set_index("lever").loc["Speculative decoding, 4 drafts", "price"]
-    assert spec.startswith("slower replies at the serving batch (67: 44.7 against 25.9 ms per token)")
-    assert ("a replica holds about 3.0 requests at once, and at batch 4 the drafts make replies faster (6.5 against "
+    assert spec.startswith("slower replies at the serving batch (71: 45.9 against 26.6 ms per token)")
+    assert ("a replica holds about 3.1 requests at once, and at batch 4 the drafts make replies faster (6.5 against "
             "14.9 ms per token)") in spec
     # More traffic fills more of each replica's batch, never more than it.
     held_by_volume = [traffic.busiest_in_flight((e := evaluate(parse(f"req_day={v}"))).scenario, e.capacity,

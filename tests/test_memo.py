@@ -41,14 +41,14 @@ def test_sentence_on_defaults():
         "1 H100 SXM 80 GB card and costs 5,800 USD a month including upkeep. At the engine's capacity error (±22 %, "
         "each source predicted by a fit without it, the engine's widest: no row the figures were fitted to measured such a set-up), "
         "self-hosting costs 5,800 USD a month at either end (the same "
-        "replicas). The verdict holds across that range. On 36 published rows kept out of the fit (Validation page), this engine's "
-        "full-load throughput came out a median 27 % too fast, beyond that band; even at that error the same replicas "
+        "replicas). The verdict holds across that range. On 33 published rows kept out of the fit (Validation page), this engine's "
+        "full-load throughput came out a median 28 % too fast, beyond that band; even at that error the same replicas "
         "carry the traffic (5,800 USD a month). "
         "Self-hosting first breaks even "
         "at about 326,000 requests a day and is cheaper at every volume above about 431,000. Within the capacity "
         "error (±22 %) the break-even volume is about 274,000 requests a day with the replicas at the fast end and "
-        "about 589,000 requests a day at the slow end. At the median error of the published rows kept out of "
-        "the fit (capacity predicted 27 % too high), it would break even at about 641,000 requests a day. The "
+        "about 536,000 requests a day at the slow end. At the median error of the published rows kept out of "
+        "the fit (capacity predicted 28 % too high), it would break even at about 641,000 requests a day. The "
         "catalogue's cheapest "
         "row for this model, deepinfra at 0.1 / 0.28 USD per 1M "
         "(api=deepinfra/meta-llama/meta-llama-3.1-70b-instruct-turbo), would bill 55.20 USD a month. Priced with "
@@ -175,7 +175,7 @@ def test_the_verdict_says_when_the_api_bill_is_another_models_price():
 def test_a_light_traffic_is_told_how_many_requests_a_replica_holds():
     from calc.memo import in_flight_sentence
     assert in_flight_sentence(evaluate(parse("")).decision) == (
-        "At this traffic's busiest hour a replica holds about 3.0 requests at once (Little's law), not the 67 it is "
+        "At this traffic's busiest hour a replica holds about 3.1 requests at once (Little's law), not the 71 it is "
         "sized for: with 4 in a step, a reply takes about 14.9 ms per output token.")
     assert in_flight_sentence(evaluate(parse("model=llama-3.1-8b&req_day=2000000&out_tok=1000")).decision) == ""
 
@@ -208,7 +208,7 @@ def test_a_marginal_best_way_is_not_contradicted_by_the_renting_band():
     """The headline calls the cheapest way marginal (a rented mix with the API against the others); the band
     sentence, which weighs renting against the API, says that renting holds, not that 'the verdict' does."""
     from calc.memo import band_sentence, headline
-    d = evaluate(parse("req_day=700000&profile=office&autoscale=1&api_in=2&api_out=2")).decision
+    d = evaluate(parse("req_day=600000&profile=office&autoscale=1&api_in=2&api_out=2")).decision
     assert headline(d).startswith("Marginal (")
     text = verdict_sentence(d)
     assert "The verdict holds" not in text and "Renting stays cheaper than the API across that range." in band_sentence(d)
@@ -277,8 +277,8 @@ def test_a_cheaper_api_row_that_only_beats_renting_says_the_answer_beats_it():
     assert d.report["recommendation"] == "own"
     text = cheaper_api_callout(d)[0]
     assert "cheaper than self-hosting" not in text
-    assert ("the API is cheaper than renting the cards (2,050,339,864 USD), but not than buying the cards "
-            "(665,017,980 USD), the cheapest way to serve this traffic") in text
+    assert ("the API is cheaper than renting the cards (2,049,829,946 USD), but not than buying the cards "
+            "(664,852,597 USD), the cheapest way to serve this traffic") in text
     d = evaluate(parse("req_day=5000000&model=llama-3.1-8b&card=l40s")).decision  # the row is the answer
     assert cheaper_api_callout(d)[0].endswith("At that price the API is cheaper than self-hosting.")
 
@@ -342,12 +342,12 @@ def test_the_memo_lists_every_note_the_pages_show():
 
 
 def test_without_a_rent_the_cheaper_api_callout_weighs_the_row_against_buying():
-    """An RTX 5090 has no rent: at a trillion requests a day buying (666 million USD) is the answer and beats the
+    """An RTX 5090 has no rent: at a trillion requests a day buying (654 million USD) is the answer and beats the
     cheaper row (870 million); the callout said only what the row bills."""
     from calc.memo import cheaper_api_callout, volume_sentence
     d = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-5090")).decision
     assert cheaper_api_callout(d)[0].endswith(
-        "Buying the cards costs 666,426,982 USD a month, less than that row: it stays the cheapest way to serve "
+        "Buying the cards costs 653,810,885 USD a month, less than that row: it stays the cheapest way to serve "
         "this traffic.")
     # Where the cheaper row is the answer, the volume bullet says its volumes are against the link's row.
     d = evaluate(parse("req_day=2000000")).decision
