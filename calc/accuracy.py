@@ -22,6 +22,7 @@ from .engines import (
     CROSS_VALIDATED,
     DATA_DIR,
     ENGINES,
+    ERRORS_CSV,
     KEPT_OUT,
     KEPT_OUT_CSV,
     MEASUREMENTS_CSV,
@@ -132,6 +133,20 @@ def _kept_out_origin() -> dict[str, tuple[str, str]]:
     with KEPT_OUT_CSV.open(newline="", encoding="utf-8") as f:
         return {row["id"]: (row["version"].split(" (")[0].strip(), row["source"].split()[0])
                 for row in csv.DictReader(f)}
+
+
+@functools.cache
+def _kept_out_band_rows() -> dict[tuple[str, str], tuple[str, ...]]:
+    """``{(profile, metric): row ids}`` of the kept-out bands of ``engine_errors.csv``."""
+    with ERRORS_CSV.open(newline="", encoding="utf-8") as f:
+        return {(row["engine"], row["metric"]): tuple(row["rows"].split())
+                for row in csv.DictReader(f) if row["basis"] == KEPT_OUT}
+
+
+def kept_out_band_provenance(profile: str, metric: str) -> str:
+    """:func:`kept_out_provenance` of the rows of ``profile``'s kept-out band of ``metric`` (the profile they file
+    under, :func:`kept_out_source`); "" where it has none."""
+    return kept_out_provenance(_kept_out_band_rows().get((profile, metric), ()))
 
 
 def kept_out_provenance(ids: tuple[str, ...]) -> str:

@@ -361,9 +361,16 @@ def engine_weights(engine: str, weights: str) -> str:
 #: Release 0.17.0": "Blackwell support ... Added support for B200. Added support for GeForce RTX 50 series"; "The
 #: dependent CUDA version is updated to 12.8.0"; v0.16.0 was built on CUDA 12.6.3), so v0.5 to v0.16 ship no kernels
 #: for compute capability 10.0 (B200, GB200) or 12.0 (RTX 5090, RTX PRO 6000).
+#: vLLM's V0 releases (v0.5 to v0.7) likewise: its default wheel moved from CUDA 12.4 to 12.8, the first toolkit with
+#: Blackwell kernels, in v0.9.0 (vllm-project/vllm release notes, "v0.9.0": "The default wheel has been upgraded
+#: from CUDA 12.4 to CUDA 12.8 ... Enhanced NVIDIA Blackwell support"; issue #13306, February 2025: an RTX 5090 under
+#: vLLM "is not compatible with the current PyTorch installation", sm_120 unsupported).
 RELEASE_PREDATES = types.MappingProxyType({
-    engine: (("Blackwell-SM100", "Blackwell-SM120"), "TensorRT-LLM added Blackwell cards in v0.17 (built on CUDA 12.8)")
-    for engine in ("trtllm-v05", "trtllm-2023", "trtllm-2024")})
+    **{engine: (("Blackwell-SM100", "Blackwell-SM120"),
+                "TensorRT-LLM added Blackwell cards in v0.17 (built on CUDA 12.8)")
+       for engine in ("trtllm-v05", "trtllm-2023", "trtllm-2024")},
+    "vllm-v0": (("Blackwell-SM100", "Blackwell-SM120"),
+                "vLLM's wheels moved to CUDA 12.8, the first with Blackwell kernels, in v0.9.0")})
 
 
 @functools.cache

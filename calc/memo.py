@@ -16,7 +16,15 @@ from typing import Any
 import pandas as pd
 
 from . import catalogue, engines, memory, model, procure, tables, traffic
-from .accuracy import MIN_BAND_ROWS, band_text, kept_out_bands, kept_out_capacity, kept_out_engine
+from .accuracy import (
+    MIN_BAND_ROWS,
+    band_text,
+    kept_out_band_provenance,
+    kept_out_bands,
+    kept_out_capacity,
+    kept_out_engine,
+    kept_out_provenance,
+)
 from .decision import OTHER_WAYS, TIE_SHARE, Decision, is_tie
 from .evaluate import Evaluation, evaluate
 from .notes import (
@@ -276,9 +284,11 @@ def kept_out_sentence(d: Decision) -> str:
     b, region = kept_out_capacity(d.scenario)  # the rows of set-ups like this one, where they stand in
     own = d.report["error_band_kept_out_from"] in engines.OWN_KEPT_OUT  # its own releases
     n = d.report["capacity_kept_out_rows"]
+    origin = (kept_out_provenance(b.get("rows", ())) if region else
+              kept_out_band_provenance(d.report["error_band_kept_out_from"], b["metric"]))
     lead = (f" On {n:,} published row{'s' if n != 1 else ''} "
             f"{'of set-ups like this one ' if region else 'of its own releases ' if own else ''}kept out of the fit "
-            f"(Validation page), {kept_out_whose(d.scenario.engine)} {METRIC_NAMES.get(b['metric'], b['metric'])} "
+            f"({origin + '; ' if origin else ''}Validation page), {kept_out_whose(d.scenario.engine)} {METRIC_NAMES.get(b['metric'], b['metric'])} "
             "came out a median "
             f"{d.kept_out_pct:.0f} % too fast, beyond that band")
     if d.self_host_kept_out is None or d.self_host_usd_month is None:

@@ -134,7 +134,7 @@ def outside_measurements(s: Scenario) -> str:
                    f"{s.weights} does: "
                    "the unpacking such formats cost is not in its figures")
     if "step_ms" not in metrics:
-        out.append("its rows measure full-load throughput only: step times at small batches (time per output "
+        out.append("the engine's rows measure full-load throughput only: step times at small batches (time per output "
                    "token) are not checked and are likely overstated")
     acc = accuracy(s)
     kept = kept_out_region_band(s)
@@ -156,17 +156,18 @@ def outside_measurements(s: Scenario) -> str:
         elif priced is not None and kept["signed_median_pct"] > priced["signed_median_pct"]:
             weighed = (f"; fewer than {MIN_BAND_ROWS}, so the bills weigh the {priced['n']:,} kept-out rows of "
                        "the engine" if beyond else
-                       f"; fewer than {MIN_BAND_ROWS}, and the engine's {priced['n']:,} kept-out rows lie within "
-                       f"the capacity band the bills carry{within}")
+                       f"; fewer than {MIN_BAND_ROWS}, and the median of the engine's {priced['n']:,} kept-out rows "
+                       f"lies within the capacity band the bills carry{within}")
         else:
             weighed = ""
         origin = kept_out_provenance(kept["rows"])
         out.append(f"{n} published row{'s' if n != 1 else ''} kept out of the fit measured set-ups like this one "
                    f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}, of any model of that kind"
                    f"{'; ' + origin if origin else ''}): "
-                   f"{METRIC_NAMES.get(kept['metric'], kept['metric'])} came out a median "
-                   f"{abs(kept['signed_median_pct']):.0f} % {'too fast' if kept['signed_median_pct'] > 0 else 'too slow'} "
-                   f"(worst row {kept['max_pct']:.0f} % off){weighed}")
+                   f"{METRIC_NAMES.get(kept['metric'], kept['metric'])} came out "
+                   + ("a median " if n != 1 else "")
+                   + f"{abs(kept['signed_median_pct']):.0f} % {'too fast' if kept['signed_median_pct'] > 0 else 'too slow'}"
+                   + (f" (worst row {kept['max_pct']:.0f} % off)" if n != 1 else "") + weighed)
     return "; ".join(out)
 
 

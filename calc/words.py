@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from . import catalogue, model
-from .accuracy import SHARES_FIGURES_WITH, accuracy, band_text, capacity_band, kept_out_source
+from .accuracy import (
+    SHARES_FIGURES_WITH,
+    accuracy,
+    band_text,
+    capacity_band,
+    kept_out_band_provenance,
+    kept_out_source,
+)
 from .engines import ENGINE_NAMES, METRIC_NAMES, OWN_KEPT_OUT, figures_of
 from .notes import display_name, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
@@ -313,9 +320,14 @@ def kept_out_text(kept_out: list | None, engine: str = "") -> str:
     name = f"{ENGINE_NAMES.get(engine, engine)} " if engine else ""
     # A family whose own releases' rows are its band (OWN_KEPT_OUT): they are of its releases, not of others.
     of_what = " of its own releases," if engine in OWN_KEPT_OUT else ""
+
+    def origin(b: dict) -> str:  # their releases and sites, so one lab's or an old release's rows read as such
+        text = kept_out_band_provenance(engine, b["metric"]) if engine else ""
+        return f" ({text})" if text else ""
+
     return "; ".join(
         f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''}{of_what} "
-        "kept out of the fit, "
+        f"kept out of the fit{origin(b)}, "
         f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out a median {abs(b['signed_median_pct']):.0f} % "
         f"{'too fast' if b['signed_median_pct'] > 0 else 'too slow'} (worst row {b['max_pct']:.0f} % off)"
         for b in kept_out or ())

@@ -14,7 +14,7 @@ UNITS = {"step_ms": "ms", "max_throughput_tok_s": "tok/s"}
 #: Engines in colours that differ (colour-blind-safe palettes: Okabe-Ito's, and Paul Tol's wine and olive for
 #: TensorRT-LLM's two oldest families, which an orange or a brown beside its current release's vermillion hid), the
 #: older llama.cpp CUDA builds in a lighter shade and the Vulkan builds in their own (the older ones darker).
-COLOURS = {"vllm": "#0072B2", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2025": "#000000",
+COLOURS = {"vllm": "#0072B2", "vllm-v0": "#6A3D9A", "sglang": "#56B4E9", "trtllm": "#D55E00", "trtllm-2025": "#000000",
            "trtllm-2023": "#882255", "trtllm-v05": "#999933",
            "llamacpp": "#009E73", "llamacpp-vulkan": "#CC79A7", "llamacpp-vulkan-2025": "#7B3294",
            "llamacpp-2024": "#7FCDBB"}

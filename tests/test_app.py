@@ -628,3 +628,18 @@ def test_long_replies_say_why_the_traffics_figures_beat_the_decode_figures():
     assert "The whole bill per 1M comes out below the rent-only figures above it because" in memo(
         evaluate(parse("model=llama-3.1-8b&in_tok=1000&out_tok=100000")))
     assert "comes out below the rent-only" not in memo(evaluate(parse("")))
+
+
+def test_a_refused_typed_value_survives_a_change_of_engine_in_its_box_and_the_link():
+    """Exact entry, a rent typed out of range (refused, the default in use), then another engine: the box was set
+    to the default and the address bar with it while the page still named the refused value, so the link no longer
+    opened the page it was copied from. The typed value now stays in its box and the link, named beside it."""
+    at = open_app({}, "pages/decision.py")
+    next(t for t in at.toggle if "Exact" in t.label).set_value(True).run()
+    next(n for n in at.number_input if n.key == "usd_hr").set_value(99999999).run()
+    assert at.query_params.get("usd_hr") in ("99999999", ["99999999"])
+    next(s for s in at.selectbox if s.key == "engine").set_value("sglang").run()
+    assert at.query_params.get("engine") in ("sglang", ["sglang"])
+    assert at.query_params.get("usd_hr") in ("99999999", ["99999999"])
+    assert next(n for n in at.number_input if n.key == "usd_hr").value == 99999999
+    assert "usd_hr='99999999' is not accepted" in texts(at.error)

@@ -290,7 +290,7 @@ def test_the_calibration_prices_a_row_as_the_report_does_when_its_link_sets_a_fi
     ("model=mistral-7b-v0.3", ["this scenario's model lies outside them",
                                "none of its rows stores weights below 8 bits or in scaled blocks, as this scenario's "
                                    "int4-g128 does"]),
-    ("engine=trtllm&weights=fp8", ["its rows measure full-load throughput only"]),
+    ("engine=trtllm&weights=fp8", ["the engine's rows measure full-load throughput only"]),
     ("engine=llamacpp&model=llama-3.1-8b&card=rtx-4090&weights=q4_k_m", []),
     ("engine=roofline", []),
 ])
@@ -664,3 +664,15 @@ def test_a_custom_card_named_by_its_family_is_refused_by_releases_that_predate_i
     with pytest.raises(ScenarioError, match="does not run on a custom Blackwell-SM100 card: its releases predate"):
         load("card=custom&arch=blackwell-sm100&engine=trtllm-v05")
     assert parse("card=custom&arch=hopper&engine=trtllm-v05").scenario.engine == "trtllm-v05"
+
+
+@pytest.mark.parametrize("card", ["b200", "gb200", "rtx-5090"])
+def test_vllms_v0_releases_refuse_the_blackwell_cards_they_predate(card):
+    """v0.5 to v0.7 shipped CUDA 12.4 wheels (12.8, the first with Blackwell kernels, came with v0.9.0): a V0 link on
+    a Blackwell card is refused, naming the engine and the current release, where it was priced without a word."""
+    p = parse(f"engine=vllm-v0&card={card}")
+    (err,) = [e for e in p.errors if e.key == "engine"]
+    assert "its releases predate the card" in err.message and "v0.9.0" in err.message
+    assert "engine=vllm is the current one" in err.message
+    assert not parse(f"engine=vllm&card={card}").errors  # the current release runs there
+    assert not parse("engine=vllm-v0&card=h100-sxm").errors

@@ -187,3 +187,21 @@ def test_a_preset_cards_family_is_shown_not_chosen():
     at = open_app({"card": "l40s"}, "pages/speed.py")
     box = at.selectbox(key="arch")
     assert box.disabled and box.value == "ada" and at.query_params["arch"] == "ada"
+
+
+def test_every_profile_with_published_rows_has_its_own_colour_on_the_validation_charts():
+    """The charts colour engines from pages/validation.py's COLOURS and drop the others from the legend: vllm-v0,
+    fitted since it got host times of its own, was missing, its points nameless. Every profile with a fitted or
+    kept-out row has a colour, and no two share one."""
+    import ast
+    import csv
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    tree = ast.parse((root / "pages" / "validation.py").read_text(encoding="utf-8"))
+    (colours,) = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                  and any(getattr(t, "id", "") == "COLOURS" for t in node.targets)]
+    with (root / "calc" / "data" / "engine_errors.csv").open(newline="", encoding="utf-8") as f:
+        with_rows = {r["engine"] for r in csv.DictReader(f) if r["engine"] != "roofline"}
+    assert with_rows <= set(colours), sorted(with_rows - set(colours))
+    assert len(set(colours.values())) == len(colours)

@@ -420,13 +420,15 @@ def test_kept_out_rows_file_under_the_profile_whose_figures_predicted_them():
     (band,) = r["error_band_kept_out"]
     assert band["metric"] == "max_throughput_tok_s" and band["n"] == 33 and band["signed_median_pct"] > 25
     text = words.accuracy_text(r["engine"], r["error_band"], r["error_band_kept_out"])
-    assert (f"; on 33 published vLLM rows kept out of the fit, full-load "
+    assert (f"; on 33 published vLLM rows kept out of the fit (vLLM v0.10.2, vLLM v0.11.0, from "
+            f"github.com/gpustack/gpustack), full-load "
             f"throughput came out a median {band['signed_median_pct']:.0f} % too fast (worst row "
             f"{band['max_pct']:.0f} % off)") in text
     slow = words.accuracy_text("llamacpp-vulkan-2025", engines.error_band("llamacpp-vulkan-2025"),
                                engines.error_band("llamacpp-vulkan-2025", engines.KEPT_OUT))
-    assert "on 8 published llama.cpp Vulkan (to Aug 2025) rows kept out " \
-           "of the fit, decode step time came out a median 30 % too slow (worst row 50 % off)" in slow
+    assert "on 8 published llama.cpp Vulkan (to Aug 2025) rows kept out of the fit (llama.cpp build 4878, " \
+           "llama.cpp build 5315, llama.cpp build 5583 and 1 more, from ggml-org/llama.cpp), decode step time " \
+           "came out a median 30 % too slow (worst row 50 % off)" in slow
     assert "kept out" not in words.accuracy_text("trtllm-2025", engines.error_band("trtllm-2025"), None)
 
 

@@ -116,7 +116,14 @@ def _on_parent_value(key: str, value: Any) -> None:
     if last is not None:
         before[key] = getattr(last.scenario, key)
     parsed = parse(with_change(before, key, value))
+    # A value typed into another box and refused on its own (exact entry: usd_hr=99999999) stays in its box, and so in
+    # the address bar, named beside it: the change of a preset does not swap it for the default unsaid.
+    typed = {e.key: st.session_state.get(e.key) for e in parsed.errors
+             if e.key != key and not e.rule and st.session_state.get(e.key) is not None
+             and e.key not in _link_errors()}
     _store(parsed.scenario)
+    for k, raw in typed.items():
+        put(k, raw)
     _link_errors().pop(key, None)
     # Another input this change made impossible (int4-g128 weights under llama.cpp, FP8 compute on an A100) takes the
     # value that goes with it, and the page says so, not as a refusal (the user typed no bad value), until the next
@@ -125,7 +132,8 @@ def _on_parent_value(key: str, value: Any) -> None:
     st.session_state["_switched"] = {e.key: (e, getattr(parsed.scenario, e.key))
                                      for e in set_aside_by_change(before, key, value) if e.key != key}
     st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors
-                                      if e.key != key and e.key not in st.session_state["_switched"]}
+                                      if e.key != key and e.key not in st.session_state["_switched"]
+                                      and e.key not in typed}
     if any(e.key == key for e in parsed.errors):
         put(key, value)  # a value the parser refuses stays in its box, named beside it
 
