@@ -13,7 +13,8 @@ re-reads a decode attention kernel pays when it reads each KV head once per quer
 ``eager_us``, the time each layer adds when the engine launches its kernels one by one instead of replaying a
 captured CUDA graph (``cuda_graphs=0``), ``eff_fp4``, the share of ``eff_flops`` its arithmetic keeps at FP4
 (``compute=fp4``), ``eff_fp8``, the share of ``eff_flops`` a decode step's arithmetic keeps at FP8
-(``compute=fp8``), ``expert_us``, the fixed time each routed expert of an MoE layer costs in every prefill chunk, and
+(``compute=fp8``), ``overlap``, the share of the shorter of a decode step's memory and arithmetic times its kernels
+hide under the longer (1: the roofline's ``max``), ``expert_us``, the fixed time each routed expert of an MoE layer costs in every prefill chunk, and
 ``eff_prefill``, the fraction of the dense peak a prefill's arithmetic reaches (its GEMMs run on thousands of
 tokens at once, a decode step's on the batch). ``roofline`` is the textbook model of docs/method.md (70 % of every peak, no fixed costs).
 
@@ -562,7 +563,7 @@ IN_SAMPLE, CROSS_VALIDATED, KEPT_OUT = "in-sample", "leave-one-source-out", "kep
 #: The figures of a profile, in link order. Each is also a link key that overrides the profile's figure.
 FIGURES = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us", "eff_link",
            "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill", "layer_ghz",
-           "eff_fp8")
+           "eff_fp8", "overlap")
 #: The efficiencies the link's ``eff`` sets when their own keys are not given.
 EFFICIENCIES = ("eff_bw", "eff_kv", "eff_flops")
 #: The metrics a measurement row checks (report keys).
@@ -574,7 +575,7 @@ ROOFLINE = types.MappingProxyType({
     "eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "step_us": 0.0, "mem_util": 1.0, "max_seqs": None,
     "overhead_gib": 4.0, "tok_us": 0.0, "eff_link": 1.0, "layer_us": 0.0, "eff_dequant": 1.0,
     "kv_reread": 0.0, "eager_us": 0.0, "eff_fp4": 1.0, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0,
-    "eff_fp8": 1.0,
+    "eff_fp8": 1.0, "overlap": 1.0,
 })
 #: How a figure was obtained, as ``engines.csv`` records it.
 BASES = ("definition", "fitted", "fixed", "prior", "copied")
@@ -613,8 +614,8 @@ def _check(engine: str, figure: str, value: float | None, where: str) -> None:
     if figure in ("step_us", "tok_us", "overhead_gib", "layer_us", "eager_us", "expert_us", "layer_ghz") \
             and value < 0:
         raise EngineDataError(f"{where}: {figure} must be >= 0")
-    if figure == "kv_reread" and not 0 <= value <= 1:
-        raise EngineDataError(f"{where}: kv_reread must be in [0, 1]")
+    if figure in ("kv_reread", "overlap") and not 0 <= value <= 1:
+        raise EngineDataError(f"{where}: {figure} must be in [0, 1]")
 
 
 def load_profiles(path=ENGINES_CSV) -> dict[str, dict[str, dict[str, Any]]]:

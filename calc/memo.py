@@ -990,6 +990,8 @@ def assumptions(s: Scenario) -> list[str]:
             f"{s.eff_dequant:.0%} of that bandwidth" if s.eff_dequant < 1 else "")
          + (f", the KV cache read {model.kv_read_factor(s):g} times a step (one read per query head)"
             if model.kv_read_factor(s) > 1 else "")
+         + (f", {1 - s.overlap:.0%} of a step's shorter time (memory or arithmetic) added to the longer (overlap)"
+            if s.overlap < 1 else "")
          # Why the share is what it is (the family's measured share, or the link's) is the Notes section's.
          + (f", both bandwidth shares times {s.eff_card:g} on a {engines.family_name(s.arch) or 'custom'} card "
             "(eff_card)" if s.eff_card != 1 else "")

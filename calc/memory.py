@@ -333,6 +333,8 @@ def loaded_weight_bytes(s: Scenario, release: dict | None = None) -> float:
     if release is None or s.weights_experts != "mxfp4" or not s.experts:
         return W
     M, _ = moe_split(s)
+    if M <= 0:  # a custom shape whose parameters leave the routed experts nothing: no expert to pad
+        return W
     experts = M * s.expert_weight_bits / 8
     if release["mxfp4"] == "marlin":
         width = expert_width(s)

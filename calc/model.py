@@ -361,6 +361,17 @@ def row_split_seconds(s: Scenario) -> float:
     return s.layers * (engines.ROW_SPLIT_LAYER_US + engines.ROW_SPLIT_CARD_US * (s.gpus - 1)) * clock * US
 
 
+def overlapped_seconds(s: Scenario, memory_s: ArrayLike, compute_s: ArrayLike) -> NDArray:
+    """A step's memory and arithmetic together: ``max(t_mem, t_cmp) + (1 - overlap) * min(t_mem, t_cmp)``, seconds,
+    arrays broadcast. ``overlap`` = 1 is the roofline's ``max`` (docs/method.md section 3); below 1 a step whose two
+    times are close pays part of both (docs/method.md section 8; fitted in docs/calibration.md section 3)."""
+    memory_s, compute_s = np.asarray(memory_s, dtype=float), np.asarray(compute_s, dtype=float)
+    both = np.maximum(memory_s, compute_s)
+    if s.overlap >= 1:
+        return both
+    return both + (1.0 - s.overlap) * np.minimum(memory_s, compute_s)
+
+
 @dataclass(frozen=True)
 class StepParts:
     """The parts of one decode step, each in seconds (arrays broadcast over batch and context)."""
@@ -370,7 +381,7 @@ class StepParts:
     memory_s: NDArray    # weights_s + cache_s
     compute_s: NDArray   # matrix arithmetic at the effective peak
     comm_s: NDArray      # tensor-parallel all-reduces, not overlapped
-    step_s: NDArray      # max(memory_s, compute_s) + comm_s + fixed_s
+    step_s: NDArray      # overlapped_seconds(memory_s, compute_s) + comm_s + fixed_s
     fixed_s: NDArray = 0.0  # the engine's fixed time per step, fixed_step_seconds (docs/method.md section 3.4)
 
     @property
@@ -385,7 +396,8 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     ``t_mem = Wr(B)/(g*bw*eff_bw) + a*B*Cr(n)/(g*bw*eff_kv)`` (``Cr`` = :func:`cache_bytes_read`, ``Cg`` unless the
     engine re-reads KV heads), ``t_cmp = B*(2*(Pa - Pe) + a*Af(n))/F`` with ``F = g*tflops*eff_flops`` (times
     ``eff_fp4`` at ``compute=fp4``, ``eff_fp8`` at ``compute=fp8``),
-    ``step = max(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`fixed_step_seconds`); packed weights are read at
+    ``step = max(t_mem, t_cmp) + (1 - overlap)*min(t_mem, t_cmp) + t_comm(B) + t_fix`` (:func:`overlapped_seconds`,
+    :func:`fixed_step_seconds`); packed weights are read at
     ``eff_dequant`` of ``eff_bw`` (:func:`weight_read_seconds`).
     """
     B = np.asarray(B, dtype=float)
@@ -398,7 +410,7 @@ def step_parts(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> StepPar
     comm_s = comm_seconds(s, B)
     fixed_s = fixed_step_seconds(s, B)
     return StepParts(weights_s, cache_s, memory_s, compute_s, comm_s,
-                     np.maximum(memory_s, compute_s) + comm_s + fixed_s, fixed_s)
+                     overlapped_seconds(s, memory_s, compute_s) + comm_s + fixed_s, fixed_s)
 
 
 def accepted_per_round(k: int, alpha: float) -> float:
@@ -422,8 +434,8 @@ class Speculative:
 def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Speculative:
     """One speculative round of ``k = spec_k`` drafts for ``B`` sequences at context ``n`` (default ``s.ctx``).
 
-    ``t_v = max(Wr((k+1)*B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv), (k+1)*t_cmp(B)) + t_comm((k+1)*B)
-    + t_fix`` (:func:`fixed_step_seconds`; the cache is read once for the k + 1 tokens; an MoE touches the experts of
+    ``t_v = M(Wr((k+1)*B)/(g*bw*eff_bw) + a*B*Cg(n)/(g*bw*eff_kv), (k+1)*t_cmp(B)) + t_comm((k+1)*B)
+    + t_fix`` (``M``: :func:`overlapped_seconds`, the roofline's max at ``overlap`` 1; :func:`fixed_step_seconds`; the cache is read once for the k + 1 tokens; an MoE touches the experts of
     all of them),
     ``t_d = k*spec_c*step(B)``, ``tau`` from :func:`accepted_per_round`. With ``k = 0`` every figure is the plain
     step's. Arrays broadcast over ``B`` and ``n``.
@@ -436,7 +448,7 @@ def speculative(s: Scenario, B: ArrayLike, n: ArrayLike | None = None) -> Specul
         zero = np.zeros_like(plain.step_s)
         return Speculative(plain.step_s, zero, 1.0, B / plain.step_s, plain.step_s)
     memory_s = weight_read_seconds(s, (k + 1) * B) + plain.cache_s
-    verify_s = (np.maximum(memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B)
+    verify_s = (overlapped_seconds(s, memory_s, (k + 1) * plain.compute_s) + comm_seconds(s, (k + 1) * B)
                 + fixed_step_seconds(s, (k + 1) * B))
     draft_s = k * s.spec_c * plain.step_s
     tau = accepted_per_round(k, s.spec_alpha)

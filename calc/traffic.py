@@ -85,11 +85,12 @@ def throughput_batch(s: Scenario) -> int:
 def load_step_seconds(s: Scenario, B: ArrayLike) -> NDArray:
     """One decode step of ``B`` sequences at full load: the step of docs/method.md section 8 at the mean context
     (:func:`load_context`), its all-reduces at the profile's ``eff_link`` of the link bandwidth, plus ``tok_us``
-    of host time per sequence: ``max(t_mem, t_cmp) + t_comm/eff_link + t_fix + B*tok_us*1e-6`` (``t_fix``: ``model.fixed_step_seconds``)."""
+    of host time per sequence: ``M(t_mem, t_cmp) + t_comm/eff_link + t_fix + B*tok_us*1e-6`` (``M``:
+    ``model.overlapped_seconds``, the roofline's max at ``overlap`` 1; ``t_fix``: ``model.fixed_step_seconds``)."""
     B = np.asarray(B, dtype=float)
     p = model.step_parts(s, B, load_context(s))
     comm = model.comm_seconds(s, B, s.eff_link)
-    return np.maximum(p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * US
+    return model.overlapped_seconds(s, p.memory_s, p.compute_s) + comm + p.fixed_s + B * s.tok_us * US
 
 
 def expert_prefill_seconds(s: Scenario, idle: bool = False) -> float:

@@ -74,14 +74,15 @@ DATA = "calc/data/measurements.csv"
 BOUNDS = {"eff_bw": (0.02, 1.0), "eff_kv": (0.02, 1.0), "eff_flops": (0.02, 1.0), "eff_link": (0.02, 1.0),
           "step_us": (0.0, 5000.0), "tok_us": (0.0, 100.0), "mem_util": (0.5, 1.0), "overhead_gib": (0.0, 16.0),
           "layer_us": (0.0, 500.0), "eff_dequant": (0.3, 1.0), "kv_reread": (0.0, 1.0), "eager_us": (0.0, 500.0),
-          "eff_fp4": (0.1, 1.0), "eff_fp8": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0), "eff_card": (0.3, 1.0)}
+          "eff_fp4": (0.1, 1.0), "eff_fp8": (0.1, 1.0), "expert_us": (0.0, 100.0), "eff_prefill": (0.02, 1.0), "eff_card": (0.3, 1.0),
+          "overlap": (0.0, 1.0)}
 #: Where a figure stays when no row constrains it: docs/method.md's roofline efficiency (0.7) and no extra time;
 #: and no gain from FP4 arithmetic that no row measures (eff_fp4 0.5: the FP4 peak, twice FP8's, delivers FP8's
 #: FLOP/s), so a fit without FP4 rows, as in cross-validation, never credits FP4 with a speed-up nobody measured;
 #: likewise no gain from FP8 arithmetic in a decode step that no row measures (eff_fp8 0.5: BF16's FLOP/s).
 PRIOR = {"eff_bw": 0.7, "eff_kv": 0.7, "eff_flops": 0.7, "eff_link": 0.7, "step_us": 0.0, "tok_us": 0.0,
          "mem_util": 1.0, "overhead_gib": 4.0, "layer_us": 0.0, "eff_dequant": 1.0, "kv_reread": 0.0, "eager_us": 0.0,
-         "eff_fp4": 0.5, "eff_fp8": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0, "eff_card": 1.0}
+         "eff_fp4": 0.5, "eff_fp8": 0.5, "expert_us": 0.0, "eff_prefill": 0.7, "layer_ghz": 0.0, "eff_card": 1.0, "overlap": 1.0}
 #: Scale of the pull towards the prior: efficiencies in log units, times in these microseconds, memory in GiB.
 PRIOR_SCALE = {"step_us": 1000.0, "tok_us": 10.0, "overhead_gib": 4.0, "mem_util": 0.1, "layer_us": 100.0,
                "eager_us": 100.0, "expert_us": 10.0}
@@ -108,9 +109,9 @@ FITTED = {
                     "eff_fp4", "expert_us"),
     "trtllm-2024": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "eff_fp4", "expert_us"),
     "trtllm-2023": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "overhead_gib",
-                    "eff_fp4", "expert_us"),
+                    "eff_fp4", "expert_us", "overlap"),
     "trtllm-v05": ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us", "eff_link", "overhead_gib",
-                   "eff_fp4", "expert_us"),
+                   "eff_fp4", "expert_us", "overlap"),
     "llamacpp": ("eff_bw", "eff_kv", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-2024": ("eff_bw", "layer_us", "eff_dequant", "eager_us"),
     "llamacpp-vulkan": ("eff_bw", "layer_us"),
@@ -141,6 +142,9 @@ SHARED = {
     **{("trtllm-2024", k): "trtllm" for k in ("eff_bw", "eff_kv", "eff_flops", "eff_prefill", "step_us", "tok_us",
                                               "eff_link")},
     ("trtllm-2023", "step_us"): "trtllm-v05", ("trtllm-2023", "tok_us"): "trtllm-v05",
+    # The static-batch TensorRT engines of v0.5 to v0.9 ran the same GEMM kernels whichever attention kernel they
+    # decoded with: how much of a step's shorter time (memory or arithmetic) they hide under the longer is one figure.
+    ("trtllm-v05", "overlap"): "trtllm-2023",
     ("llamacpp-2024", "eff_bw"): "llamacpp",
     # The builds before CUDA graphs launched every layer's kernels one by one (cuda_graphs=0): their time per
     # layer is the current builds' plus those launches, and a current build that runs without graphs (a card
@@ -348,6 +352,21 @@ LINK_DONOR = "trtllm"
 #: Profiles in the order they are listed (the ones with rows).
 FAMILY_ORDER = ("vllm", "vllm-0.21", "vllm-2025", "vllm-v0", "sglang", "trtllm", "trtllm-2025", "trtllm-2024", "trtllm-2023", "trtllm-v05", "llamacpp", "llamacpp-vulkan",
                 "llamacpp-vulkan-2025", "llamacpp-2024")
+#: Where a step's memory and arithmetic overlap fully (the roofline's max: ``overlap`` 1), and why.
+_FULL_OVERLAP = {
+    "vllm": "the roofline's max of a step's memory and arithmetic times: vLLM's GEMMs (CUTLASS, cuBLAS) stream their "
+            "next tile while the tensor cores work on this one; a share fitted on its rows is not kept "
+            "(docs/calibration.md section 3)",
+    "trtllm": "the roofline's max of a step's memory and arithmetic times: the GEMM kernels of 2024 on stream their "
+              "next tile while the tensor cores work on this one; a share fitted on the v1.0 and v0.17 rows flattered "
+              "their NVFP4 rows out of sample (docs/calibration.md section 3)",
+    "llamacpp": "the roofline's max: llama.cpp's rows are decode steps of one to a few sequences, memory-bound far "
+                "from the ridge point, so they cannot measure a share",
+}
+for _e in FAMILY_ORDER:
+    if "overlap" not in FITTED[_e]:
+        _home = "vllm" if _e.startswith(("vllm", "sglang")) else "trtllm" if _e.startswith("trtllm") else "llamacpp"
+        FIXED[_e]["overlap"] = (1.0, _FULL_OVERLAP[_home])
 
 
 #: Figures the scenario derives from other engine figures a link may give (calc/scenario/keys.py ``after``:
@@ -506,6 +525,9 @@ class FastRows:
 
         every = slice(None)
 
+        def both(mem, cmp, w):  # model.overlapped_seconds
+            return np.maximum(mem, cmp) + (1 - w) * np.minimum(mem, cmp)
+
         def weights_s(B, ix=every):  # model.weight_read_seconds: each part at its bandwidth, routed experts at their coverage
             return (self.Wd8[ix] / bw[ix] + self.Wd4[ix] / (bw[ix] * dq[ix])
                     + (1 - self.q[ix] ** B) * (self.Wm8[ix] / bw[ix] + self.Wm4[ix] / (bw[ix] * dq[ix])))
@@ -517,17 +539,16 @@ class FastRows:
             return (f["step_us"][ix] + self.L[ix] * (f["layer_us"][ix] + launches * f["eager_us"][ix]) * c) * 1e-6
 
         def tau(B, ix=every):  # traffic.load_step_seconds
-            return (np.maximum(weights_s(B, ix) + B * (self.C_load[ix] + f["kv_reread"][ix] * self.X_load[ix])
-                               / (gbw_card[ix] * f["eff_kv"][ix]),
-                               B * self.fl_load[ix] / (gT[ix] * f["eff_flops"][ix]))
+            return (both(weights_s(B, ix) + B * (self.C_load[ix] + f["kv_reread"][ix] * self.X_load[ix])
+                         / (gbw_card[ix] * f["eff_kv"][ix]),
+                         B * self.fl_load[ix] / (gT[ix] * f["eff_flops"][ix]), f["overlap"][ix])
                     + B * self.cb[ix] / f["eff_link"][ix] + self.cl[ix] + fixed(B, ix) + B * f["tok_us"][ix] * 1e-6)
 
         # traffic.load_prefill_seconds
         t_pf = (self.Fp / (gT_pf * f["eff_prefill"]) + self.PFx * f["expert_us"] + self.I * self.cb / f["eff_link"])
         # step_ms rows: the decode step of docs/method.md section 8 at the row's batch and context.
-        step = (np.maximum(weights_s(self.B_step)
-                           + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (gbw_card * f["eff_kv"]),
-                           self.fl / (gT * f["eff_flops"]))
+        step = (both(weights_s(self.B_step) + (self.C_ctx + f["kv_reread"] * self.X_ctx) / (gbw_card * f["eff_kv"]),
+                     self.fl / (gT * f["eff_flops"]), f["overlap"])
                 + self.comm_step + fixed(self.B_step)) * 1e3
         # max_throughput rows: traffic.load_throughput at traffic.throughput_batch.
         # calc/memory.py: vLLM's, SGLang's and TensorRT-LLM 2024's cache is their own accounting (no fitted figure

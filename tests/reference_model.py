@@ -64,12 +64,13 @@ DEFAULT_VOCAB = 131072  # docs/method.md section 1: a custom model with a tied t
 # layer_us: fixed time per layer per step; eff_dequant: share of eff_bw kept on packed weights;
 # kv_reread: share of the per-query-head re-reads of each KV head a decode kernel pays; eager_us: time per layer
 # added when the kernels are launched one by one, without CUDA graphs; eff_fp4: share of eff_flops kept at
-# compute=fp4; eff_fp8: share of eff_flops a decode step keeps at compute=fp8; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
+# compute=fp4; eff_fp8: share of eff_flops a decode step keeps at compute=fp8; overlap: share of the shorter of a
+# step's memory and arithmetic times hidden under the longer; expert_us: fixed time per routed expert per MoE layer per prefill chunk; eff_prefill: share of the
 # dense peak a prefill's arithmetic reaches; layer_ghz: the card clock layer_us is stated at, 0 where the time
 # per layer does not follow the clock).
 PROFILE_KEYS = ("eff_bw", "eff_kv", "eff_flops", "step_us", "mem_util", "max_seqs", "overhead_gib", "tok_us",
                 "eff_link", "layer_us", "eff_dequant", "kv_reread", "eager_us", "eff_fp4", "expert_us", "eff_prefill",
-                "layer_ghz", "eff_fp8")
+                "layer_ghz", "eff_fp8", "overlap")
 # docs/method.md section 3.4: the llama.cpp builds of before May 2024 captured no CUDA graphs, and llama.cpp's CUDA
 # backend captures one for a step of a single token only.
 NO_GRAPHS = ("llamacpp-2024",)
@@ -398,6 +399,8 @@ def resolve(params) -> dict:
                          hi=1)
     s["eff_fp8"] = _real(p, "eff_fp8", 1.0 if ("eff_flops" in p or "eff" in p) else prof["eff_fp8"], 0, lo_open=True,
                          hi=1)
+    # docs/method.md section 8: a link that gives eff_flops or eff prices the step at the roofline's max (overlap 1)
+    s["overlap"] = _real(p, "overlap", 1.0 if ("eff_flops" in p or "eff" in p) else prof["overlap"], 0, hi=1)
     # docs/method.md section 8: a link that gives eff_flops (else eff) sets the prefill's share too
     s["eff_prefill"] = _real(p, "eff_prefill", s["eff_flops"] if "eff_flops" in p else
                              (s["eff"] if "eff" in p else prof["eff_prefill"]), 0, lo_open=True, hi=1)
@@ -544,8 +547,9 @@ def resolve(params) -> dict:
         _bad("arch", s["arch"], "a family the engine runs on")
     if s["split"] == "row" and s["engine"] not in ROW_SPLIT_ENGINES:
         _bad("split", s["split"], "row only under the llama.cpp builds of 2023-2024")
-    # docs/method.md section 5: TensorRT-LLM before v0.17 has no Blackwell kernels.
-    if s["engine"] in ("trtllm-v05", "trtllm-2023", "trtllm-2024") and s["card"] != "custom" and \
+    # docs/method.md section 5: TensorRT-LLM before v0.17 and vLLM's V0 releases (CUDA 12.8 wheels came with v0.9.0)
+    # have no Blackwell kernels.
+    if s["engine"] in ("trtllm-v05", "trtllm-2023", "trtllm-2024", "vllm-v0") and s["card"] != "custom" and \
             _card_arch().get(s["card"], "").startswith("Blackwell"):
         _bad("engine", s["engine"], "a release that runs on the card")
     if ENGINE_BASE[s["engine"]] == "trtllm" and s["weights"] in GGUF_FORMATS:
@@ -668,7 +672,7 @@ def _si(s) -> dict:
         # docs/method.md s3.4: a clock-bound time per layer, stated at layer_ghz, on a card of clock_ghz
         clock=(s["layer_ghz"] / s["clock_ghz"]) if s["layer_ghz"] and s["clock_ghz"] else 1.0,
         one_token_graphs=s["engine"] in ONE_TOKEN_GRAPHS,
-        seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"],
+        seqs=s["max_seqs"], tok_s=s["tok_us"] * 1e-6, eff_link=s["eff_link"], overlap=s["overlap"],
         hit=s["prefix_hit"], spec_k=s["spec_k"], alpha=s["spec_alpha"], spec_c=s["spec_c"],
     )
     if s["engine"] == "vllm":  # no release named: the family that leaves less cache (the later on a tie)
@@ -710,6 +714,8 @@ def loaded_bytes(m):
     if not (m["mxfp4"] and m["E"] and m["rule"] == "vllm"):
         return W
     M, _ = moe_split(m["P"], m["Pa"], m["E"], m["k"])
+    if M <= 0:  # docs/method.md section 8.2: no routed expert weights, nothing padded
+        return W
     if m["release"][2] == "triton":
         return W + M / 32  # one more byte of scale per 32 expert weights
     inter = M / (m["E"] * m["L"] * 3 * m["hidden"])  # one expert's intermediate size
@@ -900,8 +906,14 @@ def fixed_s(m, B):
     return (m["step_us"] + m["L"] * (m["layer_us"] + (m["eager_us"] if launches else 0.0)) * m["clock"]) * 1e-6
 
 
+def both(m, mem, cmp):
+    """docs/method.md section 8: the longer of memory and arithmetic, plus the share (1 - overlap) of the shorter
+    that the kernels do not hide."""
+    return max(mem, cmp) + (1 - m["overlap"]) * min(mem, cmp)
+
+
 def step(m, B, n):
-    return max(t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + fixed_s(m, B)  # docs/method.md section 8: + t_comm + t_fix
+    return both(m, t_mem(m, B, n), t_cmp(m, B, n)) + t_comm(m, B) + fixed_s(m, B)  # docs/method.md section 8: + t_comm + t_fix
 
 
 def break_even(m, n):
@@ -995,7 +1007,7 @@ def ttft_ms(m, in_tok):
 
 def load_step(m, B, s):
     nbar = s["in_tok"] + s["out_tok"] / 2
-    return max(t_mem(m, B, nbar), t_cmp(m, B, nbar)) + t_comm(m, B, m["eff_link"]) + fixed_s(m, B) + B * m["tok_s"]
+    return both(m, t_mem(m, B, nbar), t_cmp(m, B, nbar)) + t_comm(m, B, m["eff_link"]) + fixed_s(m, B) + B * m["tok_s"]
 
 
 def load_prefill(m, s):
@@ -1084,8 +1096,8 @@ def rent(s):
 def spec_round(m, B, n):
     """SPEC section 8: one round of speculative decoding at batch B, context n: (t_v + t_d, tau)."""
     k = m["spec_k"]
-    t_v = max(read_seconds(m, (k + 1) * B) + m["a"] * B * cache_read_bytes(m, n) / m["BWkv"],
-              (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + fixed_s(m, (k + 1) * B)
+    t_v = both(m, read_seconds(m, (k + 1) * B) + m["a"] * B * cache_read_bytes(m, n) / m["BWkv"],
+               (k + 1) * t_cmp(m, B, n)) + t_comm(m, (k + 1) * B) + fixed_s(m, (k + 1) * B)
     t_d = k * m["spec_c"] * step(m, B, n)
     tau = (1 - m["alpha"] ** (k + 1)) / (1 - m["alpha"])
     return t_v + t_d, tau

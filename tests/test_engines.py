@@ -338,6 +338,48 @@ def test_an_old_printed_link_keeps_its_numbers():
     assert v05["max_throughput_tok_s"] < r["max_throughput_tok_s"]  # the same figures, eight reads of the cache
 
 
+#: A TensorRT-LLM v0.5 scenario as the app printed it before ``overlap`` existed (commit 5a552b7): every figure then
+#: pinned, eff_flops among them, no overlap.
+OLD_TRTLLM_V05 = (
+    "model=llama-3.1-70b&params_b=70.554&active_b=70.554&layers=80&heads=64&kv_heads=8&head_dim=128&hidden=8192"
+    "&experts=0&experts_active=0&kv_latent=0&window=0&window_layers=0&embed_b=1.050673152&vocab=128256"
+    "&linear_layers=0&state_kib=0&state_layers=0&card=h200-sxm&mem_gib=140.4013671875&torch_gib=139.7186279296875"
+    "&bw_tbs=4.8&tflops=1979&gpus=2&compute=fp8&link_gbs=450&arch=hopper&link_us=10&weights=fp8&weights_experts=fp8"
+    "&weights_attn=fp8&weights_embed=fp8&layers_full=0&kv=fp8&ctx=auto&batch=auto&eff=0.7&overhead_gib=4&usd_hr=3.59"
+    "&duty=auto&upkeep=4000&hours=720&attn=1&req_day=10000&in_tok=128&out_tok=2048&peak=3"
+    "&api=together_ai%2Fmeta-llama%2Fmeta-llama-3.1-70b-instruct-turbo&api_in=0.88&api_out=0.88&engine=trtllm-v05"
+    "&eff_bw=0.5101&eff_kv=0.9624&eff_card=1&eff_flops=0.4741&eff_prefill=0.6481&step_us=1132.5&mem_util=1"
+    "&max_seqs=2048&tok_us=20.1&eff_link=0.5255&layer_us=0&layer_ghz=0&eager_us=0&eff_dequant=1&kv_reread=1"
+    "&eff_fp4=0.5052&eff_fp8=1&expert_us=9.6&max_batched_tokens=8192&dequant_q8=1&cuda_graphs=1&split=layer"
+    "&flash_attn=1&spec_k=0&spec_alpha=0.7&spec_c=0.05&prefix_hit=0&api_cached=0.88&discount=0")
+
+
+def test_partial_overlap_prices_the_static_batch_releases_and_spares_old_links():
+    """docs/method.md section 8 (overlap): TensorRT-LLM v0.5 to v0.9 hide part of a step's shorter time under the
+    longer (one fitted figure for both families), every other profile the roofline's max; a link printed before the
+    figure existed carries eff_flops, beside which overlap is 1, so its numbers stand (4,427 tok/s then)."""
+    from calc import model
+    from calc.engines import profile
+    old = report(OLD_TRTLLM_V05)
+    assert parse(OLD_TRTLLM_V05).scenario.overlap == 1.0
+    assert old["max_throughput_tok_s"] == pytest.approx(4427.351104921388, rel=1e-12)
+    assert old["step_ms"] == pytest.approx(212.8773609622094, rel=1e-12)
+    o = profile("trtllm-v05")["overlap"]
+    assert 0.3 < o < 0.8 and profile("trtllm-2023")["overlap"] == o
+    assert all(profile(e)["overlap"] == 1.0 for e in ("trtllm", "trtllm-2025", "trtllm-2024", "vllm", "sglang",
+                                                      "llamacpp", "roofline"))
+    bare = "engine=trtllm-v05&model=llama-3.1-70b&card=h200-sxm&gpus=2&weights=fp8&kv=fp8&compute=fp8&batch=192"
+    s = parse(bare).scenario
+    p = model.step_parts(s, 192)
+    longer, shorter = max(p.memory_s, p.compute_s), min(p.memory_s, p.compute_s)
+    assert float(p.step_s) == pytest.approx(float(longer + (1 - o) * shorter + p.comm_s + p.fixed_s), rel=1e-12)
+    # The link's own overlap wins; 1 gives the roofline's max.
+    full = model.step_parts(parse(bare + "&overlap=1").scenario, 192)
+    assert float(full.step_s) == pytest.approx(float(longer + p.comm_s + p.fixed_s), rel=1e-12)
+    assert parse(bare + "&eff_flops=0.5").scenario.overlap == 1.0
+    assert parse(bare + "&eff_flops=0.5&overlap=0.3").scenario.overlap == 0.3
+
+
 #: A llama.cpp Vulkan 2025 scenario on Q8_0 weights as the app printed it before the loss on packed weights reached
 #: Q8_0's scaled 8-bit blocks (commit 8ba8474): every figure pinned, no dequant_q8.
 OLD_VULKAN_2025_Q8 = (

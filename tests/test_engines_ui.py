@@ -79,7 +79,7 @@ def test_the_validation_page_shows_both_tables_and_every_row():
     widest = regions.iloc[0]
     assert (widest["engine"], widest["card_family"], widest["model_kind"], widest["n"]) == ("trtllm", "Blackwell-SM100",
                                                                                            "MoE", 36)
-    assert widest["p90_pct"] > widest["engine_p90_pct"] + 10 and widest["bills_use"] == "this region's"
+    assert widest["p90_pct"] > widest["engine_p90_pct"] + 5 and widest["bills_use"] == "this region's"
     assert (regions["n"] >= 10).all() and set(regions["bills_use"]) == {"this region's", "the engine's"}
     assert len(rows) == 422 and {"predicted_cv", "error_cv_pct", "version"} <= set(rows.columns)
     # The rows kept out of the fit, each under the profile whose figures predicted it: gpustack's vLLM 0.10/0.11

@@ -278,8 +278,8 @@ def test_a_cheaper_api_row_that_only_beats_renting_says_the_answer_beats_it():
     assert d.report["recommendation"] == "own"
     text = cheaper_api_callout(d)[0]
     assert "cheaper than self-hosting" not in text
-    assert ("the API is cheaper than renting the cards (2,049,829,946 USD), but not than buying the cards "
-            "(664,852,597 USD), the cheapest way to serve this traffic") in text
+    assert ("the API is cheaper than renting the cards (2,050,045,614 USD), but not than buying the cards "
+            "(664,922,546 USD), the cheapest way to serve this traffic") in text
     d = evaluate(parse("req_day=5000000&model=llama-3.1-8b&card=l40s")).decision  # the row is the answer
     assert cheaper_api_callout(d)[0].endswith("At that price the API is cheaper than self-hosting.")
 
@@ -348,7 +348,7 @@ def test_without_a_rent_the_cheaper_api_callout_weighs_the_row_against_buying():
     from calc.memo import cheaper_api_callout, volume_sentence
     d = evaluate(parse("req_day=1000000000000&model=llama-3.1-8b&card=rtx-5090")).decision
     assert cheaper_api_callout(d)[0].endswith(
-        "Buying the cards costs 653,810,885 USD a month, less than that row: it stays the cheapest way to serve "
+        "Buying the cards costs 653,881,110 USD a month, less than that row: it stays the cheapest way to serve "
         "this traffic.")
     # Where the cheaper row is the answer, the volume bullet says its volumes are against the link's row.
     d = evaluate(parse("req_day=2000000")).decision

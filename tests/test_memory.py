@@ -377,3 +377,13 @@ def test_only_llamacpp_runs_on_a_macs_gpu():
         assert (parsed.scenario.engine, parsed.scenario.arch) == (engine, "unknown")
     for engine in ("llamacpp", "llamacpp-2024", "roofline"):
         assert not parse(mac + engine).errors
+
+
+def test_an_moe_shape_without_routed_expert_weights_loads_without_padding():
+    """A custom MoE whose parameter total leaves its routed experts no weights (active = total) loads as stored under
+    vLLM's MXFP4 kernels: nothing to pad (found by the reference-agreement test: it divided by an expert width of 0)."""
+    link = ("model=custom&params_b=1&layers=1&kv_heads=1&experts=2&experts_active=1&active_b=1&kv_latent=16&window=1"
+            "&weights_experts=mxfp4")
+    for engine in ("vllm-2025", "vllm-0.21", "vllm-v0"):
+        s = parse(f"{link}&engine={engine}").scenario
+        assert memory.loaded_weight_bytes(s) == model.weight_bytes(s)

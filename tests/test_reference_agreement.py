@@ -347,6 +347,7 @@ def scenarios(draw):
         ("eff_link", _floats(0.05, 1)), ("layer_us", _floats(0, 300)), ("eff_dequant", _floats(0.3, 1)),
         ("kv_reread", _floats(0, 1)), ("eager_us", _floats(0, 300)), ("eff_fp4", _floats(0.1, 1)),
         ("eff_fp8", _floats(0.1, 1)), ("expert_us", _floats(0, 50)), ("eff_prefill", _floats(0.05, 1)), ("layer_ghz", _floats(0, 4)),
+        ("overlap", _floats(0, 1)),
     ):
         if draw(st.integers(0, 3)) == 0:
             p[key] = draw(strat)
@@ -521,7 +522,8 @@ def every_figure(draw):
             "eff_fp4": repr(draw(_floats(0.1, 1))), "eff_fp8": repr(draw(_floats(0.1, 1))),
             "expert_us": repr(draw(_floats(0, 50))),
             "eff_prefill": repr(draw(_floats(0.05, 1))), "cuda_graphs": str(draw(st.integers(0, 1))),
-            "layer_ghz": repr(draw(_floats(0, 4))), "clock_ghz": repr(draw(_floats(0.5, 4)))}
+            "layer_ghz": repr(draw(_floats(0, 4))), "clock_ghz": repr(draw(_floats(0.5, 4))),
+            "overlap": repr(draw(_floats(0, 1)))}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -529,7 +531,8 @@ def every_figure(draw):
 @example(q(SEED), {"engine": "vllm", "eff_bw": "0.7", "eff_kv": "0.7", "eff_flops": "0.7", "step_us": "0",
                    "mem_util": "1", "max_seqs": "65536", "overhead_gib": "4", "tok_us": "0", "eff_link": "1",
                    "layer_us": "0", "eff_dequant": "1", "kv_reread": "0", "eager_us": "0", "eff_fp4": "1",
-                   "eff_fp8": "1", "expert_us": "0", "eff_prefill": "0.7", "cuda_graphs": "1", "layer_ghz": "0", "clock_ghz": "2"})
+                   "eff_fp8": "1", "expert_us": "0", "eff_prefill": "0.7", "cuda_graphs": "1", "layer_ghz": "0", "clock_ghz": "2",
+                   "overlap": "1"})
 def test_reference_agreement_every_figure_in_the_link(params, figures):
     from calc.engines import profile
     assert_agrees({**params, **figures})

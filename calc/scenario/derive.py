@@ -325,6 +325,15 @@ def eff_fp8(r: Resolving, base: Any) -> Any:
     return 1.0 if r.given("eff_flops") or r.given("eff") else base
 
 
+@unless_given("overlap")
+@profile_if_refused("overlap")
+def overlap(r: Resolving, base: Any) -> Any:
+    """The profile's, except beside a link's own eff_flops or eff, which then prices the step as the roofline's
+    max of its memory and arithmetic times (a printed link of before overlap existed keeps its numbers;
+    docs/calibration.md section 7)."""
+    return 1.0 if r.given("eff_flops") or r.given("eff") else base
+
+
 @unless_given("eff_prefill")
 @profile_if_refused("eff_prefill")
 def eff_prefill(r: Resolving, base: Any) -> Any:

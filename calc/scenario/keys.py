@@ -467,6 +467,14 @@ KEY_TABLE: tuple[Key, ...] = (
        "(1 where the link gives eff_flops or eff). Counts only at compute=fp8, in decode steps.", "engine",
        lo=0.001, hi=1, step=0.05, fmt="%g",
        preset="engine", derive=d.eff_fp8, after=("eff", "eff_flops")),
+    _K("overlap", "float", "Memory and arithmetic overlapped in a step (share)",
+       "Share of the shorter of a decode step's two times, reading memory and doing the arithmetic, that its "
+       "kernels hide under the longer: 1 = the roofline's max of the two (a GEMM streams its next tile while the "
+       "tensor cores work on this one, as every engine of 2024 on is measured to); below 1 a step near the ridge "
+       "point, where the two times are close, pays part of both, as TensorRT-LLM's static-batch releases of 2023 "
+       "(v0.5 to v0.9) did; 0 = the two add; default: the profile's (1 where the link gives eff_flops or eff).",
+       "engine", lo=0, hi=1, step=0.05, fmt="%g",
+       preset="engine", derive=d.overlap, after=("eff", "eff_flops")),
     _K("expert_us", "float", "Prefill time per expert per MoE layer per chunk (µs)",
        "Fixed time each routed expert's GEMM costs in every MoE layer of every prefill chunk (max_batched_tokens "
        "tokens), beside its FLOPs: the grouped GEMM's set-up, its part-filled tiles and the tokens gathered to it and "
