@@ -456,8 +456,25 @@ def apple_rule(engine: str, arch: str | None) -> str | None:
     return f"{ENGINE_NAMES[engine]} does not run on an Apple GPU (it has no Metal backend): llama.cpp does (engine=llamacpp)"
 
 
+#: Weight formats first shipped after a release family's last release, with the families and why: MXFP4 came to LLM
+#: checkpoints with gpt-oss (openai/gpt-oss-120b and -20b, released 2025-08-05, their experts in MXFP4), and each
+#: engine added loading it for them (vLLM v0.10.1, TensorRT-LLM's gpt-oss support of August 2025, llama.cpp's
+#: build of 2025-08-05); the families below end before that (vLLM V0 with v0.7, TensorRT-LLM's TensorRT-engine
+#: releases with v0.21, llama.cpp's 2023-2024 builds in mid-2024).
+FORMAT_PREDATES = types.MappingProxyType({
+    "mxfp4": (("vllm-v0", "trtllm-v05", "trtllm-2023", "trtllm-2024", "trtllm-2025", "llamacpp-2024"),
+              "MXFP4 checkpoints first shipped with gpt-oss (2025-08-05), after this family's last release"),
+})
+
+
 def format_rule(engine: str, weights: str, kind: str | None) -> str | None:
-    """Why ``engine`` cannot load weights in format ``weights`` of ``kind`` (None: it can)."""
+    """Why ``engine`` cannot load weights in format ``weights`` of ``kind`` (None: it can): llama.cpp loads GGUF
+    types, TensorRT-LLM, vLLM and SGLang none, and a release family no format shipped after it
+    (:data:`FORMAT_PREDATES`)."""
+    families, since = FORMAT_PREDATES.get(weights, ((), ""))
+    if engine in families:
+        return (f"{ENGINE_NAMES[engine]} cannot load {weights} weights: {since}; choose a later release "
+                f"(engine={base(engine)} is the current one)")
     if base(engine) == "llamacpp" and weights in GGUF_COUNTERPART:
         return (f"{ENGINE_NAMES[engine]} cannot load {weights} weights: it loads GGUF files, whose types are its "
                 f"block formats (q4_k_m, q8_0 and others), 16- and 32-bit floats, mxfp4 and nvfp4 (the GGUF "

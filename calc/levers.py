@@ -142,7 +142,8 @@ def levers(ev: Evaluation) -> list[Lever]:
                 "the weights (the main card holds the whole cache), faster reads, more hand-overs in every layer"
                 if s.split == "row" else
                 f"tensor parallel over {s.gpus * 2} cards instead of {s.gpus}: more memory for the cache, "
-                "faster steps, all-reduces added")
+                "a faster step at the same batch (the fuller batch the cache then holds may take longer), "
+                "all-reduces added")
         out.append(Lever(f"{s.gpus * 2} cards per replica", {"gpus": s.gpus * 2}, what,
                          "money: each replica rents twice the cards"))
     if not runs and s.gpus < 64:
@@ -155,7 +156,8 @@ def levers(ev: Evaluation) -> list[Lever]:
     if s.gpus > 1:
         out.append(Lever(f"{s.gpus // 2} card{'s' if s.gpus // 2 > 1 else ''} per replica", {"gpus": s.gpus // 2},
                          f"{split} {s.gpus // 2} instead of {s.gpus}: fewer cards per replica, less "
-                         "memory for the cache", "latency: about the same step" if layers else "latency: slower steps"))
+                         "memory for the cache", "latency: about the same step" if layers else
+                         "latency: a slower step at the same batch (the smaller batch that then fits may be quicker)"))
     return out
 
 

@@ -165,10 +165,18 @@ def outside_measurements(s: Scenario) -> str:
                    f"({region_text((kept_out_as(s.engine), *acc.region[1:]))}, of any model of that kind"
                    f"{'; ' + origin if origin else ''}): "
                    f"{METRIC_NAMES.get(kept['metric'], kept['metric'])} came out "
-                   + ("a median " if n != 1 else "")
-                   + f"{abs(kept['signed_median_pct']):.0f} % {'too fast' if kept['signed_median_pct'] > 0 else 'too slow'}"
+                   + lean_text(kept["signed_median_pct"], median=n != 1)
                    + (f" (worst row {kept['max_pct']:.0f} % off)" if n != 1 else "") + weighed)
     return "; ".join(out)
+
+
+def lean_text(pct: float, median: bool = True, fast: str = "too fast", slow: str = "too slow") -> str:
+    """A signed error in per cent (+: flatters self-hosting) in words: "a median 7 % too fast", "a median 3 % too
+    slow", "a median under 1 % off" where it rounds to 0 (no lean to name); without ``median`` the bare figure."""
+    lead = "a median " if median else ""
+    if round(abs(pct)) == 0:
+        return f"{lead}under 1 % off"
+    return f"{lead}{abs(pct):.0f} % {fast if pct > 0 else slow}"
 
 
 def region_text(region: tuple) -> str:
@@ -259,12 +267,34 @@ def _arithmetic_notes(s: Scenario) -> list[str]:
                    f"the {ENGINE_NAMES.get(s.engine, s.engine)} profile measured ({prof[key]:g}), so the step and the "
                    f"bill are optimistic; add {key}={prof[key]:g} for the profile's (a link that gives eff_flops or eff "
                    f"and not {key} takes 1, so that a link printed before {key} existed keeps its numbers)")
+    if s.overlap > prof["overlap"]:
+        out.append(f"overlap={s.overlap:g}: the link hides more of a step's shorter time (memory or arithmetic) under "
+                   f"the longer than the {ENGINE_NAMES.get(s.engine, s.engine)} profile measured "
+                   f"({prof['overlap']:g}), so the step and the bill are optimistic; add overlap={prof['overlap']:g} "
+                   "for the profile's (a link that gives eff_flops or eff and not overlap takes 1, so that a link "
+                   "printed before overlap existed keeps its numbers)")
     if s.engine != "roofline" and s.eff_prefill != prof["eff_prefill"]:
         side = "optimistic" if s.eff_prefill > prof["eff_prefill"] else "conservative"
         out.append(f"eff_prefill={s.eff_prefill:g}: the link prices a prefill's arithmetic at {s.eff_prefill:g} of the "
                    f"peak where the profile measured {prof['eff_prefill']:g} ({side} for the time to first token and "
                    "the bill); a link that gives eff_flops or eff and not eff_prefill takes that figure for prefill too")
     return out
+
+
+def shape_mismatch(s: Scenario) -> str | None:
+    """Where a model's shape asks for more parameters than it has: the embedding table and LM head
+    (``embed_b`` + vocab x hidden) alone beyond the dense part (the total less the routed experts). The weights are
+    then priced at the parameters given (docs/method.md section 2.1 bounds each part by what is left), so the shape's
+    other figures mean little; None where they agree."""
+    _, dense = model.moe_split(s)
+    head = s.embed_b * 1e9 + s.vocab * s.hidden
+    if head <= dense:
+        return None
+    return (f"the shape does not add up: the embedding table and LM head alone (embed_b {s.embed_b:g} B plus vocab "
+            f"{s.vocab:,} x hidden {s.hidden:,} = {head / 1e9:.3g} B parameters) are more than the model's "
+            f"{dense / 1e9:.3g} B{' dense' if s.experts else ''} parameters, so the weights are priced at "
+            f"params_b={s.params_b:g} as embedding parts alone (every format holds them at weights_embed); check "
+            "params_b, vocab and hidden")
 
 
 def scenario_warnings(s: Scenario) -> list[str]:
@@ -282,6 +312,9 @@ def scenario_warnings(s: Scenario) -> list[str]:
                    "in the report are batch 1's as if it did, and the pages show no speed or price")
     if s.batch != "auto" and int(s.batch) > mb:
         out.append(f"batch {s.batch} exceeds the {mb:,} sequences memory holds at {s.ctx:,} tokens")
+    shape_note = shape_mismatch(s)
+    if shape_note:
+        out.append(shape_note)
     if s.batch != "auto" and s.max_seqs is not None and int(s.batch) > s.max_seqs:
         plural = "s" if s.max_seqs != 1 else ""
         out.append(f"batch {s.batch} exceeds the engine's cap of {s.max_seqs:,} sequence{plural} per step "

@@ -110,6 +110,8 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     card = catalogue.cards().get(s.card)
     formats = [f for f in formats if f == s.weights or not engines.card_format_rule(
         s.engine, f, card and card["peaks"], card and card["name"])]
+    # Nor one the release family predates (engines.FORMAT_PREDATES: MXFP4 before gpt-oss).
+    formats = [f for f in formats if f == s.weights or s.engine not in engines.FORMAT_PREDATES.get(f, ((),))[0]]
     bits = [weight_format_bits(f) for f in formats]
     # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
     # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.

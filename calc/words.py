@@ -18,7 +18,7 @@ from .accuracy import (
     kept_out_source,
 )
 from .engines import ENGINE_NAMES, METRIC_NAMES, OWN_KEPT_OUT, figures_of
-from .notes import display_name, region_text
+from .notes import display_name, lean_text, region_text
 from .scenario import KV_FORMATS, WEIGHT_FORMATS, Scenario
 from .units import BILLION, MILLION
 
@@ -34,6 +34,18 @@ def comm_words(s: Scenario) -> tuple[str, str]:
     if model.row_split(s):
         return "row-split hand-overs", "row split's hand-overs around every matrix product"
     return "all-reduce", "tensor-parallel all-reduce"
+
+
+def overlap_words(s: Scenario) -> tuple[str, str]:
+    """How a step combines its memory and arithmetic times (:func:`calc.model.overlapped_seconds`), (a legend name, a
+    clause): the slower of the two where the engine hides the shorter completely (``overlap`` 1), else the slower plus
+    the share of the other the engine does not hide."""
+    if s.overlap >= 1:
+        return "step (the slower of the two)", "the taller one sets the step"
+    share = f"{1 - s.overlap:.0%}"
+    return (f"step (the slower of the two, plus {share} of the other)",
+            f"the taller one sets the step, plus {share} of the shorter, which this engine does not hide under it "
+            f"(overlap {s.overlap:g})")
 
 
 def sig(x: float | None, digits: int = 2) -> str:
@@ -262,8 +274,7 @@ def region_band_text(report: dict, s: Scenario) -> str:
     if own is None:
         return ""
     whole = capacity_band(report["error_band"])
-    lean = (f" came out a median {abs(own['signed_median_pct']):.0f} % too "
-            f"{'fast (flattering self-hosting)' if own['signed_median_pct'] > 0 else 'slow'} and")
+    lean = f" came out {lean_text(own['signed_median_pct'], fast='too fast (flattering self-hosting)')} and"
     return (f"the {own['n']:,} published rows of {region_text(acc.region)}, each source predicted by a fit without "
             f"it, which{lean} spread"
             + (" wider than the engine's" if whole is None else
@@ -328,6 +339,6 @@ def kept_out_text(kept_out: list | None, engine: str = "") -> str:
     return "; ".join(
         f"on {b['n']} published {name}row{'s' if b['n'] != 1 else ''}{of_what} "
         f"kept out of the fit{origin(b)}, "
-        f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out a median {abs(b['signed_median_pct']):.0f} % "
-        f"{'too fast' if b['signed_median_pct'] > 0 else 'too slow'} (worst row {b['max_pct']:.0f} % off)"
+        f"{METRIC_NAMES.get(b['metric'], b['metric'])} came out {lean_text(b['signed_median_pct'])} "
+        f"(worst row {b['max_pct']:.0f} % off)"
         for b in kept_out or ())

@@ -124,7 +124,8 @@ tp_labels = alt.layer(_side(left[even], baseline="bottom", y=alt.expr("height - 
                       _side(left[~even], dy=2, baseline="top"), right_labels)
 
 st.subheader("Step time by batch")
-names = {"step_ms": "step (the slower of the two)", "memory_ms": "memory: weights + cache read",
+step_name, step_clause = words.overlap_words(s)
+names = {"step_ms": step_name, "memory_ms": "memory: weights + cache read",
          "compute_ms": "compute: arithmetic",
          "ideal_ms": "physical limit (every peak, no fixed cost)"}
 # The gap between the figures and the ideal, on the same axes: the roofline at 100 % of every peak, no step cost.
@@ -192,8 +193,8 @@ bars = alt.Chart(parts).mark_bar().encode(
     tooltip=["batch", "path", "part", alt.Tooltip("ms:Q", format=",.3f")],
 ).properties(height=380)  # the legend below takes part of the height
 st.altair_chart(bars, width="stretch")
-st.caption("Per batch: the memory path (weights and KV cache read) beside the compute path; the taller one sets "
-           f"the step, and the {comm_phrase} and the engine's fixed time per step (launches, scheduling, "
+st.caption(f"Per batch: the memory path (weights and KV cache read) beside the compute path; {step_clause}, "
+           f"and the {comm_phrase} and the engine's fixed time per step (launches, scheduling, "
            "sampling) add to either. Faded: batches beyond "
            + (f"the {s.max_seqs:,} sequences the engine schedules per step (max_seqs)."
               if s.max_seqs is not None and s.max_seqs < mb else f"the {mb:,} sequences memory holds."))

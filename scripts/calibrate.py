@@ -360,12 +360,15 @@ _FULL_OVERLAP = {
     "trtllm": "the roofline's max of a step's memory and arithmetic times: the GEMM kernels of 2024 on stream their "
               "next tile while the tensor cores work on this one; a share fitted on the v1.0 and v0.17 rows flattered "
               "their NVFP4 rows out of sample (docs/calibration.md section 3)",
+    "sglang": "the roofline's max of a step's memory and arithmetic times: SGLang's GEMMs (the CUTLASS and cuBLAS "
+              "kernels vLLM calls) stream their next tile while the tensor cores work on this one; a share fitted on "
+              "vLLM's rows is not kept (docs/calibration.md section 3)",
     "llamacpp": "the roofline's max: llama.cpp's rows are decode steps of one to a few sequences, memory-bound far "
                 "from the ridge point, so they cannot measure a share",
 }
 for _e in FAMILY_ORDER:
     if "overlap" not in FITTED[_e]:
-        _home = "vllm" if _e.startswith(("vllm", "sglang")) else "trtllm" if _e.startswith("trtllm") else "llamacpp"
+        _home = next(h for h in ("vllm", "sglang", "trtllm", "llamacpp") if _e.startswith(h))
         FIXED[_e]["overlap"] = (1.0, _FULL_OVERLAP[_home])
 
 

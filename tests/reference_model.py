@@ -554,6 +554,10 @@ def resolve(params) -> dict:
         _bad("engine", s["engine"], "a release that runs on the card")
     if ENGINE_BASE[s["engine"]] == "trtllm" and s["weights"] in GGUF_FORMATS:
         _bad("weights", s["weights"], "a format TensorRT-LLM loads")
+    # docs/method.md section 5: MXFP4 checkpoints came with gpt-oss (2025-08-05), after these families' last release.
+    mxfp4_predated = ("vllm-v0", "trtllm-v05", "trtllm-2023", "trtllm-2024", "trtllm-2025", "llamacpp-2024")
+    if s["engine"] in mxfp4_predated and s["weights"] == "mxfp4":
+        _bad("weights", s["weights"], "a format the release family loads")
     if ENGINE_BASE[s["engine"]] == "llamacpp" and s["weights"] in GGUF_COUNTERPART:
         _bad("weights", s["weights"], "a format llama.cpp loads")
     # docs/method.md section 5: a part the link puts in its own format must load too.
@@ -562,6 +566,10 @@ def resolve(params) -> dict:
             _bad(part, s[part], "a format TensorRT-LLM loads")
         if part in p and ENGINE_BASE[s["engine"]] == "llamacpp" and s[part] in GGUF_COUNTERPART:
             _bad(part, s[part], "a format llama.cpp loads")
+        if part in p and s["engine"] in mxfp4_predated and s[part] == "mxfp4":
+            _bad(part, s[part], "a format the release family loads")
+        if part not in p and s["engine"] in mxfp4_predated and s[part] == "mxfp4":  # a preset's own part
+            _bad("engine", s["engine"], "a release that loads the checkpoint")
     # docs/method.md section 5: TensorRT-LLM's FP8 weights need FP8 tensor cores, its NVFP4 weights FP4 ones (a
     # preset card's peaks say which it has; a custom card's are not known).
     if ENGINE_BASE[s["engine"]] == "trtllm" and s["card"] != "custom":

@@ -479,7 +479,7 @@ def test_the_time_per_token_shows_the_step_at_the_requests_the_busiest_hour_hold
     at = open_app(page="pages/decision.py")
     tpot = next(m for m in at.metric if m.label.startswith("TPOT"))
     assert tpot.label == "TPOT, busiest hour"
-    assert tpot.value == "14.9 ms" and tpot.delta == "26.6 ms at the serving batch (71)"
+    assert tpot.value == "14.9 ms" and tpot.delta == "at batch 71: 26.6 ms"
     full = open_app({"model": "llama-3.1-8b", "req_day": "2000000", "out_tok": "1000"}, "pages/decision.py")
     assert not next(m for m in full.metric if m.label == "Time per output token").delta
     # A latency target is checked at the full batch: that figure, and the label says so.
@@ -643,3 +643,16 @@ def test_a_refused_typed_value_survives_a_change_of_engine_in_its_box_and_the_li
     assert at.query_params.get("usd_hr") in ("99999999", ["99999999"])
     assert next(n for n in at.number_input if n.key == "usd_hr").value == 99999999
     assert "usd_hr='99999999' is not accepted" in texts(at.error)
+
+
+def test_a_group_opened_for_a_refused_value_stays_open_once_it_is_mended():
+    """A refused value opens its folded sidebar group with the error beside the box; once the visitor types a
+    value the app takes, the group stays open (it folded away, and the visitor lost their place)."""
+    at = open_app({"overlap": "abc", "engine": "trtllm-v05", "model": "llama-3.1-70b", "card": "h200-sxm",
+                   "gpus": "2", "weights": "fp8", "kv": "fp8"})
+    engine = next(e for e in at.expander if e.label == "Engine")
+    assert engine.proto.expanded and at.number_input(key="overlap").value == 0.5586  # the profile's, meanwhile
+    at.number_input(key="overlap").set_value(0.3).run()
+    assert next(e for e in at.expander if e.label == "Engine").proto.expanded
+    assert at.query_params.get("overlap") == "0.3" and not at.exception
+    assert not next(e for e in at.expander if e.label == "Money").proto.expanded  # the others stay folded

@@ -718,3 +718,25 @@ def test_vllms_v0_releases_refuse_the_blackwell_cards_they_predate(card):
     assert "engine=vllm is the current one" in err.message
     assert not parse(f"engine=vllm&card={card}").errors  # the current release runs there
     assert not parse("engine=vllm-v0&card=h100-sxm").errors
+
+
+def test_a_release_family_refuses_a_format_shipped_after_it():
+    """docs/method.md section 5: MXFP4 checkpoints came with gpt-oss (2025-08-05); the families whose last release
+    predates it refuse weights=mxfp4 (naming weights), and gpt-oss's own MXFP4 experts (naming the engine); the
+    current releases load both."""
+    from calc.engines import FORMAT_PREDATES
+    old = FORMAT_PREDATES["mxfp4"][0]
+    assert set(old) == {"vllm-v0", "trtllm-v05", "trtllm-2023", "trtllm-2024", "trtllm-2025", "llamacpp-2024"}
+    for engine in old:
+        given = parse(f"engine={engine}&model=llama-3.1-8b&card=h100-sxm&weights=mxfp4")
+        assert [e.key for e in given.errors] == ["weights"] and "gpt-oss (2025-08-05)" in given.errors[0].message
+        preset = parse(f"engine={engine}&model=gpt-oss-20b&card=h100-sxm")
+        assert [e.key for e in preset.errors] == ["engine"]
+        assert "this checkpoint's mxfp4 weights (weights_experts)" in preset.errors[0].message
+    for engine in ("vllm", "vllm-2025", "sglang", "trtllm", "llamacpp"):
+        assert not parse(f"engine={engine}&model=gpt-oss-20b&card=h100-sxm").errors
+    # The Fit page's formats table and the Levers page's leave it out under such a family.
+    from calc import evaluate, levers, tables
+    s = parse("engine=trtllm-2025&model=llama-3.1-8b&card=h100-sxm").scenario
+    assert "mxfp4" not in set(tables.fit_table(s, formats=["16", "mxfp4", "fp8"])["weights"])
+    assert "mxfp4" not in set(levers.format_table(evaluate(parse(s.to_query())))["format"])

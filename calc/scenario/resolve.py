@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from .. import catalogue, rules
 from ..engines import (
     ENGINE_NAMES,
+    FORMAT_PREDATES,
     MODELLED_RESERVE,
     ROW_SPLIT_ENGINES,
     apple_rule,
@@ -26,6 +27,7 @@ from ..engines import (
     splits_layers,
     tp_rule,
 )
+from ..engines import base as engine_base
 from ..engines import profile as engine_profile
 from .derive import AUTO, CUSTOM_LINK_GBS, Conflict, card_peak, formats_loaded, weights_refusal
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
@@ -187,6 +189,14 @@ def _engine_rule(r: _Resolving) -> None:
         if rule:
             raise Conflict((part,), rule.replace(f"{r.get(part)} weights", f"{r.get(part)} weights ({part})", 1),
                            accepted=formats_loaded(r.get("engine")))
+    # A preset's own parts in a format the release family predates (gpt-oss's MXFP4 experts under vLLM V0): the
+    # family cannot serve the checkpoint at all, so the engine is what the link must change.
+    for part in ("weights_experts", "weights_attn", "weights_embed"):
+        families, since = FORMAT_PREDATES.get(str(r.get(part)), ((), ""))
+        if not r.given(part) and r.get("engine") in families:
+            raise Conflict(("engine",), f"{ENGINE_NAMES[r.get('engine')]} cannot load this checkpoint's {r.get(part)} "
+                                        f"weights ({part}): {since}; choose a later release (engine="
+                                        f"{engine_base(r.get('engine'))} is the current one)")
     if r.get("split") == "row" and r.get("engine") not in ROW_SPLIT_ENGINES:
         engine = r.get("engine")
         raise Conflict(("split",), f"split=row is priced under {', '.join(ROW_SPLIT_ENGINES)} only, whose rows measured "

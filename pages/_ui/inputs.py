@@ -333,12 +333,16 @@ def sidebar(decision: bool = False, light: bool = False) -> None:
                    "to share this exact scenario.")
         st.toggle("Exact entry", key="_exact", on_change=_restore,
                   help="Number boxes instead of sliders, for values between the slider's stops.")
+        # A group opened to show a refused value stays open once the value is mended: the user is still there.
+        shown_error = st.session_state.setdefault("_groups_with_errors", set())
         for title, keys in _groups(decision):
             has_error = any(k in _errors() for k in keys)
+            if has_error:
+                shown_error.add(title)
             opened = title == DECISION_FIRST[0] if decision else title in OPEN_GROUPS
             if light and not (opened or has_error):
                 continue  # a first draw shows the open groups; the folded ones follow with the rest of the page
-            with st.expander(title, expanded=opened or has_error):
+            with st.expander(title, expanded=opened or title in shown_error):
                 if title in ("Model", "Model architecture"):
                     _import_config()
                 for key in keys:
