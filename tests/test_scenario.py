@@ -278,3 +278,19 @@ def test_an_empty_rent_is_named_as_falling_back_to_the_card_preset_not_silently(
     assert "key 'usd_hr' is empty: the card preset's figure is used (none where the preset has none)" in p.warnings
     unpriced = parse("card=mi325x&usd_hr=")
     assert unpriced.scenario.usd_hr is None and any("'usd_hr' is empty" in w for w in unpriced.warnings)
+
+
+def test_a_change_of_engine_keeps_a_card_count_the_new_engine_accepts():
+    """llama.cpp's row split of a 70B over 6 cards, then vLLM: vLLM splits the 64 heads over the cards and refuses 6,
+    so the change takes the nearest count it accepts, 8 (the next larger: it holds what 6 held), and says why; the
+    set-up was falling back to 1 card, which cannot hold it."""
+    from calc.scenario import set_aside_by_change
+    before = parse("engine=llamacpp-2024&split=row&gpus=6&model=llama-3.1-70b&card=rtx-4090&weights=q4_k_m")
+    params = before.scenario.to_params()
+    after = parse(with_change(params, "engine", "vllm"))
+    assert not after.errors and after.scenario.gpus == 8
+    said = {e.key: e.message for e in set_aside_by_change(params, "engine", "vllm")}
+    assert "refuses 6 of them for this model; it takes the nearest count it accepts, 8" in said["gpus"]
+    # A count the new engine accepts stays; with no larger one the nearest smaller is taken.
+    assert with_change({"engine": "llamacpp", "gpus": "4"}, "engine", "vllm")["gpus"] == "4"
+    assert with_change({"engine": "llamacpp", "gpus": "63", "model": "llama-3.1-70b"}, "engine", "trtllm")["gpus"] == 64

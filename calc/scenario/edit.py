@@ -38,6 +38,19 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
         counterpart = engines.engine_weights(str(value), old)  # llama.cpp: the GGUF type a conversion gives
         if counterpart != old and not weights_refusal(str(value), counterpart):
             out["weights"] = counterpart
+    # Keep the cards per replica where the new engine splits the heads over them; else the nearest count it accepts,
+    # the next larger first (it holds what the old count held), so a change of engine keeps a set-up that ran.
+    if key == "engine" and value in engines.FAMILIES and "gpus" in out:
+        shape = {**(catalogue.models().get(str(out.get("model", DEFAULT_MODEL))) or {}), **out}
+        try:
+            heads, kv_heads, gpus = int(shape["heads"]), int(shape["kv_heads"]), int(out["gpus"])
+            latent = bool(float(shape.get("kv_latent") or 0))
+        except (KeyError, TypeError, ValueError):
+            heads = None
+        if heads and engines.tp_rule(str(value), heads, kv_heads, gpus, latent):
+            ok = [g for g in range(1, 65) if not engines.tp_rule(str(value), heads, kv_heads, g, latent)]
+            larger = [g for g in ok if g > gpus]
+            out["gpus"] = larger[0] if larger else max(g for g in ok if g < gpus)
     # Keep a row split only where the new engine prices it (llama.cpp's 2023-2024 builds): dropped, it becomes the
     # default, whole layers (llama.cpp) or tensor parallel (the others).
     if key == "engine" and str(out.get("split")) == "row" and value not in engines.ROW_SPLIT_ENGINES:
@@ -96,6 +109,9 @@ def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list
         "compute": lambda old: f"{catalogue.cards()[value]['name']} has no {old} units; it takes the default instead",
         "split": lambda old: f"{engines.ENGINE_NAMES[value]} is not priced with a row split (split=row is "
                              f"{', '.join(engines.ROW_SPLIT_ENGINES)}'s); it takes split=layer instead",
+        "gpus": lambda old: f"{engines.ENGINE_NAMES[value]} splits the attention heads over the cards and refuses "
+                            f"{old} of them for this model; it takes the nearest count it accepts, "
+                            f"{changed.get('gpus')}",
     }
     return [FieldError(k, str(params[k]), KEYS[k].accepted, why(str(params[k])), rule=True)
             for k, why in reasons.items() if k in params and str(changed.get(k)) != str(params[k])]
