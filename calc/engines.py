@@ -351,6 +351,12 @@ GGUF_COUNTERPART = types.MappingProxyType({"int4": "q4_k_m", "int4-g128": "q4_k_
                                            "int8": "q8_0", "fp8": "q8_0"})
 
 
+#: The other way: the checkpoint formats a GGUF type stands for, the first the engine and card run preferred (an
+#: FP8 checkpoint where the card has FP8 units, else INT8), for a set-up that leaves llama.cpp.
+GGUF_ORIGIN = types.MappingProxyType({g: tuple(f for f in ("fp8", "int8", "int4-g128") if GGUF_COUNTERPART[f] == g)
+                                      for g in set(GGUF_COUNTERPART.values())})
+
+
 def engine_weights(engine: str, weights: str) -> str:
     """The weight format ``engine`` runs when the link does not choose one and ``weights`` is the model's or the
     default: llama.cpp takes the GGUF counterpart (:data:`GGUF_COUNTERPART`) of a format it cannot load."""

@@ -294,3 +294,34 @@ def test_a_change_of_engine_keeps_a_card_count_the_new_engine_accepts():
     # A count the new engine accepts stays; with no larger one the nearest smaller is taken.
     assert with_change({"engine": "llamacpp", "gpus": "4"}, "engine", "vllm")["gpus"] == "4"
     assert with_change({"engine": "llamacpp", "gpus": "63", "model": "llama-3.1-70b"}, "engine", "trtllm")["gpus"] == 64
+
+
+def test_a_refused_choice_moves_nothing_else():
+    """llama.cpp on a Gaudi card is refused: the weights it would have converted to a GGUF type stay as they were
+    (they moved to q4_k_m, and the figures were vLLM's on GGUF weights), and nothing is said moved."""
+    from calc.scenario import change
+    params = parse("card=gaudi-3").scenario.to_params()
+    changed, moved = change(params, "engine", "llamacpp")
+    after = parse(changed)
+    assert [e.key for e in after.errors] == ["engine"] and moved == []
+    assert after.scenario.weights == "int4-g128" and after.scenario.engine == "vllm"
+    # Accepted, the same change converts them, and says so.
+    changed, moved = change(parse("").scenario.to_params(), "engine", "llamacpp")
+    assert parse(changed).scenario.weights == "q4_k_m" and [e.key for e in moved] == ["weights"]
+
+
+def test_a_change_of_card_or_engine_keeps_the_bits_where_it_can():
+    """TensorRT-LLM's FP8 on an H100, then an A100 (no FP8 units): the weights move to INT8 (the same bits, weight-only),
+    the cache to the default, each said once (the checkpoint's parts are not listed apart); leaving llama.cpp, q8_0
+    becomes FP8 where the card has FP8 units and INT8 where it has not, not the 4-bit default."""
+    from calc.scenario import change
+    params = parse("engine=trtllm&weights=fp8&kv=fp8&compute=fp8").scenario.to_params()
+    changed, moved = change(params, "card", "a100-80gb")
+    after = parse(changed)
+    assert not after.errors and (after.scenario.weights, after.scenario.kv, after.scenario.compute) == \
+        ("int8", "fp16", "bf16")
+    said = {e.key: e.message for e in moved}
+    assert set(said) == {"weights", "kv", "compute"} and "it takes int8 instead" in said["weights"]
+    for card, want in (("h100-sxm", "fp8"), ("a100-80gb", "int8")):
+        llama = parse(f"engine=llamacpp&weights=q8_0&card={card}").scenario.to_params()
+        assert parse(change(llama, "engine", "trtllm")[0]).scenario.weights == want

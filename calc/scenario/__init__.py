@@ -24,7 +24,7 @@ from .derive import (
     plain_embed_format,
     weights_refusal,
 )
-from .edit import set_aside_by_change, with_change, with_imported_model
+from .edit import change, set_aside_by_change, with_change, with_imported_model
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
 from .hints import slider_stops
 from .keys import (
@@ -102,6 +102,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "card_torch_gib",
+    "change",
     "day_weights",
     "link_text",
     "link_too_long",

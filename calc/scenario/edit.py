@@ -8,7 +8,7 @@ from typing import Any
 from .. import catalogue, engines
 from .derive import weights_refusal
 from .fields import FieldError
-from .keys import CUSTOM, DEFAULT_MODEL, DEPENDENTS, KEYS
+from .keys import CUSTOM, DEFAULT_CARD, DEFAULT_MODEL, DEPENDENTS, KEYS
 
 
 def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
@@ -38,6 +38,15 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
         counterpart = engines.engine_weights(str(value), old)  # llama.cpp: the GGUF type a conversion gives
         if counterpart != old and not weights_refusal(str(value), counterpart):
             out["weights"] = counterpart
+        # Leaving llama.cpp: the checkpoint a GGUF type stands for, at the same bits where the engine and card run it
+        # (q8_0: FP8 on a card with FP8 units, else INT8), not the engine's 4-bit default.
+        card = catalogue.cards().get(str(out.get("card", DEFAULT_CARD)))
+        for origin in engines.GGUF_ORIGIN.get(old, ()):
+            if not weights_refusal(str(value), origin) and not (card and engines.card_format_rule(
+                    str(value), origin, card["peaks"], card["name"])) and not (
+                    card and origin == "fp8" and card["peaks"].get("fp8") is None):
+                out["weights"] = origin
+                break
     # Keep the cards per replica where the new engine splits the heads over them; else the nearest count it accepts,
     # the next larger first (it holds what the old count held), so a change of engine keeps a set-up that ran.
     if key == "engine" and value in engines.FAMILIES and "gpus" in out:
@@ -102,11 +111,16 @@ def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list
     if key not in ("engine", "card"):
         return []
     changed = with_change(params, key, value)
+    if key == "card":
+        changed = _card_formats(changed, value)
     reasons = {  # why with_change let each go (it decided which; these say why in the engine's or card's words)
         "weights": lambda old: f"{weights_refusal(str(value), old)}; it takes the format "
                                f"{engines.ENGINE_NAMES[value]} loads instead",
         "kv": lambda old: f"{engines.kv_rule(str(value), old)}; it takes the default instead",
         "compute": lambda old: f"{catalogue.cards()[value]['name']} has no {old} units; it takes the default instead",
+        **({k: (lambda old, k=k: f"{_card_rule(params, value, old, k)}; it takes "
+                                 f"{changed.get(k, 'the default')} instead")
+            for k in ("weights", "kv")} if key == "card" else {}),
         "split": lambda old: f"{engines.ENGINE_NAMES[value]} is not priced with a row split (split=row is "
                              f"{', '.join(engines.ROW_SPLIT_ENGINES)}'s); it takes split=layer instead",
         "gpus": lambda old: f"{engines.ENGINE_NAMES[value]} splits the attention heads over the cards and refuses "
@@ -115,3 +129,54 @@ def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list
     }
     return [FieldError(k, str(params[k]), KEYS[k].accepted, why(str(params[k])), rule=True)
             for k, why in reasons.items() if k in params and str(changed.get(k)) != str(params[k])]
+
+
+def _card_formats(out: dict[str, Any], value: Any) -> dict[str, Any]:
+    """The formats of ``out`` (a link just moved to card ``value``) the engine does not run on that card's tensor cores
+    (TensorRT-LLM's FP8 and NVFP4 on an A100) dropped, each to the default, FP8 weights to INT8 (the same bits,
+    weight-only) where the card runs those: what the app does when a user picks another card. A comparison of cards
+    (:func:`calc.tables.compare_cards`) keeps the link's formats and names the cards that refuse them."""
+    out = dict(out)
+    if value in catalogue.cards():
+        card, engine = catalogue.cards()[value], str(out.get("engine", engines.DEFAULT_ENGINE))
+        if "weights" in out and engines.card_format_rule(engine, str(out["weights"]), card["peaks"], card["name"]):
+            old = str(out["weights"])
+            for k in ("weights", *DEPENDENTS["weights"]):
+                out.pop(k, None)
+            # The same bits in a format the card's units run (FP8 -> INT8 weight-only on an A100), else the default.
+            same = {"fp8": "int8"}.get(old)
+            if same and not engines.card_format_rule(engine, same, card["peaks"], card["name"]) \
+                    and not weights_refusal(engine, same):
+                out["weights"] = same
+        for part in ("weights_experts", "weights_attn", "weights_embed"):
+            if part in out and engines.card_format_rule(engine, str(out[part]), card["peaks"], card["name"]):
+                out.pop(part)
+        if "kv" in out and engines.card_format_rule(engine, str(out["kv"]), card["peaks"], card["name"], "KV cache"):
+            out.pop("kv")
+    return out
+
+
+def _card_rule(params: Mapping[str, Any], card_id: str, fmt: str, key: str) -> str | None:
+    """Why the engine of ``params`` cannot run weights (or the KV cache) in ``fmt`` on card ``card_id``."""
+    card = catalogue.cards()[card_id]
+    return engines.card_format_rule(str(params.get("engine", engines.DEFAULT_ENGINE)), fmt, card["peaks"],
+                                    card["name"], "KV cache" if key == "kv" else "weights")
+
+
+def change(params: Mapping[str, Any], key: str, value: Any) -> tuple[dict[str, Any], list[FieldError]]:
+    """What the app does with a new value of ``key``: :func:`with_change`, and the inputs it moved
+    (:func:`set_aside_by_change`). Where the new value is itself refused (llama.cpp on a Gaudi card), the inputs it
+    would have moved stay as they were, and none is said moved: a refused choice moves nothing else."""
+    from .resolve import parse  # resolve does not import this module: no circle
+
+    changed = with_change(params, key, value)
+    if key == "card":
+        changed = _card_formats(changed, value)
+    moved = set_aside_by_change(params, key, value)
+    if moved and any(e.key == key for e in parse(changed).errors):
+        for e in moved:
+            for k in (e.key, *(DEPENDENTS["weights"] if e.key == "weights" else ())):
+                if k in params:
+                    changed[k] = params[k]
+        moved = []
+    return changed, moved

@@ -12,14 +12,13 @@ from calc import (
     FieldError,
     Scenario,
     parse,
-    with_change,
 )
 from calc.scenario import (
     CUSTOM,
     DEPENDENTS,
     LINK,
     RANGES,
-    set_aside_by_change,
+    change,
 )
 
 
@@ -115,7 +114,8 @@ def _on_parent_value(key: str, value: Any) -> None:
     last = st.session_state.get("_parsed")
     if last is not None:
         before[key] = getattr(last.scenario, key)
-    parsed = parse(with_change(before, key, value))
+    changed, moved = change(before, key, value)
+    parsed = parse(changed)
     # A value typed into another box and refused on its own (exact entry: usd_hr=99999999) stays in its box, and so in
     # the address bar, named beside it: the change of a preset does not swap it for the default unsaid.
     typed = {e.key: st.session_state.get(e.key) for e in parsed.errors
@@ -129,8 +129,7 @@ def _on_parent_value(key: str, value: Any) -> None:
     # value that goes with it, and the page says so, not as a refusal (the user typed no bad value), until the next
     # change of any input; a value the parser refuses outright is named as refused.
     _forget_said()
-    st.session_state["_switched"] = {e.key: (e, getattr(parsed.scenario, e.key))
-                                     for e in set_aside_by_change(before, key, value) if e.key != key}
+    st.session_state["_switched"] = {e.key: (e, getattr(parsed.scenario, e.key)) for e in moved if e.key != key}
     st.session_state["_fallbacks"] = {e.key: e for e in parsed.errors
                                       if e.key != key and e.key not in st.session_state["_switched"]
                                       and e.key not in typed}
@@ -153,7 +152,7 @@ def _on_override(key: str, parent: str | None) -> None:
         # never takes the box's lowest value unasked.
         value = getattr(parsed.scenario, key)
         put(key, _widget_value(key, value))
-        kept[key] = f"{value:,g}" if isinstance(value, (int, float)) else str(value)
+        kept[key] = f"{value:,.12g}" if isinstance(value, (int, float)) else str(value)  # every digit in use
         return
     if parent and st.session_state.get(parent) != CUSTOM:
         put(parent, CUSTOM)
