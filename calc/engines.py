@@ -380,6 +380,12 @@ RELEASE_PREDATES = types.MappingProxyType({
                 "vLLM's wheels moved to CUDA 12.8, the first with Blackwell kernels, in v0.9.0")})
 
 
+def later_release(engine: str) -> str:
+    """The advice every refusal by release date ends with: "choose a later release (engine=vllm is the current
+    one)" (:data:`RELEASE_PREDATES`, :data:`FORMAT_PREDATES`)."""
+    return f"choose a later release (engine={base(engine)} is the current one)"
+
+
 @functools.cache
 def card_arch() -> dict[str, str]:
     """``{card preset id: architecture family}`` from ``card_arch.csv``: the vendor's architecture name, split by
@@ -449,8 +455,7 @@ def card_rule(engine: str, vendor: str | None, card_name: str | None, card_id: s
     archs, since = RELEASE_PREDATES.get(engine, ((), ""))
     if arch in archs:
         card = f"{card_name or card_id} ({arch})" if card_id in card_arch() else f"a custom {arch} card"
-        return (f"{ENGINE_NAMES[engine]} does not run on {card}: its releases predate the card; {since}, so choose a "
-                f"later release (engine={base(engine)} is the current one)")
+        return f"{ENGINE_NAMES[engine]} does not run on {card}: its releases predate the card; {since}, so {later_release(engine)}"
     return None
 
 
@@ -479,8 +484,7 @@ def format_rule(engine: str, weights: str, kind: str | None) -> str | None:
     (:data:`FORMAT_PREDATES`)."""
     families, since = FORMAT_PREDATES.get(weights, ((), ""))
     if engine in families:
-        return (f"{ENGINE_NAMES[engine]} cannot load {weights} weights: {since}; choose a later release "
-                f"(engine={base(engine)} is the current one)")
+        return f"{ENGINE_NAMES[engine]} cannot load {weights} weights: {since}; {later_release(engine)}"
     if base(engine) == "llamacpp" and weights in GGUF_COUNTERPART:
         return (f"{ENGINE_NAMES[engine]} cannot load {weights} weights: it loads GGUF files, whose types are its "
                 f"block formats (q4_k_m, q8_0 and others), 16- and 32-bit floats, mxfp4 and nvfp4 (the GGUF "

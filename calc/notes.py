@@ -287,7 +287,7 @@ def shape_mismatch(s: Scenario) -> str | None:
     then priced at the parameters given (docs/method.md section 2.1 bounds each part by what is left), so the shape's
     other figures mean little; None where they agree."""
     _, dense = model.moe_split(s)
-    head = s.embed_b * 1e9 + s.vocab * s.hidden
+    head = model.embed_params(s) + s.vocab * s.hidden
     if head <= dense:
         return None
     return (f"the shape does not add up: the embedding table and LM head alone (embed_b {s.embed_b:g} B plus vocab "

@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import catalogue, engines, memory, model, notes, procure, traffic, words
 from .decision import BEYOND_CONTEXT_WORD, Decision
-from .scenario import WEIGHT_FORMATS, Scenario, plain_checkpoint, weight_format_bits
+from .scenario import WEIGHT_FORMATS, Scenario, plain_checkpoint, weight_format_bits, weights_refusal
 from .units import BILLION, MS_PER_S
 
 #: Duty cycles of the cost surface: 1 % to 100 % in 100 steps.
@@ -110,8 +110,8 @@ def fit_table(s: Scenario, contexts: Sequence[int] = (2048, 8192, 32768),
     card = catalogue.cards().get(s.card)
     formats = [f for f in formats if f == s.weights or not engines.card_format_rule(
         s.engine, f, card and card["peaks"], card and card["name"])]
-    # Nor one the release family predates (engines.FORMAT_PREDATES: MXFP4 before gpt-oss).
-    formats = [f for f in formats if f == s.weights or s.engine not in engines.FORMAT_PREDATES.get(f, ((),))[0]]
+    # Nor one the engine refuses to load (a release family no format shipped after it: MXFP4 before gpt-oss).
+    formats = [f for f in formats if f == s.weights or not weights_refusal(s.engine, f)]
     bits = [weight_format_bits(f) for f in formats]
     # Each row is a checkpoint in its format as such checkpoints ship (an integer one keeps its embeddings and LM head
     # in bf16); a checkpoint whose parts differ from that gets a row of its own, first.

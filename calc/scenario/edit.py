@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import catalogue, engines
@@ -40,13 +40,10 @@ def with_change(params: Mapping[str, Any], key: str, value: Any) -> dict[str, An
             out["weights"] = counterpart
         # Leaving llama.cpp: the checkpoint a GGUF type stands for, at the same bits where the engine and card run it
         # (q8_0: FP8 on a card with FP8 units, else INT8), not the engine's 4-bit default.
-        card = catalogue.cards().get(str(out.get("card", DEFAULT_CARD)))
-        for origin in engines.GGUF_ORIGIN.get(old, ()):
-            if not weights_refusal(str(value), origin) and not (card and engines.card_format_rule(
-                    str(value), origin, card["peaks"], card["name"])) and not (
-                    card and origin == "fp8" and card["peaks"].get("fp8") is None):
-                out["weights"] = origin
-                break
+        origin = _first_runnable(str(value), catalogue.cards().get(str(out.get("card", DEFAULT_CARD))),
+                                 engines.GGUF_ORIGIN.get(old, ()))
+        if origin:
+            out["weights"] = origin
     # Keep the cards per replica where the new engine splits the heads over them; else the nearest count it accepts,
     # the next larger first (it holds what the old count held), so a change of engine keeps a set-up that ran.
     if key == "engine" and value in engines.FAMILIES and "gpus" in out:
@@ -103,16 +100,39 @@ def _closure(key: str) -> set[str]:
     return seen
 
 
+def _first_runnable(engine: str, card: Mapping[str, Any] | None, formats: Iterable[str]) -> str | None:
+    """The first of ``formats`` ``engine`` loads and runs on ``card`` (a catalogue card; None: a custom one, whose
+    units are not known), FP8 only where the card has FP8 units; None when none does."""
+    for fmt in formats:
+        if weights_refusal(engine, fmt):
+            continue
+        if card and (engines.card_format_rule(engine, fmt, card["peaks"], card["name"])
+                     or (fmt == "fp8" and card["peaks"].get("fp8") is None)):
+            continue
+        return fmt
+    return None
+
+
+def _edited(params: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """:func:`with_change`, and on a change of card the formats it cannot run moved (:func:`_card_formats`): the link
+    the app writes for a user's choice."""
+    changed = with_change(params, key, value)
+    return _card_formats(changed, value) if key == "card" else changed
+
+
 def set_aside_by_change(params: Mapping[str, Any], key: str, value: Any) -> list[FieldError]:
     """The inputs of ``params`` that :func:`with_change` sets aside because they no longer go with a newly chosen
     engine or card (the weight or KV-cache format the engine cannot hold, the compute precision the card has no
     units for), each as a :class:`FieldError` naming the value and why, so that a page says so instead of
     switching it silently."""
+    return _moved(params, key, value, _edited(params, key, value))
+
+
+def _moved(params: Mapping[str, Any], key: str, value: Any, changed: Mapping[str, Any]) -> list[FieldError]:
+    """:func:`set_aside_by_change` of the edited link ``changed`` (:func:`_edited`), so a caller that has it does not
+    edit twice."""
     if key not in ("engine", "card"):
         return []
-    changed = with_change(params, key, value)
-    if key == "card":
-        changed = _card_formats(changed, value)
     reasons = {  # why with_change let each go (it decided which; these say why in the engine's or card's words)
         "weights": lambda old: f"{weights_refusal(str(value), old)}; it takes the format "
                                f"{engines.ENGINE_NAMES[value]} loads instead",
@@ -144,9 +164,8 @@ def _card_formats(out: dict[str, Any], value: Any) -> dict[str, Any]:
             for k in ("weights", *DEPENDENTS["weights"]):
                 out.pop(k, None)
             # The same bits in a format the card's units run (FP8 -> INT8 weight-only on an A100), else the default.
-            same = {"fp8": "int8"}.get(old)
-            if same and not engines.card_format_rule(engine, same, card["peaks"], card["name"]) \
-                    and not weights_refusal(engine, same):
+            same = _first_runnable(engine, card, {"fp8": ("int8",)}.get(old, ()))
+            if same:
                 out["weights"] = same
         for part in ("weights_experts", "weights_attn", "weights_embed"):
             if part in out and engines.card_format_rule(engine, str(out[part]), card["peaks"], card["name"]):
@@ -169,10 +188,8 @@ def change(params: Mapping[str, Any], key: str, value: Any) -> tuple[dict[str, A
     would have moved stay as they were, and none is said moved: a refused choice moves nothing else."""
     from .resolve import parse  # resolve does not import this module: no circle
 
-    changed = with_change(params, key, value)
-    if key == "card":
-        changed = _card_formats(changed, value)
-    moved = set_aside_by_change(params, key, value)
+    changed = _edited(params, key, value)
+    moved = _moved(params, key, value, changed)
     if moved and any(e.key == key for e in parse(changed).errors):
         for e in moved:
             for k in (e.key, *(DEPENDENTS["weights"] if e.key == "weights" else ())):

@@ -24,10 +24,10 @@ from ..engines import (
     compute_rule,
     engine_weights,
     kv_rule,
+    later_release,
     splits_layers,
     tp_rule,
 )
-from ..engines import base as engine_base
 from ..engines import profile as engine_profile
 from .derive import AUTO, CUSTOM_LINK_GBS, Conflict, card_peak, formats_loaded, weights_refusal
 from .fields import FieldError, LinkInputs, Parsed, Scenario, ScenarioError
@@ -195,8 +195,7 @@ def _engine_rule(r: _Resolving) -> None:
         families, since = FORMAT_PREDATES.get(str(r.get(part)), ((), ""))
         if not r.given(part) and r.get("engine") in families:
             raise Conflict(("engine",), f"{ENGINE_NAMES[r.get('engine')]} cannot load this checkpoint's {r.get(part)} "
-                                        f"weights ({part}): {since}; choose a later release (engine="
-                                        f"{engine_base(r.get('engine'))} is the current one)")
+                                        f"weights ({part}): {since}; {later_release(r.get('engine'))}")
     if r.get("split") == "row" and r.get("engine") not in ROW_SPLIT_ENGINES:
         engine = r.get("engine")
         raise Conflict(("split",), f"split=row is priced under {', '.join(ROW_SPLIT_ENGINES)} only, whose rows measured "
